@@ -1,0 +1,82 @@
+"""The dynamics node alone, for a real robot (or any source of /joint_states).
+
+    ros2 launch robot_dynamics_ros dynamics.launch.py [urdf:=FILE] [config:=FILE]
+        [joint_states_topic:=/joint_states] [namespace:=] [use_sim_time:=false] [log_level:=info]
+
+    /joint_states --> dynamics_node --> ~/gravity_torques, ~/coriolis_torques (JointState effort),
+                                        ~/mass_matrix, ~/task_space_inertia (Float64MultiArray)
+
+Without `urdf` the node takes the robot model from the /robot_description topic (transient local,
+as robot_state_publisher publishes it on a ros2_control robot). The same graph as
+`python -m robot_dynamics_ros.bringup --graph dynamics [--urdf FILE]`, from the same parameter
+file, config/dynamics.yaml.
+"""
+
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import Node
+from launch_ros.parameter_descriptions import ParameterValue
+from launch_ros.substitutions import FindPackageShare
+
+PACKAGE = 'robot_dynamics_ros'
+
+
+def generate_launch_description():
+    share = FindPackageShare(PACKAGE)
+
+    arguments = [
+        DeclareLaunchArgument(
+            'urdf',
+            default_value='',
+            description='URDF file of the robot; empty: take the URDF from the '
+                        '/robot_description topic.',
+        ),
+        DeclareLaunchArgument(
+            'config',
+            default_value=PathJoinSubstitution([share, 'config', 'dynamics.yaml']),
+            description='Parameter file with a dynamics_node section '
+                        '(chain, gravity, which quantities to publish).',
+        ),
+        DeclareLaunchArgument(
+            'joint_states_topic',
+            default_value='/joint_states',
+            description='Topic the robot\'s joint states arrive on (sensor_msgs/JointState).',
+        ),
+        DeclareLaunchArgument(
+            'namespace',
+            default_value='',
+            description='Namespace of the dynamics node (its outputs are ~/ topics).',
+        ),
+        DeclareLaunchArgument(
+            'use_sim_time',
+            default_value='false',
+            choices=['true', 'false'],
+            description='Follow /clock (when the joint states come from a simulator).',
+        ),
+        DeclareLaunchArgument(
+            'log_level',
+            default_value='info',
+            choices=['debug', 'info', 'warn', 'error', 'fatal'],
+            description='Log level of the dynamics node.',
+        ),
+    ]
+
+    dynamics = Node(
+        package=PACKAGE,
+        executable='dynamics_node',
+        name='dynamics_node',
+        namespace=LaunchConfiguration('namespace'),
+        output='screen',
+        parameters=[
+            LaunchConfiguration('config'),
+            {
+                'urdf_path': ParameterValue(LaunchConfiguration('urdf'), value_type=str),
+                'use_sim_time': ParameterValue(LaunchConfiguration('use_sim_time'),
+                                               value_type=bool),
+            },
+        ],
+        remappings=[('/joint_states', LaunchConfiguration('joint_states_topic'))],
+        ros_arguments=['--log-level', LaunchConfiguration('log_level')],
+    )
+    return LaunchDescription(arguments + [dynamics])

@@ -1,0 +1,102 @@
+"""Simulated arm under computed-torque control, with the dynamics node.
+
+    ros2 launch robot_dynamics_ros simulation.launch.py [urdf:=FILE] [config:=FILE]
+        [use_sim_time:=false] [real_time_factor:=1.0] [log_level:=info]
+
+    simulator_node --/joint_states--> computed_torque_controller --effort_controller/commands--+
+          ^                      \--> dynamics_node (~/gravity_torques, ~/mass_matrix, ...)      |
+          +--------------------------------------------------------------------------------------+
+
+The same graph as `python -m robot_dynamics_ros.bringup --graph simulation` (nodes listed in
+robot_dynamics_ros/bringup.py, GRAPHS['simulation']), from the same parameter file,
+config/simulation.yaml. Send a trajectory to /computed_torque_controller/reference
+(trajectory_msgs/JointTrajectory), or run `python -m robot_dynamics_ros.demo`.
+"""
+
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import Node
+from launch_ros.parameter_descriptions import ParameterValue
+from launch_ros.substitutions import FindPackageShare
+
+PACKAGE = 'robot_dynamics_ros'
+
+
+def generate_launch_description():
+    share = FindPackageShare(PACKAGE)
+    urdf = LaunchConfiguration('urdf')
+    config = LaunchConfiguration('config')
+    use_sim_time = LaunchConfiguration('use_sim_time')
+    real_time_factor = LaunchConfiguration('real_time_factor')
+    log_level = LaunchConfiguration('log_level')
+
+    arguments = [
+        DeclareLaunchArgument(
+            'urdf',
+            default_value=PathJoinSubstitution([share, 'urdf', 'ur5e.urdf']),
+            description='URDF of the simulated robot, loaded by all three nodes (urdf_path); '
+                        'the simulator also publishes it on /robot_description.',
+        ),
+        DeclareLaunchArgument(
+            'config',
+            default_value=PathJoinSubstitution([share, 'config', 'simulation.yaml']),
+            description='Parameter file with simulator_node, computed_torque_controller and '
+                        'dynamics_node sections (<node_name>: ros__parameters: ...).',
+        ),
+        DeclareLaunchArgument(
+            'use_sim_time',
+            default_value='false',
+            choices=['true', 'false'],
+            description='Controller and dynamics node follow the simulator\'s /clock '
+                        '(needed with real_time_factor:=0); the simulator keeps the wall clock.',
+        ),
+        DeclareLaunchArgument(
+            'real_time_factor',
+            default_value='1.0',
+            description='Simulated seconds per wall-clock second; 0 = as fast as possible. '
+                        'Overrides the value in the config file.',
+        ),
+        DeclareLaunchArgument(
+            'log_level',
+            default_value='info',
+            choices=['debug', 'info', 'warn', 'error', 'fatal'],
+            description='Log level of the three nodes.',
+        ),
+    ]
+
+    urdf_path = {'urdf_path': ParameterValue(urdf, value_type=str)}
+    follows_clock = {'use_sim_time': ParameterValue(use_sim_time, value_type=bool)}
+    ros_arguments = ['--log-level', log_level]
+
+    # Same order as bringup: the simulator first (it makes /joint_states and /clock).
+    simulator = Node(
+        package=PACKAGE,
+        executable='simulator_node',
+        name='simulator_node',
+        output='screen',
+        parameters=[
+            config,
+            urdf_path,
+            {'use_sim_time': False},
+            {'real_time_factor': ParameterValue(real_time_factor, value_type=float)},
+        ],
+        ros_arguments=ros_arguments,
+    )
+    controller = Node(
+        package=PACKAGE,
+        executable='computed_torque_controller',
+        name='computed_torque_controller',
+        output='screen',
+        parameters=[config, urdf_path, follows_clock],
+        ros_arguments=ros_arguments,
+    )
+    dynamics = Node(
+        package=PACKAGE,
+        executable='dynamics_node',
+        name='dynamics_node',
+        output='screen',
+        parameters=[config, urdf_path, follows_clock],
+        ros_arguments=ros_arguments,
+    )
+    return LaunchDescription(arguments + [simulator, controller, dynamics])

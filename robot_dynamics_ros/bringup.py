@@ -1,0 +1,475 @@
+"""The node graph, described once, started without ``ros2 launch``.
+
+    python -m robot_dynamics_ros.bringup [--graph simulation|dynamics] [--config FILE] [--urdf FILE]
+        [--processes] [--executor events|single|multi] [--real-time-factor X]
+        [--use-sim-time true|false] [--duration S] [--ros-args ...]
+
+Two graphs, the same ones launch/simulation.launch.py and launch/dynamics.launch.py start:
+
+- ``simulation``: simulator_node + computed_torque_controller + dynamics_node on the default robot
+  (urdf/ur5e.urdf), parameters from config/simulation.yaml;
+- ``dynamics``: dynamics_node alone, for a real robot, parameters from config/dynamics.yaml; the URDF
+  comes from --urdf or, without it, from the /robot_description topic.
+
+Parameters reach the nodes exactly as ``ros2 launch`` passes them: each node gets the node-specific
+ROS arguments ``--ros-args --params-file CONFIG -p name:=value ...`` (the YAML is parsed by rcl,
+``<node_name>: ros__parameters:`` sections and ``/**`` wildcards included). Whatever follows
+``--ros-args`` on this command line is appended to every node's arguments, after the config, so
+``--ros-args -p use_sim_time:=true`` overrides the file; it also initialises rclpy (log levels).
+
+By default all nodes run in this process on one executor (rclpy's EventsExecutor, spun with a finite
+timeout: rclpy 9.1.2's EventsExecutor hangs in spin() without one); ``--processes`` starts one
+``python -m robot_dynamics_ros.nodes.<module>`` process per node instead. Ctrl-C or SIGTERM stops
+every node; the exit code is 0 after a clean shutdown.
+
+The module imports no rclpy at import time (launch files and tests can read GRAPHS cheaply).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from robot_dynamics_ros import resources
+
+__all__ = [
+    'DEFAULT_CONFIGS',
+    'GRAPHS',
+    'GraphConfig',
+    'NodeSpec',
+    'create_nodes',
+    'main',
+    'make_executor',
+    'resolve_graph',
+    'run_in_process',
+    'run_processes',
+    'split_ros_args',
+]
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """One node of a graph: its name (= its key in the YAML), console script, module and class."""
+
+    name: str
+    executable: str
+    module: str
+    class_name: str
+    #: True for the node that makes the simulated clock: it never runs on use_sim_time itself.
+    clock_source: bool = False
+
+    def node_class(self) -> type:
+        """Import and return the node class (imports rclpy and the dynamics core)."""
+        return getattr(importlib.import_module(self.module), self.class_name)
+
+
+SIMULATOR = NodeSpec(
+    'simulator_node', 'simulator_node', 'robot_dynamics_ros.nodes.simulator_node', 'SimulatorNode',
+    clock_source=True,
+)
+CONTROLLER = NodeSpec(
+    'computed_torque_controller', 'computed_torque_controller',
+    'robot_dynamics_ros.nodes.computed_torque_node', 'ComputedTorqueController',
+)
+DYNAMICS = NodeSpec(
+    'dynamics_node', 'dynamics_node', 'robot_dynamics_ros.nodes.dynamics_node', 'DynamicsNode',
+)
+
+#: The graphs, in start order (the simulator first: it publishes /robot_description and /clock).
+GRAPHS: dict[str, tuple[NodeSpec, ...]] = {
+    'simulation': (SIMULATOR, CONTROLLER, DYNAMICS),
+    'dynamics': (DYNAMICS,),
+}
+
+#: The parameter file (under config/) each graph reads unless --config is given.
+DEFAULT_CONFIGS = {'simulation': 'simulation.yaml', 'dynamics': 'dynamics.yaml'}
+
+#: Exit codes that count as a clean stop of a node process after it was sent SIGINT/SIGTERM.
+_CLEAN_EXIT_CODES = {0, -signal.SIGINT, 128 + signal.SIGINT, -signal.SIGTERM, 128 + signal.SIGTERM}
+
+
+def split_ros_args(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Split a command line into (non-ROS arguments, ROS arguments without the markers).
+
+    ROS arguments run from ``--ros-args`` to a ``--`` or the end (several sections are allowed), as
+    rcl parses them: ``a --ros-args -p x:=1 -- b`` gives ``(['a', 'b'], ['-p', 'x:=1'])``.
+    """
+    plain: list[str] = []
+    ros: list[str] = []
+    in_ros = False
+    for arg in argv:
+        if arg == '--ros-args':
+            in_ros = True
+        elif in_ros and arg == '--':
+            in_ros = False
+        elif in_ros:
+            ros.append(arg)
+        else:
+            plain.append(arg)
+    return plain, ros
+
+
+def _param_arg(name: str, value: Any) -> str:
+    """``name:=value`` for a ``-p`` ROS argument; the value is parsed as YAML by rcl.
+
+    JSON is a subset of YAML, so json.dumps gives an unambiguous value: a string stays a string
+    (a path like ``/tmp/1.urdf`` or ``true`` is quoted), a float list stays a float list.
+    """
+    if isinstance(value, float):
+        return f'{name}:={value!r}'
+    return f'{name}:={json.dumps(value)}'
+
+
+@dataclass
+class GraphConfig:
+    """A resolved graph: which nodes, which parameter file, and the command-line overrides."""
+
+    graph: str
+    nodes: tuple[NodeSpec, ...]
+    config: Path
+    urdf: Path | None = None
+    use_sim_time: bool | None = None
+    real_time_factor: float | None = None
+    #: ROS arguments from the command line (without ``--ros-args``), given to every node.
+    ros_args: tuple[str, ...] = ()
+
+    def overrides(self, spec: NodeSpec) -> dict[str, Any]:
+        """Parameters set on the command line for node ``spec`` (they win over the config file)."""
+        params: dict[str, Any] = {}
+        if self.urdf is not None:
+            params['urdf_path'] = str(self.urdf)
+        if self.use_sim_time is not None:
+            # The simulator makes /clock; it must keep running on the wall clock.
+            params['use_sim_time'] = bool(self.use_sim_time) and not spec.clock_source
+        if self.real_time_factor is not None and spec == SIMULATOR:
+            params['real_time_factor'] = float(self.real_time_factor)
+        return params
+
+    def node_arguments(self, spec: NodeSpec) -> list[str]:
+        """The node-specific ROS arguments of ``spec``, as ``ros2 launch`` would pass them."""
+        args = ['--ros-args', '--params-file', str(self.config)]
+        for name, value in self.overrides(spec).items():
+            args += ['-p', _param_arg(name, value)]
+        return args + list(self.ros_args)
+
+
+def resolve_graph(
+    graph: str = 'simulation',
+    *,
+    config: str | os.PathLike | None = None,
+    urdf: str | os.PathLike | None = None,
+    use_sim_time: bool | None = None,
+    real_time_factor: float | None = None,
+    ros_args: Iterable[str] = (),
+) -> GraphConfig:
+    """Resolve file names (shipped file names or paths) and defaults into a GraphConfig.
+
+    The simulation graph defaults to the package's urdf/ur5e.urdf; the dynamics graph to no URDF
+    (the node then waits for /robot_description).
+    """
+    if graph not in GRAPHS:
+        raise ValueError(f'graph must be one of {sorted(GRAPHS)}, got {graph!r}')
+    config_path = resources.config_file(str(config) if config else DEFAULT_CONFIGS[graph])
+    if urdf:
+        urdf_path: Path | None = resources.urdf_file(str(urdf))
+    elif graph == 'simulation':
+        urdf_path = resources.default_urdf()
+    else:
+        urdf_path = None
+    return GraphConfig(
+        graph=graph,
+        nodes=GRAPHS[graph],
+        config=config_path,
+        urdf=urdf_path,
+        use_sim_time=use_sim_time,
+        real_time_factor=real_time_factor,
+        ros_args=tuple(ros_args),
+    )
+
+
+# --- one process -------------------------------------------------------------------------------
+
+def create_nodes(gc: GraphConfig, *, context=None) -> list:
+    """Instantiate every node of the graph in this process (rclpy must be initialised).
+
+    Each node gets ``gc.node_arguments(spec)`` as its ``cli_args``, so rcl loads the parameter file
+    exactly as for a separate process. On failure the nodes created so far are destroyed.
+    """
+    nodes = []
+    try:
+        for spec in gc.nodes:
+            cls = spec.node_class()
+            nodes.append(cls(cli_args=gc.node_arguments(spec), context=context))
+    except BaseException:
+        for node in reversed(nodes):
+            node.destroy_node()
+        raise
+    return nodes
+
+
+def make_executor(kind: str = 'events', *, context=None):
+    """An executor: 'events' (rclpy.experimental.EventsExecutor, falls back to 'single' where it is
+    missing), 'single' (SingleThreadedExecutor) or 'multi' (MultiThreadedExecutor).
+
+    Spin an EventsExecutor only with finite timeouts (spin_once(timeout_sec=...)): in rclpy 9.1.2
+    its spin() and untimed spin_once() hang and ignore signals.
+    """
+    from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
+
+    if kind == 'events':
+        try:
+            from rclpy.experimental import EventsExecutor
+        except ImportError:
+            kind = 'single'
+        else:
+            return EventsExecutor(context=context)
+    if kind == 'single':
+        return SingleThreadedExecutor(context=context)
+    if kind == 'multi':
+        return MultiThreadedExecutor(context=context)
+    raise ValueError(f"executor must be 'events', 'single' or 'multi', got {kind!r}")
+
+
+class _StopRequest:
+    """SIGINT/SIGTERM set a flag that the spin loop polls (rclpy's own handlers are not installed,
+    so the executor is never shut down under a callback's feet)."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.signal: int | None = None
+        self._previous: dict[int, Any] = {}
+
+    def _handle(self, signum, _frame) -> None:
+        if self.event.is_set() and signum == signal.SIGINT:
+            # A second Ctrl-C while shutting down: give up waiting, exit as Python would.
+            raise KeyboardInterrupt
+        self.signal = signum
+        self.event.set()
+
+    def __enter__(self) -> '_StopRequest':
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+
+
+def _log(message: str) -> None:
+    print(f'[bringup] {message}', file=sys.stderr, flush=True)
+
+
+def run_in_process(
+    gc: GraphConfig, *, executor: str = 'events', duration: float | None = None,
+    stop_event: threading.Event | None = None,
+) -> int:
+    """Run the graph's nodes in this process on one executor until Ctrl-C/SIGTERM or ``duration``.
+
+    ``stop_event`` (optional) stops the loop when set, for callers running this in a thread.
+    Returns the exit code (0 after a clean shutdown).
+    """
+    import rclpy
+    from rclpy.signals import SignalHandlerOptions
+
+    context = rclpy.Context()
+    rclpy.init(args=['--ros-args', *gc.ros_args], context=context,
+               signal_handler_options=SignalHandlerOptions.NO)
+    nodes: list = []
+    ex = None
+    try:
+        with _StopRequest() as stop:
+            nodes = create_nodes(gc, context=context)
+            ex = make_executor(executor, context=context)
+            for node in nodes:
+                ex.add_node(node)
+            _log(f"graph '{gc.graph}' running in one process ({type(ex).__name__}): "
+                 + ', '.join(n.get_fully_qualified_name() for n in nodes)
+                 + f'; config {gc.config}; urdf {gc.urdf or "from /robot_description"}')
+            deadline = None if duration is None else time.monotonic() + duration
+            while context.ok() and not stop.event.is_set():
+                if stop_event is not None and stop_event.is_set():
+                    break
+                if deadline is not None and time.monotonic() >= deadline:
+                    break
+                ex.spin_once(timeout_sec=0.1)
+            reason = (signal.Signals(stop.signal).name if stop.signal is not None
+                      else 'end of --duration' if deadline is not None else 'stop request')
+            _log(f'shutting down ({reason})')
+    except KeyboardInterrupt:
+        _log('interrupted')
+    finally:
+        if ex is not None:
+            ex.shutdown(timeout_sec=1.0)
+        for node in reversed(nodes):
+            node.destroy_node()
+        if context.ok():
+            rclpy.shutdown(context=context)
+    return 0
+
+
+# --- one process per node ----------------------------------------------------------------------
+
+def child_command(gc: GraphConfig, spec: NodeSpec) -> list[str]:
+    """The command that runs node ``spec`` in its own process (this interpreter, ``-m module``)."""
+    return [sys.executable, '-m', spec.module, *gc.node_arguments(spec)]
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: get SIGTERM when the bringup process dies (Linux), so a killed
+    bringup leaves no orphaned nodes behind."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except Exception:  # best effort: not Linux, no libc
+        pass
+
+
+def run_processes(
+    gc: GraphConfig, *, duration: float | None = None, shutdown_timeout: float = 10.0,
+) -> int:
+    """Start one process per node; stop them all on Ctrl-C/SIGTERM, ``duration``, or when one exits.
+
+    Each child runs in its own session, so a terminal's Ctrl-C reaches only this process, which
+    forwards one SIGINT to each child (then SIGTERM, then SIGKILL after ``shutdown_timeout``).
+    Returns 0 when every node stopped cleanly after being asked to, else non-zero.
+    """
+    env = dict(os.environ)
+    # Children must import this very package, also when it runs from a source tree.
+    package_parent = str(Path(__file__).resolve().parent.parent)
+    env['PYTHONPATH'] = os.pathsep.join(
+        p for p in (package_parent, env.get('PYTHONPATH', '')) if p)
+    children: list[tuple[NodeSpec, subprocess.Popen]] = []
+    failed: tuple[NodeSpec, int] | None = None
+    with _StopRequest() as stop:
+        try:
+            for spec in gc.nodes:
+                cmd = child_command(gc, spec)
+                children.append((spec, subprocess.Popen(
+                    cmd, env=env, start_new_session=True, preexec_fn=_die_with_parent)))
+                _log(f'started {spec.name} (pid {children[-1][1].pid}): ' + ' '.join(cmd))
+            _log(f"graph '{gc.graph}' running as {len(children)} processes; "
+                 f'config {gc.config}; urdf {gc.urdf or "from /robot_description"}')
+            deadline = None if duration is None else time.monotonic() + duration
+            while not stop.event.wait(0.1):
+                if deadline is not None and time.monotonic() >= deadline:
+                    break
+                exited = [(s, p.returncode) for s, p in children if p.poll() is not None]
+                if exited:
+                    failed = exited[0]
+                    _log(f'{failed[0].name} exited with code {failed[1]}; stopping the graph')
+                    break
+        except KeyboardInterrupt:
+            pass
+        finally:
+            clean = _stop_children(children, shutdown_timeout)
+    if failed is not None:
+        return failed[1] or 1
+    return 0 if clean else 1
+
+
+def _stop_children(children: list[tuple[NodeSpec, subprocess.Popen]], timeout: float) -> bool:
+    """SIGINT every running child, then SIGTERM, then SIGKILL; True if all stopped cleanly."""
+    clean = True
+    running = [(s, p) for s, p in children if p.poll() is None]
+    for sig, wait in ((signal.SIGINT, timeout), (signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)):
+        if not running:
+            break
+        if sig != signal.SIGINT:
+            clean = False
+            _log(f'sending {sig.name} to ' + ', '.join(s.name for s, _ in running))
+        for _, proc in running:
+            try:
+                proc.send_signal(sig)
+            except ProcessLookupError:
+                pass
+        end = time.monotonic() + wait
+        for _, proc in running:
+            try:
+                proc.wait(timeout=max(0.0, end - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+        running = [(s, p) for s, p in running if p.poll() is None]
+    for spec, proc in children:
+        code = proc.poll()
+        if code not in _CLEAN_EXIT_CODES:
+            clean = False
+            _log(f'{spec.name} exited with code {code}')
+    return clean
+
+
+# --- command line ------------------------------------------------------------------------------
+
+def _bool(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ('1', 'true', 'yes', 'on'):
+        return True
+    if value in ('0', 'false', 'no', 'off'):
+        return False
+    raise argparse.ArgumentTypeError(f'expected true or false, got {text!r}')
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog='python -m robot_dynamics_ros.bringup',
+        description='Start the robot_dynamics_ros node graph (as the launch files do) without '
+                    'ros2 launch. ROS arguments after --ros-args go to every node.',
+    )
+    parser.add_argument('--graph', choices=sorted(GRAPHS), default='simulation',
+                        help='simulation: simulator + computed-torque controller + dynamics node; '
+                             'dynamics: dynamics node alone, for a real robot (default: simulation)')
+    parser.add_argument('--config', metavar='FILE',
+                        help='parameter file (<node_name>: ros__parameters: ...), a path or the '
+                             'name of a file in the package\'s config/ '
+                             '(default: simulation.yaml or dynamics.yaml)')
+    parser.add_argument('--urdf', metavar='FILE',
+                        help='robot URDF, a path or the name of a file in the package\'s urdf/ '
+                             '(default: ur5e.urdf for simulation; the /robot_description topic '
+                             'for dynamics)')
+    parser.add_argument('--processes', action='store_true',
+                        help='run each node in its own process instead of one executor')
+    parser.add_argument('--executor', choices=('events', 'single', 'multi'), default='events',
+                        help='executor of the one-process mode (default: events)')
+    parser.add_argument('--real-time-factor', type=float, metavar='X',
+                        help='simulator speed relative to the wall clock; 0 = as fast as possible '
+                             '(use with --use-sim-time true)')
+    parser.add_argument('--use-sim-time', type=_bool, metavar='true|false',
+                        help='controller and dynamics node follow /clock (the simulator never does)')
+    parser.add_argument('--duration', type=float, metavar='S',
+                        help='stop after S seconds (default: run until Ctrl-C/SIGTERM)')
+    return parser
+
+
+def main(args: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if args is None else args)
+    plain, ros = split_ros_args(argv)
+    opts = build_parser().parse_args(plain)
+    try:
+        gc = resolve_graph(
+            opts.graph, config=opts.config, urdf=opts.urdf, use_sim_time=opts.use_sim_time,
+            real_time_factor=opts.real_time_factor, ros_args=ros,
+        )
+    except (FileNotFoundError, ValueError) as exc:
+        _log(f'error: {exc}')
+        return 2
+    if opts.processes:
+        return run_processes(gc, duration=opts.duration)
+    return run_in_process(gc, executor=opts.executor, duration=opts.duration)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
