@@ -29,7 +29,7 @@ bootstrap:
 	@bash tools/bootstrap.sh
 
 demo: bootstrap
-	$(RUN) $(PY) -m robot_dynamics_ros.demo $(DEMO_ARGS)
+	@$(RUN) $(PY) -m robot_dynamics_ros.demo $(DEMO_ARGS)
 
 # A random ROS_DOMAIN_ID (1..101) per run and localhost-only discovery, so parallel or leftover
 # processes never cross-talk. Override with `make test TEST_DOMAIN_ID=42`.
@@ -41,12 +41,13 @@ test: bootstrap
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: bootstrap
-	$(RUN) OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/run.py $(BENCH_ARGS)
+	@$(RUN) OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/run.py $(BENCH_ARGS)
 
 # colcon-core 0.21 needs setuptools < 80 (requirements/build.txt pins 79).
 $(VENV)/.stamp-colcon: requirements/colcon.txt | bootstrap
-	$(RUN) $(PY) -m pip install --quiet --disable-pip-version-check -r requirements/colcon.txt
-	touch $@
+	@echo "make colcon: installing requirements/colcon.txt into $(VENV)"
+	@$(RUN) $(PY) -m pip install --quiet -r requirements/colcon.txt
+	@touch $@
 
 colcon: bootstrap $(VENV)/.stamp-colcon
 	@$(RUN) source $(VENV)/bin/activate; \
