@@ -31,6 +31,7 @@ import argparse
 import importlib
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -54,6 +55,8 @@ __all__ = [
     'run_in_process',
     'run_processes',
     'split_ros_args',
+    'start_processes',
+    'stop_processes',
 ]
 
 
@@ -311,7 +314,9 @@ def run_in_process(
         _log('interrupted')
     finally:
         if ex is not None:
-            ex.shutdown(timeout_sec=1.0)
+            for node in nodes:
+                ex.remove_node(node)
+            ex.shutdown(timeout_sec=2.0)
         for node in reversed(nodes):
             node.destroy_node()
         if context.ok():
@@ -339,29 +344,46 @@ def _die_with_parent() -> None:
         pass
 
 
-def run_processes(
-    gc: GraphConfig, *, duration: float | None = None, shutdown_timeout: float = 10.0,
-) -> int:
-    """Start one process per node; stop them all on Ctrl-C/SIGTERM, ``duration``, or when one exits.
+def start_processes(gc: GraphConfig, **popen_kwargs) -> list[tuple[NodeSpec, subprocess.Popen]]:
+    """Start one process per node of the graph (see child_command); returns (spec, Popen) pairs.
 
-    Each child runs in its own session, so a terminal's Ctrl-C reaches only this process, which
-    forwards one SIGINT to each child (then SIGTERM, then SIGKILL after ``shutdown_timeout``).
-    Returns 0 when every node stopped cleanly after being asked to, else non-zero.
+    Each child runs in its own session, so a terminal's Ctrl-C reaches only the parent, which stops
+    the children with stop_processes(); a child also gets SIGTERM if the parent dies (Linux).
+    ``popen_kwargs`` go to subprocess.Popen (e.g. stdout, stderr). If one start fails, the
+    children started so far are stopped.
     """
-    env = dict(os.environ)
+    env = dict(popen_kwargs.pop('env', None) or os.environ)
     # Children must import this very package, also when it runs from a source tree.
     package_parent = str(Path(__file__).resolve().parent.parent)
     env['PYTHONPATH'] = os.pathsep.join(
         p for p in (package_parent, env.get('PYTHONPATH', '')) if p)
     children: list[tuple[NodeSpec, subprocess.Popen]] = []
+    try:
+        for spec in gc.nodes:
+            cmd = child_command(gc, spec)
+            proc = subprocess.Popen(cmd, env=env, start_new_session=True,
+                                    preexec_fn=_die_with_parent, **popen_kwargs)
+            children.append((spec, proc))
+            _log(f'started {spec.name} (pid {proc.pid}): {shlex.join(cmd)}')
+    except BaseException:
+        stop_processes(children, timeout=3.0)
+        raise
+    return children
+
+
+def run_processes(
+    gc: GraphConfig, *, duration: float | None = None, shutdown_timeout: float = 10.0,
+) -> int:
+    """Start one process per node; stop them all on Ctrl-C/SIGTERM, ``duration``, or when one exits.
+
+    Returns 0 when every node stopped cleanly after being asked to, else non-zero (the exit code
+    of a node that ended on its own, or 1).
+    """
     failed: tuple[NodeSpec, int] | None = None
+    children: list[tuple[NodeSpec, subprocess.Popen]] = []
     with _StopRequest() as stop:
         try:
-            for spec in gc.nodes:
-                cmd = child_command(gc, spec)
-                children.append((spec, subprocess.Popen(
-                    cmd, env=env, start_new_session=True, preexec_fn=_die_with_parent)))
-                _log(f'started {spec.name} (pid {children[-1][1].pid}): ' + ' '.join(cmd))
+            children = start_processes(gc)
             _log(f"graph '{gc.graph}' running as {len(children)} processes; "
                  f'config {gc.config}; urdf {gc.urdf or "from /robot_description"}')
             deadline = None if duration is None else time.monotonic() + duration
@@ -373,17 +395,23 @@ def run_processes(
                     failed = exited[0]
                     _log(f'{failed[0].name} exited with code {failed[1]}; stopping the graph')
                     break
+            if stop.signal is not None:
+                _log(f'shutting down ({signal.Signals(stop.signal).name})')
         except KeyboardInterrupt:
             pass
         finally:
-            clean = _stop_children(children, shutdown_timeout)
+            clean = stop_processes(children, shutdown_timeout)
     if failed is not None:
-        return failed[1] or 1
+        # A node that ends on its own (even with 0) ended the graph early: a failure.
+        return failed[1] if failed[1] > 0 else 1
     return 0 if clean else 1
 
 
-def _stop_children(children: list[tuple[NodeSpec, subprocess.Popen]], timeout: float) -> bool:
-    """SIGINT every running child, then SIGTERM, then SIGKILL; True if all stopped cleanly."""
+def stop_processes(children: list[tuple[NodeSpec, subprocess.Popen]], timeout: float = 10.0) -> bool:
+    """SIGINT every running child, wait ``timeout`` s, then SIGTERM, then SIGKILL.
+
+    Returns True if every child stopped cleanly (exit code 0, or died of the SIGINT).
+    """
     clean = True
     running = [(s, p) for s, p in children if p.poll() is None]
     for sig, wait in ((signal.SIGINT, timeout), (signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)):

@@ -1,0 +1,636 @@
+"""Demo: a simulated UR5e follows a smooth trajectory under computed-torque control.
+
+    python -m robot_dynamics_ros.demo [--duration 8] [--output out/demo.png] [--processes]
+    make demo
+
+1. Starts the simulation graph (simulator_node + computed_torque_controller + dynamics_node, the
+   same nodes and config/simulation.yaml as ``bringup --graph simulation``), in this process on
+   one executor, or with ``--processes`` one process per node.
+2. Waits for /joint_states, then sends a JointTrajectory to /computed_torque_controller/reference:
+   every joint leaves its current position and comes back, q_j(t) = q0_j + A_j sin^4(pi k_j t / T)
+   (zero velocity and acceleration at both ends), as knots every 0.5 s with positions, velocities
+   and accelerations.
+3. Records /joint_states, the controller's ~/tracking_error and effort_controller/commands, and
+   the dynamics node's outputs; prints per-joint RMS and maximum tracking error and the rate of
+   every topic, and draws desired vs actual positions, errors and torques to out/demo.png.
+
+Exit code 0 when the arm tracked the trajectory; 1 when something did not arrive, was not finite,
+or the tracking error exceeded --max-error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from robot_dynamics_ros import bringup
+
+__all__ = ['DemoReport', 'Recording', 'analyse', 'demo_trajectory', 'main', 'plot', 'report_text']
+
+# Per joint (cycled for arms with more joints): excursion A [rad] and number of out-and-back
+# bumps k over the trajectory. Chosen for the UR5e's home pose: every joint visibly moves,
+# velocities stay below half the 3.14 rad/s limit for an 8 s trajectory.
+AMPLITUDES = (0.9, -0.6, 0.8, -1.0, 1.0, 1.5)
+BUMPS = (1, 2, 1, 2, 2, 1)
+#: Kept away from the position limits [rad].
+LIMIT_MARGIN = 0.1
+#: The largest |q̇| of A sin^4(x) is A x' * max(4 sin^3 x cos x) = A x' * 3 sqrt(3) / 4.
+_SIN4_PEAK_SLOPE = 3.0 * math.sqrt(3.0) / 4.0
+
+TRACKING_ERROR_TOPIC = '/computed_torque_controller/tracking_error'
+REFERENCE_TOPIC = '/computed_torque_controller/reference'
+COMMANDS_TOPIC = '/effort_controller/commands'
+JOINT_STATES_TOPIC = '/joint_states'
+DYNAMICS_TOPICS = {
+    'gravity_torques': '/dynamics_node/gravity_torques',
+    'coriolis_torques': '/dynamics_node/coriolis_torques',
+    'mass_matrix': '/dynamics_node/mass_matrix',
+    'task_space_inertia': '/dynamics_node/task_space_inertia',
+}
+
+
+# --- the trajectory (pure numpy) ---------------------------------------------------------------
+
+def demo_trajectory(q0, duration=8.0, knot_step=0.5, *, lower=None, upper=None,
+                    velocity_limit=None):
+    """Knots of the demo trajectory: (times (N,), positions, velocities, accelerations (N, n)).
+
+    q_j(t) = q0_j + A_j sin^4(x_j), x_j = pi k_j t / T: k_j smooth out-and-back bumps, starting and
+    ending at q0 at rest (q̇ = q̈ = 0). Derivatives, with s = sin x, c = cos x, x' = pi k / T:
+    q̇ = 4 A s^3 c x',  q̈ = 4 A x'^2 (3 s^2 c^2 - s^4).
+    A_j is flipped in sign or shrunk to keep q within [lower + 0.1, upper - 0.1] and |q̇| within
+    half of ``velocity_limit`` (arrays (n,), inf where unlimited).
+    """
+    q0 = np.asarray(q0, dtype=np.float64)
+    n = q0.size
+    if duration <= 0 or knot_step <= 0:
+        raise ValueError('duration and knot_step must be > 0')
+    lower = np.full(n, -np.inf) if lower is None else np.asarray(lower, dtype=np.float64)
+    upper = np.full(n, np.inf) if upper is None else np.asarray(upper, dtype=np.float64)
+    vmax = (np.full(n, np.inf) if velocity_limit is None
+            else np.asarray(velocity_limit, dtype=np.float64))
+    amplitude = np.array([AMPLITUDES[j % len(AMPLITUDES)] for j in range(n)])
+    bumps = np.array([BUMPS[j % len(BUMPS)] for j in range(n)], dtype=np.float64)
+    rate = math.pi * bumps / duration  # x'
+    for j in range(n):
+        room_up = upper[j] - LIMIT_MARGIN - q0[j]
+        room_down = q0[j] - (lower[j] + LIMIT_MARGIN)
+        a = amplitude[j]
+        if (a > 0 and room_up < a) or (a < 0 and room_down < -a):
+            # Go the other way if there is more room there, and no further than the room.
+            a = abs(a) if room_up >= room_down else -abs(a)
+            a = float(np.clip(a, -max(room_down, 0.0), max(room_up, 0.0)))
+        speed = abs(a) * rate[j] * _SIN4_PEAK_SLOPE
+        if speed > 0.5 * vmax[j]:
+            a *= 0.5 * vmax[j] / speed
+        amplitude[j] = a
+    times = np.arange(0.0, duration + 0.5 * knot_step, knot_step)
+    times[-1] = duration
+    x = np.outer(times, rate)
+    s, c = np.sin(x), np.cos(x)
+    positions = q0 + amplitude * s**4
+    velocities = 4.0 * amplitude * s**3 * c * rate
+    accelerations = 4.0 * amplitude * rate**2 * (3.0 * s**2 * c**2 - s**4)
+    # Exact rest at the ends (sin(pi k) is 1e-16, not 0).
+    positions[-1], velocities[[0, -1]], accelerations[[0, -1]] = q0, 0.0, 0.0
+    return times, positions, velocities, accelerations
+
+
+def trajectory_message(joint_names, times, positions, velocities, accelerations):
+    """trajectory_msgs/JointTrajectory with a zero header stamp (start on receipt)."""
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    msg = JointTrajectory()
+    msg.joint_names = list(joint_names)
+    for t, q, qd, qdd in zip(times, positions, velocities, accelerations):
+        sec = int(math.floor(t))
+        msg.points.append(JointTrajectoryPoint(
+            positions=q.tolist(), velocities=qd.tolist(), accelerations=qdd.tolist(),
+            time_from_start=Duration(sec=sec, nanosec=int(round((t - sec) * 1e9)))))
+    return msg
+
+
+def _read_urdf(urdf_path):
+    from urdf_parser_py.urdf import URDF
+
+    with open(urdf_path, encoding='utf-8') as f:
+        return URDF.from_xml_string(f.read())
+
+
+def urdf_robot_name(urdf_path) -> str:
+    """The <robot name=...> of a URDF (the file name if it has none)."""
+    try:
+        return _read_urdf(urdf_path).name or Path(urdf_path).stem
+    except Exception:  # the nodes report a bad URDF; the name only labels the output
+        return Path(urdf_path).stem
+
+
+def urdf_joint_limits(urdf_path, joint_names):
+    """(lower, upper, velocity, effort) arrays for ``joint_names`` from a URDF; inf when absent."""
+    robot = _read_urdf(urdf_path)
+    joints = {j.name: j for j in robot.joints}
+    out = np.full((4, len(joint_names)), np.inf)
+    out[0] = -np.inf
+    for i, name in enumerate(joint_names):
+        joint = joints.get(name)
+        limit = getattr(joint, 'limit', None)
+        if limit is None:
+            continue
+        if joint.type != 'continuous':
+            if limit.lower is not None and limit.upper is not None and limit.lower < limit.upper:
+                out[0, i], out[1, i] = limit.lower, limit.upper
+        if limit.velocity:
+            out[2, i] = limit.velocity
+        if limit.effort:
+            out[3, i] = limit.effort
+    return out
+
+
+# --- recording ---------------------------------------------------------------------------------
+
+@dataclass
+class Series:
+    """Messages of one topic: receive times (monotonic s), header stamps (ns, or -1), values."""
+
+    t: list = field(default_factory=list)
+    stamp: list = field(default_factory=list)
+    values: list = field(default_factory=list)
+    names: tuple = ()
+
+    def arrays(self):
+        if not self.values:
+            return np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros((0, len(self.names)))
+        return (np.asarray(self.t), np.asarray(self.stamp, dtype=np.int64),
+                np.asarray(self.values, dtype=np.float64))
+
+
+@dataclass
+class Recording:
+    """Everything the demo records. Vectors are stored in ``joint_names`` order."""
+
+    joint_names: tuple = ()
+    joint_states: Series = field(default_factory=Series)        # q
+    joint_velocities: Series = field(default_factory=Series)    # q̇
+    tracking_error: Series = field(default_factory=Series)      # e = q_d - q
+    commands: Series = field(default_factory=Series)            # tau, controller order
+    gravity: Series = field(default_factory=Series)             # g(q) from the dynamics node
+    #: Receive times and "all finite" flags of every dynamics_node output.
+    dynamics: dict = field(default_factory=lambda: {k: Series() for k in DYNAMICS_TOPICS})
+    t_start: float = math.nan         # trajectory sent (monotonic s)
+    t_end: float = math.nan           # recording window end
+    duration: float = math.nan        # trajectory length [s]
+    effort_limit: np.ndarray | None = None
+    robot_name: str = 'robot'
+    mode: str = ''
+
+
+def _stamp_ns(msg) -> int:
+    return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+
+
+def make_recorder(recording: Recording, *, context=None):
+    """A node that fills ``recording`` from the demo's topics (imports rclpy)."""
+    from rclpy.node import Node
+    from rclpy.qos import QoSProfile
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    from trajectory_msgs.msg import JointTrajectory
+
+    qos = QoSProfile(depth=200)
+
+    class DemoRecorder(Node):
+        def __init__(self):
+            super().__init__('demo_recorder', context=context)
+            self.recording = recording
+            self.active = True
+            self.reference = self.create_publisher(JointTrajectory, REFERENCE_TOPIC, 10)
+            self.create_subscription(JointState, JOINT_STATES_TOPIC, self._on_state, qos)
+            self.create_subscription(JointState, TRACKING_ERROR_TOPIC, self._on_error, qos)
+            self.create_subscription(Float64MultiArray, COMMANDS_TOPIC, self._on_command, qos)
+            for key, topic in DYNAMICS_TOPICS.items():
+                msg_type = JointState if key.endswith('torques') else Float64MultiArray
+                self.create_subscription(msg_type, topic,
+                                         lambda msg, key=key: self._on_dynamics(key, msg), qos)
+
+        def _by_name(self, msg, field_name):
+            names = self.recording.joint_names
+            values = getattr(msg, field_name)
+            if len(values) != len(msg.name):
+                return None
+            index = {name: i for i, name in enumerate(msg.name)}
+            if any(name not in index for name in names):
+                return None
+            return [values[index[name]] for name in names]
+
+        def _on_state(self, msg):
+            if not self.active:
+                return
+            rec = self.recording
+            if not rec.joint_names:
+                rec.joint_names = tuple(msg.name)
+            q = self._by_name(msg, 'position')
+            qd = self._by_name(msg, 'velocity')
+            if q is None:
+                return
+            now = time.monotonic()
+            for series, value in ((rec.joint_states, q), (rec.joint_velocities, qd)):
+                if value is not None:
+                    series.t.append(now)
+                    series.stamp.append(_stamp_ns(msg))
+                    series.values.append(value)
+
+        def _on_error(self, msg):
+            if not self.active or not self.recording.joint_names:
+                return
+            e = self._by_name(msg, 'position')
+            if e is not None:
+                s = self.recording.tracking_error
+                s.t.append(time.monotonic())
+                s.stamp.append(_stamp_ns(msg))
+                s.values.append(e)
+
+        def _on_command(self, msg):
+            if not self.active:
+                return
+            s = self.recording.commands
+            s.t.append(time.monotonic())
+            s.stamp.append(-1)
+            s.values.append(list(msg.data))
+
+        def _on_dynamics(self, key, msg):
+            if not self.active:
+                return
+            now = time.monotonic()
+            values = msg.effort if key.endswith('torques') else msg.data
+            s = self.recording.dynamics[key]
+            s.t.append(now)
+            s.stamp.append(-1)
+            s.values.append(bool(np.all(np.isfinite(values))) and len(values) > 0)
+            if key == 'gravity_torques' and self.recording.joint_names:
+                g = self._by_name(msg, 'effort')
+                if g is not None:
+                    self.recording.gravity.t.append(now)
+                    self.recording.gravity.stamp.append(_stamp_ns(msg))
+                    self.recording.gravity.values.append(g)
+
+    return DemoRecorder()
+
+
+# --- analysis ----------------------------------------------------------------------------------
+
+@dataclass
+class DemoReport:
+    joint_names: tuple
+    rms: np.ndarray            # per joint RMS tracking error [rad]
+    max_abs: np.ndarray        # per joint max |e| [rad]
+    max_torque: np.ndarray     # per joint max |tau| [N m]
+    rates: dict                # topic -> Hz
+    counts: dict               # topic -> messages in the window
+    problems: list             # why the demo failed (empty: success)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _window(series: Series, t0: float, t1: float):
+    t, stamp, values = series.arrays()
+    keep = (t >= t0) & (t <= t1)
+    return t[keep], stamp[keep], values[keep]
+
+
+def _rate(t: np.ndarray) -> float:
+    """Mean message rate [Hz] over the span of the receive times."""
+    if t.size < 2 or t[-1] <= t[0]:
+        return 0.0
+    return (t.size - 1) / (t[-1] - t[0])
+
+
+def analyse(rec: Recording, *, max_error: float = 0.05) -> DemoReport:
+    """Tracking errors over [t_start, t_end], topic rates, and the list of failures."""
+    names = rec.joint_names
+    n = len(names)
+    t0, t1 = rec.t_start, rec.t_end
+    problems = []
+    counts, rates = {}, {}
+    topics = {JOINT_STATES_TOPIC: rec.joint_states, TRACKING_ERROR_TOPIC: rec.tracking_error,
+              COMMANDS_TOPIC: rec.commands}
+    topics.update({DYNAMICS_TOPICS[k]: s for k, s in rec.dynamics.items()})
+    for topic, series in topics.items():
+        t, _, values = _window(series, t0, t1)
+        counts[topic] = int(t.size)
+        rates[topic] = _rate(t)
+    for topic in (JOINT_STATES_TOPIC, TRACKING_ERROR_TOPIC, COMMANDS_TOPIC):
+        if counts[topic] == 0:
+            problems.append(f'no {topic} messages during the trajectory')
+    for key, topic in DYNAMICS_TOPICS.items():
+        _, _, flags = _window(rec.dynamics[key], t0, t1)
+        if flags.size and not np.all(flags):
+            problems.append(f'{topic}: {int(np.sum(flags == 0))} messages with non-finite values')
+    rms = np.full(n, np.nan)
+    max_abs = np.full(n, np.nan)
+    max_torque = np.full(n, np.nan)
+    _, _, e = _window(rec.tracking_error, t0, t1)
+    if e.size:
+        if not np.all(np.isfinite(e)):
+            problems.append('tracking error is not finite')
+        rms = np.sqrt(np.mean(e**2, axis=0))
+        max_abs = np.max(np.abs(e), axis=0)
+        worst = int(np.nanargmax(max_abs))
+        if not max_abs[worst] <= max_error:
+            problems.append(f'tracking error of {names[worst]} reached {max_abs[worst]:.4f} rad '
+                            f'(> --max-error {max_error} rad)')
+    _, _, q = _window(rec.joint_states, t0, t1)
+    if q.size and not np.all(np.isfinite(q)):
+        problems.append('joint positions are not finite')
+    _, _, tau = _window(rec.commands, t0, t1)
+    if tau.size:
+        if tau.ndim != 2 or tau.shape[1] != n:
+            problems.append(f'commands have {tau.shape[-1]} entries for {n} joints')
+        elif not np.all(np.isfinite(tau)):
+            problems.append('commanded torques are not finite')
+        else:
+            max_torque = np.max(np.abs(tau), axis=0)
+    return DemoReport(names, rms, max_abs, max_torque, rates, counts, problems)
+
+
+def report_text(rec: Recording, report: DemoReport) -> str:
+    """The table the demo prints."""
+    lines = [
+        f'robot_dynamics_ros demo: {rec.robot_name}, computed-torque control, '
+        f'{rec.duration:g} s trajectory ({rec.mode})',
+        '',
+        f'{"joint":<22}{"RMS error":>12}{"RMS error":>12}{"max |error|":>14}'
+        f'{"max |torque|":>15}{"limit":>8}',
+        f'{"":<22}{"[rad]":>12}{"[mrad]":>12}{"[mrad]":>14}{"[N m]":>15}{"[N m]":>8}',
+    ]
+    limits = rec.effort_limit if rec.effort_limit is not None else np.full(len(report.joint_names),
+                                                                           np.inf)
+    for j, name in enumerate(report.joint_names):
+        lines.append(f'{name:<22}{report.rms[j]:>12.2e}{1e3 * report.rms[j]:>12.3f}'
+                     f'{1e3 * report.max_abs[j]:>14.3f}{report.max_torque[j]:>15.2f}'
+                     f'{limits[j]:>8.0f}')
+    if report.rms.size:
+        total = float(np.sqrt(np.mean(report.rms**2)))
+        lines.append(f'{"all joints":<22}{total:>12.2e}{1e3 * total:>12.3f}'
+                     f'{1e3 * float(np.nanmax(report.max_abs)):>14.3f}')
+    lines += ['', 'achieved rates during the trajectory:']
+    for topic, rate in report.rates.items():
+        lines.append(f'  {topic:<46}{rate:>9.1f} Hz  ({report.counts[topic]} messages)')
+    return '\n'.join(lines)
+
+
+# --- plot --------------------------------------------------------------------------------------
+
+def _desired_positions(rec: Recording):
+    """(times, q_d) at every tracking-error message: q_d = q + e, with q the joint state of the
+    same header stamp (the controller stamps its error with the state's stamp), else the joint
+    state received closest in time."""
+    te, se, e = _window(rec.tracking_error, rec.t_start - 1.0, rec.t_end)
+    tq, sq, q = _window(rec.joint_states, rec.t_start - 1.5, rec.t_end + 0.5)
+    if e.size == 0 or q.size == 0:
+        return te, np.zeros((te.size, len(rec.joint_names)))
+    index = {int(s): i for i, s in enumerate(sq)}
+    nearest = np.clip(np.searchsorted(tq, te), 0, tq.size - 1)
+    rows = np.array([index.get(int(s), k) for s, k in zip(se, nearest)])
+    return te, q[rows] + e
+
+
+def plot(rec: Recording, report: DemoReport, path) -> Path:
+    """Per joint: desired vs actual position, tracking error, commanded torque (and g(q)).
+
+    One row per joint, one shared time axis (seconds from the trajectory's start).
+    """
+    import matplotlib
+
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    names = rec.joint_names
+    n = len(names)
+    t0 = rec.t_start
+    tq, _, q = _window(rec.joint_states, t0 - 1.0, rec.t_end)
+    td, qd = _desired_positions(rec)
+    te, _, e = _window(rec.tracking_error, t0 - 1.0, rec.t_end)
+    tt, _, tau = _window(rec.commands, t0 - 1.0, rec.t_end)
+    tg, _, g = _window(rec.gravity, t0 - 1.0, rec.t_end)
+    if tau.ndim != 2 or tau.shape[1] != n:
+        tau = np.zeros((0, n))
+    limits = rec.effort_limit if rec.effort_limit is not None else np.full(n, np.inf)
+
+    fig, axes = plt.subplots(n, 3, figsize=(16, 2.3 * n + 1.2), sharex=True, squeeze=False)
+    colors = {'desired': '#1f77b4', 'actual': '#ff7f0e', 'error': '#d62728',
+              'tau': '#2ca02c', 'gravity': '#7f7f7f'}
+    for j, name in enumerate(names):
+        ax_q, ax_e, ax_tau = axes[j]
+        ax_q.plot(td - t0, qd[:, j], color=colors['desired'], lw=2.2, label='desired $q_d$')
+        ax_q.plot(tq - t0, q[:, j], color=colors['actual'], lw=1.2, ls='--', label='actual $q$')
+        ax_q.set_ylabel(f'{name}\n[rad]', fontsize=9)
+        ax_e.plot(te - t0, 1e3 * e[:, j], color=colors['error'], lw=1.0,
+                  label='$e = q_d - q$')
+        ax_e.axhline(0.0, color='black', lw=0.5)
+        ax_e.set_ylabel('[mrad]', fontsize=9)
+        ax_e.text(0.99, 0.92, f'RMS {1e3 * report.rms[j]:.3f} mrad, '
+                  f'max {1e3 * report.max_abs[j]:.3f} mrad',
+                  transform=ax_e.transAxes, ha='right', va='top', fontsize=8,
+                  bbox=dict(boxstyle='round,pad=0.2', fc='white', ec='0.8', alpha=0.9))
+        ax_tau.plot(tt - t0, tau[:, j], color=colors['tau'], lw=1.2, label=r'commanded $\tau$')
+        if g.size:
+            ax_tau.plot(tg - t0, g[:, j], color=colors['gravity'], lw=1.0, ls=':',
+                        label='gravity $g(q)$ (dynamics_node)')
+        ax_tau.set_ylabel('[N m]', fontsize=9)
+        if np.isfinite(limits[j]):
+            ax_tau.text(0.99, 0.92, f'limit ±{limits[j]:.0f} N m', transform=ax_tau.transAxes,
+                        ha='right', va='top', fontsize=8, color='0.35')
+        for ax in axes[j]:
+            ax.grid(True, alpha=0.3)
+            ax.axvspan(0.0, rec.duration, color='0.93', zorder=0)
+            ax.tick_params(labelsize=8)
+    axes[0, 0].set_title('Joint position: desired vs actual', fontsize=11)
+    axes[0, 1].set_title('Tracking error', fontsize=11)
+    axes[0, 2].set_title('Joint torque', fontsize=11)
+    for ax in axes[0]:
+        ax.legend(loc='upper left', fontsize=8, framealpha=0.9)
+    for ax in axes[-1]:
+        ax.set_xlabel('time since the trajectory was sent [s]', fontsize=9)
+    total = float(np.sqrt(np.mean(report.rms**2))) if report.rms.size else math.nan
+    js_rate = report.rates.get(JOINT_STATES_TOPIC, 0.0)
+    fig.suptitle(
+        f'{rec.robot_name}: computed-torque tracking of the {rec.duration:g} s demo trajectory  '
+        f'(RMS error {1e3 * total:.3f} mrad over all joints; /joint_states {js_rate:.0f} Hz; '
+        f'{rec.mode})', fontsize=12)
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path.resolve()
+
+
+# --- running it --------------------------------------------------------------------------------
+
+def _spin_until(executor, condition, timeout: float, step: float = 0.05) -> bool:
+    """Spin (finite timeouts only: EventsExecutor) until condition() or timeout; True if met."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() >= deadline:
+            return False
+        executor.spin_once(timeout_sec=step)
+    return True
+
+
+def _spin_for(executor, seconds: float, step: float = 0.05) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        executor.spin_once(timeout_sec=min(step, max(deadline - time.monotonic(), 0.001)))
+
+
+def run_demo(opts) -> tuple[Recording, DemoReport | None, list[str]]:
+    """Bring the graph up, drive it, record. Returns (recording, report or None, early failures)."""
+    import rclpy
+    from rclpy.signals import SignalHandlerOptions
+
+    gc = bringup.resolve_graph('simulation', config=opts.config, urdf=opts.urdf,
+                               ros_args=opts.ros_args)
+    rec = Recording(duration=opts.duration)
+    rec.robot_name = urdf_robot_name(gc.urdf)
+    context = rclpy.Context()
+    # No rclpy signal handlers: Ctrl-C raises KeyboardInterrupt here, and the finally clauses
+    # below stop the graph.
+    rclpy.init(args=['--ros-args', *gc.ros_args], context=context,
+               signal_handler_options=SignalHandlerOptions.NO)
+    nodes, children, executor, recorder = [], [], None, None
+    try:
+        if opts.processes:
+            children = bringup.start_processes(gc)
+            rec.mode = f'{len(children)} node processes'
+        else:
+            nodes = bringup.create_nodes(gc, context=context)
+        recorder = make_recorder(rec, context=context)
+        executor = bringup.make_executor(opts.executor, context=context)
+        for node in (*nodes, recorder):
+            executor.add_node(node)
+        if not opts.processes:
+            rec.mode = f'one process, {type(executor).__name__}'
+
+        def graph_alive():
+            return all(p.poll() is None for _, p in children)
+
+        # 1. The graph is up: joint states, a controller that answers them, a reference topic.
+        ready = _spin_until(executor, lambda: (
+            not graph_alive()
+            or (rec.joint_states.values and rec.tracking_error.values and rec.commands.values
+                and recorder.reference.get_subscription_count() > 0)), opts.startup_timeout)
+        if not graph_alive():
+            return rec, None, ['a node process exited during start-up']
+        if not ready:
+            missing = [topic for topic, s in ((JOINT_STATES_TOPIC, rec.joint_states),
+                                              (TRACKING_ERROR_TOPIC, rec.tracking_error),
+                                              (COMMANDS_TOPIC, rec.commands)) if not s.values]
+            if recorder.reference.get_subscription_count() == 0:
+                missing.append(f'a subscriber on {REFERENCE_TOPIC}')
+            return rec, None, [f'no {", ".join(missing)} within {opts.startup_timeout:g} s']
+        _spin_for(executor, 0.5)  # settle at the hold position
+
+        # 2. The trajectory, from where the arm is now.
+        names = rec.joint_names
+        q0 = np.asarray(rec.joint_states.values[-1])
+        lower, upper, vmax, effort = urdf_joint_limits(gc.urdf, names)
+        rec.effort_limit = effort
+        knots = demo_trajectory(q0, opts.duration, opts.knot_step, lower=lower, upper=upper,
+                                velocity_limit=vmax)
+        rec.t_start = time.monotonic()
+        recorder.reference.publish(trajectory_message(names, *knots))
+        print(f'demo: sent a {opts.duration:g} s trajectory with {knots[0].size} knots to '
+              f'{REFERENCE_TOPIC}', file=sys.stderr, flush=True)
+
+        # 3. Follow it, then hold for a moment.
+        _spin_for(executor, opts.duration + opts.settle)
+        rec.t_end = time.monotonic()
+        recorder.active = False
+        if not graph_alive():
+            return rec, None, ['a node process exited during the trajectory']
+    finally:
+        if executor is not None:
+            for node in (*nodes, recorder):
+                if node is not None:
+                    executor.remove_node(node)
+            executor.shutdown(timeout_sec=2.0)
+        for node in (recorder, *reversed(nodes)):
+            if node is not None:
+                node.destroy_node()
+        if context.ok():
+            rclpy.shutdown(context=context)
+        if children:
+            bringup.stop_processes(children, timeout=10.0)
+    return rec, analyse(rec, max_error=opts.max_error), []
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog='python -m robot_dynamics_ros.demo',
+        description='Simulated UR5e under computed-torque control: tracking errors, topic rates '
+                    'and a plot (out/demo.png).')
+    parser.add_argument('--duration', type=float, default=8.0,
+                        help='trajectory length [s] (default: 8)')
+    parser.add_argument('--knot-step', type=float, default=0.5,
+                        help='time between trajectory knots [s] (default: 0.5)')
+    parser.add_argument('--settle', type=float, default=1.0,
+                        help='recording time after the trajectory ends [s] (default: 1)')
+    parser.add_argument('--output', default=os.path.join('out', 'demo.png'),
+                        help='PNG file to write (default: out/demo.png)')
+    parser.add_argument('--no-plot', action='store_true', help='do not draw the PNG')
+    parser.add_argument('--processes', action='store_true',
+                        help='run each node in its own process (default: one process)')
+    parser.add_argument('--executor', choices=('events', 'single', 'multi'), default='events',
+                        help='executor of this process (default: events)')
+    parser.add_argument('--config', metavar='FILE', help='parameter file '
+                        '(default: the package\'s config/simulation.yaml)')
+    parser.add_argument('--urdf', metavar='FILE', help='robot URDF (default: urdf/ur5e.urdf)')
+    parser.add_argument('--startup-timeout', type=float, default=30.0,
+                        help='wait this long for the graph to answer [s] (default: 30)')
+    parser.add_argument('--max-error', type=float, default=0.05,
+                        help='fail if any joint\'s tracking error exceeds this [rad] '
+                             '(default: 0.05)')
+    return parser
+
+
+def main(args: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if args is None else args)
+    plain, ros_args = bringup.split_ros_args(argv)
+    opts = build_parser().parse_args(plain)
+    opts.ros_args = ros_args
+    started = time.monotonic()
+    try:
+        rec, report, problems = run_demo(opts)
+    except KeyboardInterrupt:
+        print('demo: interrupted', file=sys.stderr)
+        return 130
+    except FileNotFoundError as exc:
+        print(f'demo: {exc}', file=sys.stderr)
+        return 2
+    if report is None:
+        for problem in problems:
+            print(f'demo FAILED: {problem}', file=sys.stderr)
+        return 1
+    print(report_text(rec, report))
+    if not opts.no_plot and rec.joint_names:
+        path = plot(rec, report, opts.output)
+        print(f'\nplot: {path}')
+    print(f'demo took {time.monotonic() - started:.1f} s')
+    for problem in report.problems:
+        print(f'demo FAILED: {problem}', file=sys.stderr)
+    return 0 if report.ok else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
