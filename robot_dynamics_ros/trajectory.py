@@ -25,7 +25,7 @@ Example:
 
 import numpy as np
 
-__all__ = ['PiecewisePolynomial', 'hold']
+__all__ = ['PiecewisePolynomial', 'hold', 'from_waypoints']
 
 
 def _knot_values(name, values, n_knots, n):
@@ -142,3 +142,63 @@ def hold(q, t=0.0):
     """A one-knot trajectory that holds ``q`` (zero velocity and acceleration) at all times."""
     q = np.asarray(q, dtype=np.float64).reshape(1, -1)
     return PiecewisePolynomial([t], q)
+
+
+def from_waypoints(start, times, positions, velocities=None, accelerations=None, columns=None,
+                   start_time=0.0):
+    """A trajectory over all n joints that starts from ``start`` and passes through waypoints.
+
+    Args:
+        start: ``(q, qd, qdd)`` at time 0, each (n,): the state the trajectory starts from
+            (for a controller, the desired state when the new trajectory takes over).
+        times: (N,) waypoint times >= 0, strictly increasing. A waypoint at ``start_time``
+            replaces the start state (for the joints it names); a first waypoint later than that
+            is reached from the start state (velocity kept; acceleration kept when the waypoint
+            gives accelerations).
+        positions: (N, m) waypoint positions of the joints ``columns`` (m = len(columns)).
+        velocities, accelerations: None, or N entries each None/empty or (m,).
+        columns: indices in 0..n-1 of the joints the waypoints give (default: all n, in order).
+            The other joints hold the start position with zero velocity and acceleration.
+
+        start_time: time (>= 0, on the axis of ``times``) at which the trajectory leaves the
+            ``start`` state; used when a trajectory is received after its own start. Waypoints
+            before it are dropped; a waypoint at exactly ``start_time`` replaces the start state.
+            ValueError when every waypoint lies before ``start_time``.
+
+    Returns a PiecewisePolynomial on the time axis of ``times``.
+    """
+    q0, qd0, qdd0 = (np.asarray(v, dtype=np.float64).reshape(-1) for v in start)
+    n = q0.size
+    times = np.asarray(times, dtype=np.float64).reshape(-1)
+    positions = np.asarray(positions, dtype=np.float64)
+    columns = np.arange(n) if columns is None else np.asarray(columns, dtype=np.intp)
+    N, m = times.size, columns.size
+    if N == 0:
+        raise ValueError('a trajectory needs at least one waypoint')
+    if positions.shape != (N, m):
+        raise ValueError(f'positions must have shape ({N}, {m}), got {positions.shape}')
+    if times[0] < 0.0:
+        raise ValueError(f'waypoint times must be >= 0, got {times[0]}')
+    vel, vel_given = _knot_values('velocities', velocities, N, m)
+    acc, acc_given = _knot_values('accelerations', accelerations, N, m)
+    keep = times >= start_time
+    if not keep.any():
+        raise ValueError(f'every waypoint (last at {times[-1]:.3f} s) lies before the start '
+                         f'time {start_time:.3f} s')
+    times, positions = times[keep], positions[keep]
+    vel, vel_given, acc, acc_given = vel[keep], vel_given[keep], acc[keep], acc_given[keep]
+    N = times.size
+    # Every knot over all n joints: the joints not named hold their start position.
+    full_q = np.tile(q0, (N, 1))
+    full_q[:, columns] = positions
+    full_qd = np.zeros((N, n))
+    full_qd[:, columns] = vel
+    full_qdd = np.zeros((N, n))
+    full_qdd[:, columns] = acc
+    acc_list = [full_qdd[k] if acc_given[k] else None for k in range(N)]
+    vel_list = [full_qd[k] if vel_given[k] else None for k in range(N)]
+    if times[0] > start_time:
+        start_acc = qdd0 if acc_given[0] else None
+        return PiecewisePolynomial(np.concatenate(([start_time], times)), np.vstack((q0, full_q)),
+                                   [qd0] + vel_list, [start_acc] + acc_list)
+    return PiecewisePolynomial(times, full_q, vel_list, acc_list)

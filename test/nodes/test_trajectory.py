@@ -119,3 +119,38 @@ def test_sample_returns_fresh_arrays():
 def test_rejects_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
         PiecewisePolynomial(**kwargs)
+
+
+def test_from_waypoints_starts_from_the_start_state_when_first_point_is_later():
+    from robot_dynamics_ros.trajectory import from_waypoints
+    start = (np.array([0.0, 1.0]), np.array([0.5, 0.0]), np.array([0.1, 0.0]))
+    traj = from_waypoints(start, [1.0], [[1.0, 2.0]], velocities=[[0.0, 0.0]])
+    q, qd, _ = traj.sample(0.0)
+    np.testing.assert_allclose(q, start[0])
+    np.testing.assert_allclose(qd, start[1])
+    np.testing.assert_allclose(traj.sample(1.0)[0], [1.0, 2.0])
+    # With accelerations on the waypoint the start acceleration is matched as well (quintic).
+    traj = from_waypoints(start, [1.0], [[1.0, 2.0]], accelerations=[[0.0, 0.0]])
+    np.testing.assert_allclose(traj.sample(0.0)[2], start[2], atol=1e-12)
+
+
+def test_from_waypoints_partial_columns_hold_the_other_joints():
+    from robot_dynamics_ros.trajectory import from_waypoints
+    start = (np.array([0.3, 0.4, 0.5]), np.zeros(3), np.zeros(3))
+    traj = from_waypoints(start, [0.0, 2.0], [[0.0], [1.0]], columns=[1])
+    for t in (0.0, 1.0, 3.0):
+        q, _, _ = traj.sample(t)
+        assert q[0] == 0.3 and q[2] == 0.5
+    assert traj.sample(0.0)[0][1] == 0.0   # a waypoint at time 0 replaces the start state
+    assert traj.sample(3.0)[0][1] == 1.0
+
+
+def test_from_waypoints_start_time_skips_past_waypoints():
+    from robot_dynamics_ros.trajectory import from_waypoints
+    start = (np.array([5.0]), np.zeros(1), np.zeros(1))
+    traj = from_waypoints(start, [1.0, 2.0, 3.0], [[1.0], [2.0], [3.0]], start_time=1.5)
+    assert traj.start_time == 1.5
+    np.testing.assert_allclose(traj.sample(1.5)[0], [5.0])
+    np.testing.assert_allclose(traj.sample(2.0)[0], [2.0])
+    with pytest.raises(ValueError, match='before the start'):
+        from_waypoints(start, [1.0], [[1.0]], start_time=1.5)

@@ -1,0 +1,176 @@
+"""Helpers shared by the nodes: parameter descriptors and validation, throttled warnings, main().
+
+Nothing here computes dynamics.
+"""
+
+import math
+import signal
+import time
+
+import numpy as np
+import rclpy
+from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+
+__all__ = ['describe', 'float_array', 'gain_vector', 'string_list', 'WarningThrottle',
+           'make_executor', 'run_node', 'spin_for']
+
+
+def describe(description, *, read_only=False, dynamic_typing=False, min_value=None,
+             max_value=None, additional_constraints=''):
+    """A ParameterDescriptor; a numeric range becomes a FloatingPointRange."""
+    d = ParameterDescriptor(description=description, read_only=read_only,
+                            dynamic_typing=dynamic_typing,
+                            additional_constraints=additional_constraints)
+    if min_value is not None or max_value is not None:
+        d.floating_point_range = [FloatingPointRange(
+            from_value=float(-math.inf if min_value is None else min_value),
+            to_value=float(math.inf if max_value is None else max_value), step=0.0)]
+    return d
+
+
+def float_array(name, value):
+    """A parameter value (double or integer array, or a number) as a finite float64 array.
+
+    Array parameters are declared with dynamic typing (rclpy types an empty default [] as a byte
+    array), so the type is checked here. Raises ValueError naming the parameter.
+    """
+    if isinstance(value, (bool, str, bytes)) or value is None:
+        raise ValueError(f"parameter '{name}' must be a list of numbers, got {value!r}")
+    if isinstance(value, (int, float)):
+        value = [value]
+    try:
+        values = list(value)
+    except TypeError as exc:
+        raise ValueError(f"parameter '{name}' must be a list of numbers, got {value!r}") from exc
+    if any(isinstance(v, (bool, str, bytes)) for v in values):
+        raise ValueError(f"parameter '{name}' must be a list of numbers, got {value!r}")
+    array = np.asarray(values, dtype=np.float64).reshape(-1)
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"parameter '{name}' must be finite, got {array.tolist()}")
+    return array
+
+
+def gain_vector(name, value, n=None):
+    """A gain parameter: length 1 (same gain on every joint) or n, every entry >= 0.
+
+    Returns the (n,) vector, or the raw array when ``n`` is None (no model yet).
+    """
+    gains = float_array(name, value)
+    if gains.size == 0:
+        raise ValueError(f"parameter '{name}' must not be empty")
+    if np.any(gains < 0.0):
+        raise ValueError(f"parameter '{name}' must be >= 0, got {gains.tolist()}")
+    if n is None:
+        return gains
+    if gains.size == 1:
+        return np.full(n, gains[0])
+    if gains.size != n:
+        raise ValueError(f"parameter '{name}' must have 1 or {n} entries (one per joint), "
+                         f'got {gains.size}')
+    return gains
+
+
+def string_list(name, value):
+    """A string-array parameter (empty list allowed) as a list of str; ValueError otherwise."""
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes)):
+        raise ValueError(f"parameter '{name}' must be a list of strings, got {value!r}")
+    values = list(value)
+    if not all(isinstance(v, str) for v in values):
+        raise ValueError(f"parameter '{name}' must be a list of strings, got {value!r}")
+    return values
+
+
+class WarningThrottle:
+    """Warnings throttled per key (wall/steady time), so distinct problems are each reported.
+
+    rclpy's own ``throttle_duration_sec`` throttles per call site; one call site here reports
+    many different problems (each bad joint, each missing joint set), keyed explicitly.
+    """
+
+    def __init__(self, logger, period=5.0):
+        self._logger = logger
+        self.period = period
+        self._last = {}
+        self._once = set()
+
+    def warn(self, key, message):
+        """Log ``message`` unless ``key`` was reported within the last ``period`` seconds."""
+        now = time.monotonic()
+        if now - self._last.get(key, -math.inf) < self.period:
+            return False
+        if len(self._last) > 256:  # keys may embed message text: forget the expired ones
+            self._last = {k: t for k, t in self._last.items() if now - t < self.period}
+        self._last[key] = now
+        self._logger.warning(message)
+        return True
+
+    def once(self, key, message):
+        """Log ``message`` the first time ``key`` is seen (until ``reset(key)``)."""
+        if key in self._once:
+            return False
+        self._once.add(key)
+        self._logger.warning(message)
+        return True
+
+    def reset(self, key=None):
+        """Forget ``key`` (or everything): its next warning is logged immediately."""
+        if key is None:
+            self._last.clear()
+            self._once.clear()
+        else:
+            self._last.pop(key, None)
+            self._once.discard(key)
+
+
+def make_executor(context=None):
+    """The EventsExecutor when this rclpy has one (fastest), else a SingleThreadedExecutor.
+
+    rclpy 9.1.2's EventsExecutor hangs in spin() and in spin_once() without a timeout: only ever
+    call ``spin_once(timeout_sec=...)`` on the returned executor.
+    """
+    events_executor = None
+    for module in ('rclpy.executors', 'rclpy.experimental'):
+        try:
+            events_executor = getattr(__import__(module, fromlist=['EventsExecutor']),
+                                      'EventsExecutor')
+            break
+        except (ImportError, AttributeError):
+            continue
+    if events_executor is not None:
+        return events_executor(context=context)
+    return SingleThreadedExecutor(context=context)
+
+
+def spin_for(executor, seconds, timeout_sec=0.05):
+    """Spin ``executor`` for ``seconds`` of wall time, always with finite timeouts."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        executor.spin_once(timeout_sec=min(timeout_sec, max(deadline - time.monotonic(), 0.0)))
+
+
+def run_node(node_class, args=None):
+    """``main()`` of every node: init, spin with finite timeouts, clean shutdown on SIGINT/SIGTERM."""
+    rclpy.init(args=args)
+    stop = []
+    # rclpy's own handler shuts the context down on SIGINT; make SIGTERM do the same explicitly.
+    previous = signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
+    node = None
+    executor = None
+    try:
+        node = node_class()
+        executor = make_executor()
+        executor.add_node(node)
+        while rclpy.ok() and not stop:
+            executor.spin_once(timeout_sec=0.1)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if executor is not None:
+            executor.shutdown(timeout_sec=1.0)
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()

@@ -1,0 +1,148 @@
+"""dynamics_node: feed-forward dynamics terms of the measured joint state.
+
+On every complete joint state (see joint_state_input) it publishes, with the header stamp copied
+from the JointState that triggered it, joints in the node's joint order (``joints`` parameter, else
+model order):
+
+- ``~/gravity_torques`` (sensor_msgs/JointState, name + effort): g(q), N·m / N.
+- ``~/coriolis_torques`` (sensor_msgs/JointState, name + effort): c(q, q̇) = C(q, q̇) q̇.
+- ``~/mass_matrix`` (std_msgs/Float64MultiArray, n×n row-major, dims "rows"/"cols"): M(q).
+- ``~/task_space_inertia`` (std_msgs/Float64MultiArray, 6×6): Λ(q) at the tip frame
+  (``tip_link`` / model.tip_frame), twist/wrench order angular first (ω, v) / (m, f),
+  in the ``task_space_reference`` frame convention.
+
+Parameters: the model parameters of model_source, and (settable at run time)
+``publish_gravity``, ``publish_coriolis``, ``publish_mass_matrix``, ``publish_task_space_inertia``
+(bool, true), ``task_space_reference`` ('world_aligned' | 'space' | 'body'),
+``task_space_damping`` (>= 0, damped-least-squares damping passed to the core).
+"""
+
+import numpy as np
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.nodes.common import WarningThrottle, describe, run_node
+from robot_dynamics_ros.nodes.conversions import (
+    all_finite, index_map, make_joint_state, matrix_to_multiarray)
+from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
+from robot_dynamics_ros.nodes.model_source import ModelSource
+
+__all__ = ['DynamicsNode', 'main']
+
+TASK_SPACE_REFERENCES = ('world_aligned', 'space', 'body')
+_PUBLISH_FLAGS = ('publish_gravity', 'publish_coriolis', 'publish_mass_matrix',
+                  'publish_task_space_inertia')
+
+
+class DynamicsNode(Node):
+    """Publishes g(q), c(q, q̇), M(q) and Λ(q) for every joint state (see module docstring)."""
+
+    def __init__(self, node_name='dynamics_node', **kwargs):
+        super().__init__(node_name, **kwargs)
+        self._throttle = WarningThrottle(self.get_logger())
+        self.model = None
+        self.joint_order = ()
+        self._to_order = None
+        for flag, what in zip(_PUBLISH_FLAGS, ('~/gravity_torques', '~/coriolis_torques',
+                                               '~/mass_matrix', '~/task_space_inertia')):
+            self.declare_parameter(flag, True, describe(f'Publish {what}.'))
+        self.declare_parameter('task_space_reference', 'world_aligned', describe(
+            'Frame convention of the task-space inertia at the tip frame: world_aligned (tip '
+            'origin, root-frame axes), space (root frame) or body (tip frame).',
+            additional_constraints="one of 'world_aligned', 'space', 'body'"))
+        self.declare_parameter('task_space_damping', 0.0, describe(
+            'Damping of the task-space inertia inversion near singularities (0 = exact inverse).',
+            min_value=0.0))
+        self.add_on_set_parameters_callback(self._validate_parameters)
+        self._settings = {}
+        self._read_settings()
+        self.add_post_set_parameters_callback(lambda _params: self._read_settings())
+
+        self._pub_gravity = self.create_publisher(JointState, '~/gravity_torques', 10)
+        self._pub_coriolis = self.create_publisher(JointState, '~/coriolis_torques', 10)
+        self._pub_mass = self.create_publisher(Float64MultiArray, '~/mass_matrix', 10)
+        self._pub_lambda = self.create_publisher(Float64MultiArray, '~/task_space_inertia', 10)
+        self._input = JointStateInput(self, self._throttle, self._on_state)
+        self._source = ModelSource(self, self._on_model)
+        self._source.start()
+
+    # -- parameters -------------------------------------------------------------------------
+    def _validate_parameters(self, params):
+        for p in params:
+            if p.name == 'task_space_reference' and p.value not in TASK_SPACE_REFERENCES:
+                return SetParametersResult(
+                    successful=False,
+                    reason=f'task_space_reference must be one of {TASK_SPACE_REFERENCES}, '
+                           f'got {p.value!r}')
+            if p.name == 'task_space_damping' and not (p.value >= 0.0 and np.isfinite(p.value)):
+                return SetParametersResult(
+                    successful=False, reason=f'task_space_damping must be >= 0, got {p.value}')
+        return SetParametersResult(successful=True)
+
+    def _read_settings(self):
+        names = _PUBLISH_FLAGS + ('task_space_reference', 'task_space_damping')
+        self._settings = {name: self.get_parameter(name).value for name in names}
+
+    # -- model ------------------------------------------------------------------------------
+    def _on_model(self, model, joint_order):
+        self.model = model
+        self.joint_order = joint_order
+        if model is None:
+            self._input.reset(None)
+            return
+        self._to_order = index_map(model.joint_names, joint_order)
+        self._input.reset(model.joint_names)
+
+    # -- one joint state in, four messages out ---------------------------------------------
+    def _on_state(self, msg):
+        model = self.model
+        q, qd = self._input.cache.arrays()
+        stamp = msg.header.stamp
+        s = self._settings
+        order = self._to_order
+        if s['publish_gravity']:
+            self._publish_vector(self._pub_gravity, 'gravity torques', stamp,
+                                 lambda: rd.gravity_torques(model, q)[order])
+        if s['publish_coriolis']:
+            self._publish_vector(self._pub_coriolis, 'Coriolis torques', stamp,
+                                 lambda: rd.coriolis_forces(model, q, qd)[order])
+        if s['publish_mass_matrix']:
+            self._publish_matrix(self._pub_mass, 'mass matrix',
+                                 lambda: rd.mass_matrix(model, q)[np.ix_(order, order)])
+        if s['publish_task_space_inertia']:
+            self._publish_matrix(self._pub_lambda, 'task-space inertia', lambda: rd.task_space_inertia(
+                model, q, model.tip_frame, reference=s['task_space_reference'],
+                damping=s['task_space_damping']))
+
+    def _compute(self, what, compute):
+        try:
+            value = compute()
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+            self._throttle.warn(f'compute/{what}', f'cannot compute the {what}: {exc}')
+            return None
+        if not all_finite(value):
+            self._throttle.warn(f'nonfinite/{what}',
+                                f'the {what} is not finite at this joint state: not published')
+            return None
+        return value
+
+    def _publish_vector(self, publisher, what, stamp, compute):
+        value = self._compute(what, compute)
+        if value is not None:
+            publisher.publish(make_joint_state(self.joint_order, stamp=stamp, effort=value))
+
+    def _publish_matrix(self, publisher, what, compute):
+        value = self._compute(what, compute)
+        if value is not None:
+            publisher.publish(matrix_to_multiarray(value))
+
+
+def main(args=None):
+    run_node(DynamicsNode, args)
+
+
+if __name__ == '__main__':
+    main()
