@@ -3,9 +3,10 @@
     ros2 launch robot_dynamics_ros simulation.launch.py [urdf:=FILE] [config:=FILE]
         [use_sim_time:=false] [real_time_factor:=1.0] [log_level:=info]
 
-    simulator_node --/joint_states--> computed_torque_controller --effort_controller/commands--+
-          ^                      \--> dynamics_node (~/gravity_torques, ~/mass_matrix, ...)      |
-          +--------------------------------------------------------------------------------------+
+    simulator_node --/joint_states--+--> computed_torque_controller --+
+          ^                         |                                  |
+          |                         +--> dynamics_node --> ~/gravity_torques, ~/mass_matrix, ...
+          +------------- effort_controller/commands -------------------+
 
 The same graph as `python -m robot_dynamics_ros.bringup --graph simulation` (nodes listed in
 robot_dynamics_ros/bringup.py, GRAPHS['simulation']), from the same parameter file,

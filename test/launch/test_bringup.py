@@ -1,0 +1,244 @@
+"""bringup: the node graph without ros2 launch (runs here: real processes, real DDS).
+
+- the command-line plumbing (ROS argument splitting, parameter arguments, file lookup);
+- the launch files describe the same graph as bringup.GRAPHS (read with ast: launch is absent);
+- `python -m robot_dynamics_ros.bringup --graph simulation` in one process and as processes:
+  /joint_states, /dynamics_node/gravity_torques and /effort_controller/commands arrive with finite
+  values, and SIGINT stops everything with exit code 0 within a few seconds;
+- `--graph dynamics` (real-robot mode) takes the URDF from the /robot_description topic.
+"""
+
+import ast
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from robot_dynamics_ros import bringup, resources
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _topic_helpers import message_values, wait_for_messages  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+UR5E_JOINTS = ['shoulder_pan_joint', 'shoulder_lift_joint', 'elbow_joint',
+               'wrist_1_joint', 'wrist_2_joint', 'wrist_3_joint']
+# Cold numba caches compile the dynamics kernels at start-up (tens of seconds on a busy machine).
+STARTUP_TIMEOUT = 120.0
+SHUTDOWN_TIMEOUT = 10.0
+
+
+# --- command line and graph description (no ROS) -----------------------------------------------
+
+def test_split_ros_args():
+    assert bringup.split_ros_args(['--graph', 'dynamics']) == (['--graph', 'dynamics'], [])
+    assert bringup.split_ros_args(
+        ['a', '--ros-args', '-p', 'x:=1', '--', 'b', '--ros-args', '-r', 'c:=d']) == (
+        ['a', 'b'], ['-p', 'x:=1', '-r', 'c:=d'])
+
+
+def test_node_arguments_load_the_config_then_the_overrides():
+    gc = bringup.resolve_graph('simulation', use_sim_time=True, real_time_factor=0.0,
+                               ros_args=['-p', 'kp:=[1.0]'])
+    assert gc.config == resources.config_file('simulation.yaml')
+    assert gc.urdf == resources.default_urdf()
+    sim = gc.node_arguments(bringup.SIMULATOR)
+    assert sim[:3] == ['--ros-args', '--params-file', str(gc.config)]
+    # The simulator makes /clock: never on sim time; it alone gets real_time_factor.
+    assert 'use_sim_time:=false' in sim and 'real_time_factor:=0.0' in sim
+    assert f'urdf_path:="{gc.urdf}"' in sim
+    ctl = gc.node_arguments(bringup.CONTROLLER)
+    assert 'use_sim_time:=true' in ctl and not any('real_time_factor' in a for a in ctl)
+    # The command line's ROS arguments come last: they win over the file.
+    assert ctl[-2:] == ['-p', 'kp:=[1.0]']
+
+
+def test_dynamics_graph_defaults_to_the_robot_description_topic():
+    gc = bringup.resolve_graph('dynamics')
+    assert [s.name for s in gc.nodes] == ['dynamics_node']
+    assert gc.urdf is None and gc.config.name == 'dynamics.yaml'
+    assert not any('urdf_path' in a for a in gc.node_arguments(bringup.DYNAMICS))
+
+
+def test_unknown_files_and_graphs_are_errors():
+    with pytest.raises(FileNotFoundError, match='no_such.yaml'):
+        bringup.resolve_graph('simulation', config='no_such.yaml')
+    with pytest.raises(ValueError, match='graph'):
+        bringup.resolve_graph('moon')
+    assert bringup.main(['--config', 'no_such.yaml']) == 2
+
+
+def test_shipped_files_are_found():
+    for kind, name in (('urdf', 'ur5e.urdf'), ('config', 'simulation.yaml'),
+                       ('config', 'dynamics.yaml'), ('launch', 'simulation.launch.py'),
+                       ('launch', 'dynamics.launch.py')):
+        path = resources.share_file(kind, name)
+        assert path.is_file() and path.name == name
+    # An existing path is taken as it is.
+    assert resources.urdf_file(str(ROOT / 'urdf' / 'ur5e.urdf')) == ROOT / 'urdf' / 'ur5e.urdf'
+
+
+def _launch_nodes(path):
+    """(executable, name) of every launch_ros Node(...) call in a launch file, and the names of
+    DeclareLaunchArgument calls without a description."""
+    tree = ast.parse(Path(path).read_text(encoding='utf-8'))
+    nodes, undescribed = [], []
+    for call in ast.walk(tree):
+        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+            continue
+        kwargs = {k.arg: k.value for k in call.keywords}
+        if call.func.id == 'Node':
+            nodes.append((ast.literal_eval(kwargs['executable']),
+                          ast.literal_eval(kwargs['name'])))
+        elif call.func.id == 'DeclareLaunchArgument':
+            if 'description' not in kwargs:
+                undescribed.append(ast.literal_eval(call.args[0]))
+    return nodes, undescribed
+
+
+@pytest.mark.parametrize('graph', sorted(bringup.GRAPHS))
+def test_launch_file_starts_the_same_graph_as_bringup(graph):
+    path = ROOT / 'launch' / f'{graph}.launch.py'
+    compile(path.read_text(encoding='utf-8'), str(path), 'exec')
+    nodes, undescribed = _launch_nodes(path)
+    assert nodes == [(s.executable, s.name) for s in bringup.GRAPHS[graph]]
+    assert undescribed == []
+    assert f"'{bringup.DEFAULT_CONFIGS[graph]}'" in path.read_text(encoding='utf-8')
+
+
+# --- the real thing ----------------------------------------------------------------------------
+
+@pytest.fixture
+def ros_domain(monkeypatch):
+    """A ROS domain of its own (localhost only) for this test and the processes it starts."""
+    taken = os.environ.get('ROS_DOMAIN_ID')
+    domain = random.choice([d for d in range(1, 102) if str(d) != taken])
+    monkeypatch.setenv('ROS_DOMAIN_ID', str(domain))
+    monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    monkeypatch.delenv('ROS_LOCALHOST_ONLY', raising=False)
+    monkeypatch.delenv('ROS_STATIC_PEERS', raising=False)
+    return domain
+
+
+@pytest.fixture
+def observer(ros_domain):
+    """An rclpy node in its own context on the test's domain."""
+    rclpy = pytest.importorskip('rclpy')
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=ros_domain)
+    node = rclpy.create_node('bringup_observer', context=context)
+    yield node
+    node.destroy_node()
+    rclpy.shutdown(context=context)
+
+
+def _start_bringup(tmp_path, *args):
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join(p for p in (str(ROOT), env.get('PYTHONPATH')) if p)
+    log = open(tmp_path / 'bringup.log', 'w+b')
+    proc = subprocess.Popen([sys.executable, '-m', 'robot_dynamics_ros.bringup', *args],
+                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    return proc, log
+
+
+def _output(log):
+    log.seek(0)
+    return log.read().decode(errors='replace')[-6000:]
+
+
+def _stop(proc, log, sig=signal.SIGINT):
+    """Send ``sig``; assert exit code 0 within SHUTDOWN_TIMEOUT s. Returns the output."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+    try:
+        code = proc.wait(timeout=SHUTDOWN_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        pytest.fail(f'bringup did not stop within {SHUTDOWN_TIMEOUT} s of {sig.name}:\n'
+                    + _output(log))
+    output = _output(log)
+    assert code == 0, f'bringup exited with {code} after {sig.name}:\n{output}'
+    return output
+
+
+def _assert_finite_messages(received, proc, log):
+    for topic, msgs in received.items():
+        assert msgs, (f'no message on {topic} (bringup '
+                      f'{"running" if proc.poll() is None else f"exited {proc.returncode}"}):\n'
+                      + _output(log))
+        for msg in msgs:
+            assert np.all(np.isfinite(message_values(msg))), f'non-finite values on {topic}'
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+@pytest.mark.parametrize('mode, sig', [
+    pytest.param([], signal.SIGINT, id='one-process'),
+    pytest.param(['--processes'], signal.SIGINT, id='processes'),
+    pytest.param(['--executor', 'single'], signal.SIGTERM, id='single-threaded-sigterm'),
+])
+def test_simulation_graph_runs_and_stops_cleanly(observer, tmp_path, mode, sig):
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    proc, log = _start_bringup(tmp_path, '--graph', 'simulation', *mode)
+    try:
+        received = wait_for_messages(observer, {
+            '/joint_states': JointState,
+            '/dynamics_node/gravity_torques': JointState,
+            '/effort_controller/commands': Float64MultiArray,
+        }, timeout=STARTUP_TIMEOUT, count=5)
+        _assert_finite_messages(received, proc, log)
+        assert sorted(received['/joint_states'][-1].name) == sorted(UR5E_JOINTS)
+        assert len(received['/effort_controller/commands'][-1].data) == len(UR5E_JOINTS)
+        assert sorted(received['/dynamics_node/gravity_torques'][-1].name) == sorted(UR5E_JOINTS)
+        t0 = time.monotonic()
+        output = _stop(proc, log, sig)
+        assert time.monotonic() - t0 < SHUTDOWN_TIMEOUT
+        assert 'Traceback' not in output, output
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_dynamics_graph_takes_the_urdf_from_the_topic(observer, tmp_path):
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import String
+
+    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    description = observer.create_publisher(String, '/robot_description', latched)
+    description.publish(String(data=(ROOT / 'urdf' / 'ur5e.urdf').read_text(encoding='utf-8')))
+    states = observer.create_publisher(JointState, '/joint_states', 10)
+    gravity = []
+    observer.create_subscription(JointState, '/dynamics_node/gravity_torques', gravity.append, 10)
+
+    proc, log = _start_bringup(tmp_path, '--graph', 'dynamics')
+    try:
+        import rclpy
+
+        q = [0.0, -1.5708, 1.5708, -1.5708, -1.5708, 0.0]
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while len(gravity) < 3 and time.monotonic() < deadline and proc.poll() is None:
+            states.publish(JointState(name=UR5E_JOINTS, position=q, velocity=[0.0] * 6))
+            rclpy.spin_once(observer, timeout_sec=0.02)
+        _assert_finite_messages({'/dynamics_node/gravity_torques': gravity}, proc, log)
+        lift = gravity[-1].effort[list(gravity[-1].name).index('shoulder_lift_joint')]
+        assert abs(lift) > 1.0  # the shoulder carries the horizontal upper arm
+        _stop(proc, log)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        log.close()
