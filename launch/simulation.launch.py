@@ -49,8 +49,8 @@ def generate_launch_description():
             'use_sim_time',
             default_value='false',
             choices=['true', 'false'],
-            description='Controller and dynamics node follow the simulator\'s /clock '
-                        '(needed with real_time_factor:=0); the simulator keeps the wall clock.',
+            description='The simulator publishes /clock (publish_clock) and the controller and '
+                        'dynamics node follow it; needed when real_time_factor is not 1.',
         ),
         DeclareLaunchArgument(
             'real_time_factor',
@@ -79,7 +79,9 @@ def generate_launch_description():
         parameters=[
             config,
             urdf_path,
-            {'use_sim_time': False},
+            # The simulator makes /clock when the others follow it; it keeps the wall clock.
+            {'use_sim_time': False,
+             'publish_clock': ParameterValue(use_sim_time, value_type=bool)},
             {'real_time_factor': ParameterValue(real_time_factor, value_type=float)},
         ],
         ros_arguments=ros_arguments,

@@ -152,8 +152,11 @@ class GraphConfig:
         if self.urdf is not None:
             params['urdf_path'] = str(self.urdf)
         if self.use_sim_time is not None:
-            # The simulator makes /clock; it must keep running on the wall clock.
+            # The simulator makes /clock (and stamps with it) when the others follow it; it
+            # keeps running on the wall clock itself.
             params['use_sim_time'] = bool(self.use_sim_time) and not spec.clock_source
+            if spec.clock_source:
+                params['publish_clock'] = bool(self.use_sim_time)
         if self.real_time_factor is not None and spec == SIMULATOR:
             params['real_time_factor'] = float(self.real_time_factor)
         return params
@@ -476,7 +479,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help='simulator speed relative to the wall clock; 0 = as fast as possible '
                              '(use with --use-sim-time true)')
     parser.add_argument('--use-sim-time', type=_bool, metavar='true|false',
-                        help='controller and dynamics node follow /clock (the simulator never does)')
+                        help='the simulator publishes /clock and the controller and dynamics node '
+                             'follow it (default: as in the config file)')
     parser.add_argument('--duration', type=float, metavar='S',
                         help='stop after S seconds (default: run until Ctrl-C/SIGTERM)')
     return parser

@@ -51,6 +51,7 @@ def test_node_arguments_load_the_config_then_the_overrides():
     assert sim[:3] == ['--ros-args', '--params-file', str(gc.config)]
     # The simulator makes /clock: never on sim time; it alone gets real_time_factor.
     assert 'use_sim_time:=false' in sim and 'real_time_factor:=0.0' in sim
+    assert 'publish_clock:=true' in sim
     assert f'urdf_path:="{gc.urdf}"' in sim
     ctl = gc.node_arguments(bringup.CONTROLLER)
     assert 'use_sim_time:=true' in ctl and not any('real_time_factor' in a for a in ctl)

@@ -1,0 +1,97 @@
+"""config/*.yaml: they parse, name the graph's nodes, and set only parameters the nodes declare.
+
+rcl ignores a parameter-file entry that no node declares (and a node name that matches no node),
+so a misspelt key would silently do nothing: every key is checked against the real node classes,
+instantiated with the file exactly as bringup and the launch files pass it (--params-file).
+"""
+
+import math
+import random
+from pathlib import Path
+
+import pytest
+import yaml
+
+from robot_dynamics_ros import bringup
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIGS = sorted((ROOT / 'config').glob('*.yaml'))
+NODE_NAMES = {spec.name for specs in bringup.GRAPHS.values() for spec in specs}
+
+
+def _parameters(path):
+    data = yaml.safe_load(path.read_text(encoding='utf-8'))
+    return {name: section['ros__parameters'] for name, section in data.items()}
+
+
+def test_every_graph_has_its_config_file():
+    names = {p.name for p in CONFIGS}
+    assert set(bringup.DEFAULT_CONFIGS.values()) <= names
+
+
+@pytest.mark.parametrize('path', CONFIGS, ids=lambda p: p.name)
+def test_config_file_is_well_formed(path):
+    data = yaml.safe_load(path.read_text(encoding='utf-8'))
+    assert isinstance(data, dict) and data, 'expected <node_name>: ros__parameters: ...'
+    for node_name, section in data.items():
+        assert node_name in NODE_NAMES, f'{node_name!r} is not a node of any graph'
+        assert isinstance(section, dict) and list(section) == ['ros__parameters']
+        for key, value in section['ros__parameters'].items():
+            if isinstance(value, list):
+                # rcl types an array from its elements: [400, 300.0] is an error, [400, 300] an
+                # integer array that a double-array parameter rejects.
+                assert value, f'{key}: rcl cannot type an empty array; leave the default'
+                kinds = {type(v) for v in value}
+                assert len(kinds) == 1, f'{key}: mixed element types {kinds}'
+                assert kinds != {int}, f'{key}: write doubles with a decimal point'
+            elif isinstance(value, float):
+                assert math.isfinite(value), key
+
+
+@pytest.mark.parametrize('graph', sorted(bringup.GRAPHS))
+def test_graph_config_covers_every_node(graph):
+    params = _parameters(ROOT / 'config' / bringup.DEFAULT_CONFIGS[graph])
+    assert set(params) == {spec.name for spec in bringup.GRAPHS[graph]}
+
+
+def _same(value, want):
+    """A parameter's value equals the file's (floats approximately, arrays element-wise)."""
+    if isinstance(want, list):
+        value = list(value)
+        if want and isinstance(want[0], float):
+            return value == pytest.approx(want)
+        return value == want
+    if isinstance(want, float):
+        return value == pytest.approx(want)
+    return value == want
+
+
+@pytest.fixture
+def ros_context():
+    rclpy = pytest.importorskip('rclpy')
+    context = rclpy.Context()
+    # The nodes are only constructed, never connected: any free domain will do.
+    rclpy.init(context=context, domain_id=random.randint(1, 101))
+    yield context
+    rclpy.shutdown(context=context)
+
+
+@pytest.mark.ros
+@pytest.mark.parametrize('graph', sorted(bringup.GRAPHS))
+def test_every_config_key_is_a_parameter_the_node_declares(graph, ros_context):
+    gc = bringup.resolve_graph(graph, urdf='ur5e.urdf')
+    expected = _parameters(gc.config)
+    for spec in gc.nodes:
+        node = spec.node_class()(cli_args=gc.node_arguments(spec), context=ros_context)
+        try:
+            declared = set(node.list_parameters([], 0).names)
+            keys = set(expected[spec.name])
+            assert keys <= declared, (
+                f'{gc.config.name}: {spec.name} does not declare {sorted(keys - declared)}')
+            for key in keys:
+                assert _same(node.get_parameter(key).value, expected[spec.name][key]), (
+                    f'{spec.name}.{key} = {node.get_parameter(key).value!r}, '
+                    f'file says {expected[spec.name][key]!r}')
+            assert node.get_parameter('urdf_path').value == str(gc.urdf)
+        finally:
+            node.destroy_node()
