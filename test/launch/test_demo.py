@@ -1,0 +1,125 @@
+"""The demo: its trajectory, its analysis and plot (synthetic data), and one real run."""
+
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from robot_dynamics_ros import demo
+
+ROOT = Path(__file__).resolve().parents[2]
+HOME = np.array([0.0, -1.5708, 1.5708, -1.5708, -1.5708, 0.0])
+
+
+def test_trajectory_starts_and_ends_at_rest_at_q0():
+    t, q, qd, qdd = demo.demo_trajectory(HOME, duration=8.0, knot_step=0.5)
+    assert t[0] == 0.0 and t[-1] == 8.0 and np.all(np.diff(t) > 0)
+    assert q.shape == qd.shape == qdd.shape == (t.size, 6)
+    np.testing.assert_allclose(q[[0, -1]], [HOME, HOME], atol=1e-12)
+    np.testing.assert_allclose(qd[[0, -1]], 0.0, atol=1e-12)
+    np.testing.assert_allclose(qdd[[0, -1]], 0.0, atol=1e-12)
+    # Every joint moves visibly.
+    assert np.all(np.ptp(q, axis=0) > 0.3)
+
+
+def test_trajectory_derivatives_are_consistent():
+    t, q, qd, qdd = demo.demo_trajectory(HOME, duration=4.0, knot_step=1e-3)
+    np.testing.assert_allclose(np.gradient(q, t, axis=0)[1:-1], qd[1:-1], atol=1e-4)
+    np.testing.assert_allclose(np.gradient(qd, t, axis=0)[1:-1], qdd[1:-1], atol=1e-3)
+
+
+def test_trajectory_respects_position_and_velocity_limits():
+    n = 6
+    lower, upper = np.full(n, -np.pi), np.full(n, np.pi)
+    q0 = np.array([np.pi - 0.3, -np.pi + 0.3, 0.0, 3.0, 0.0, 0.0])
+    vmax = np.full(n, 0.5)
+    _, q, qd, _ = demo.demo_trajectory(q0, duration=2.0, knot_step=0.01, lower=lower,
+                                       upper=upper, velocity_limit=vmax)
+    assert np.all(q >= lower + demo.LIMIT_MARGIN - 1e-12)
+    assert np.all(q <= upper - demo.LIMIT_MARGIN + 1e-12)
+    assert np.all(np.abs(qd) <= 0.5 * vmax + 1e-9)
+    # Joint 0 starts near its upper limit: it moves down instead of up.
+    assert q[:, 0].min() < q0[0] - 0.1
+
+
+def test_trajectory_message():
+    knots = demo.demo_trajectory(HOME, duration=2.0, knot_step=0.75)
+    names = [f'j{i}' for i in range(6)]
+    msg = demo.trajectory_message(names, *knots)
+    assert msg.joint_names == names
+    assert msg.header.stamp.sec == 0 and msg.header.stamp.nanosec == 0
+    times = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in msg.points]
+    np.testing.assert_allclose(times, [0.0, 0.75, 1.5, 2.0])
+    assert all(len(p.accelerations) == 6 for p in msg.points)
+
+
+def _synthetic_recording(error=1e-3, drop=()):
+    """1 kHz for 3 s: q follows a sine, e = error * sin, commands and dynamics at every state."""
+    names = tuple(f'joint_{i}' for i in range(3))
+    rec = demo.Recording(joint_names=names, duration=2.0, t_start=100.0, t_end=103.0,
+                         effort_limit=np.array([150.0, 150.0, 28.0]), robot_name='test arm',
+                         mode='synthetic')
+    t = 99.0 + np.arange(4000) * 1e-3
+    q = np.sin(np.outer(t, [1.0, 2.0, 3.0]))
+    e = error * np.sin(np.outer(t, [5.0, 6.0, 7.0]))
+    stamps = (t * 1e9).astype(np.int64)
+    for series, values, st in ((rec.joint_states, q, stamps), (rec.tracking_error, e, stamps),
+                               (rec.commands, 10 * q, -np.ones_like(stamps)),
+                               (rec.gravity, 5 * q, stamps)):
+        if series is rec.tracking_error and 'error' in drop:
+            continue
+        series.t, series.stamp, series.values = list(t), list(st), values.tolist()
+    for key, series in rec.dynamics.items():
+        series.t, series.stamp, series.values = list(t), [-1] * t.size, [True] * t.size
+    return rec
+
+
+def test_analyse_reports_rms_max_and_rates():
+    rec = _synthetic_recording()
+    report = demo.analyse(rec)
+    assert report.ok, report.problems
+    _, _, e = demo._window(rec.tracking_error, rec.t_start, rec.t_end)
+    np.testing.assert_allclose(report.rms, np.sqrt(np.mean(e**2, axis=0)))
+    np.testing.assert_allclose(report.max_abs, np.abs(e).max(axis=0))
+    assert report.rates[demo.JOINT_STATES_TOPIC] == pytest.approx(1000.0, rel=1e-6)
+    text = demo.report_text(rec, report)
+    for name in rec.joint_names:
+        assert name in text
+    assert '1000.0 Hz' in text
+
+
+def test_analyse_fails_on_missing_topics_and_large_errors():
+    assert any('tracking_error' in p for p in demo.analyse(
+        _synthetic_recording(drop=('error',))).problems)
+    report = demo.analyse(_synthetic_recording(error=0.2), max_error=0.05)
+    assert not report.ok and 'joint_' in report.problems[0]
+
+
+def test_plot_writes_a_png(tmp_path):
+    rec = _synthetic_recording()
+    path = demo.plot(rec, demo.analyse(rec), tmp_path / 'sub' / 'demo.png')
+    assert path.is_file() and path.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+    assert path.stat().st_size > 20_000
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_demo_runs(tmp_path):
+    """`python -m robot_dynamics_ros.demo` on a short trajectory: exit 0, report and PNG."""
+    env = dict(os.environ)
+    env['ROS_DOMAIN_ID'] = str(random.choice(
+        [d for d in range(1, 102) if str(d) != os.environ.get('ROS_DOMAIN_ID')]))
+    env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    env['PYTHONPATH'] = os.pathsep.join(p for p in (str(ROOT), env.get('PYTHONPATH')) if p)
+    png = tmp_path / 'demo.png'
+    result = subprocess.run(
+        [sys.executable, '-m', 'robot_dynamics_ros.demo', '--duration', '3', '--settle', '0.5',
+         '--output', str(png)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert 'RMS error' in result.stdout and '/joint_states' in result.stdout
+    assert str(png) in result.stdout and png.is_file()
