@@ -1,0 +1,35 @@
+"""robot_dynamics_ros.dynamics: rigid-body dynamics of fixed-base kinematic trees (Modern Robotics ch. 9).
+
+ROS-free. Every function takes the Model first, then numpy arrays in model.joint_names order.
+Spatial vectors are angular first: twist V = (ω, v), wrench F = (m, f). Equation of motion:
+τ = M(q) q̈ + c(q, q̇) + g(q) + Jᵀ(q) F_tip (eq. 9.81).
+"""
+from .closed_form import ClosedFormDynamics, closed_form_dynamics
+from .control import computed_torque
+from .coriolis import christoffel_symbols, coriolis_matrix, mass_matrix_derivatives
+from .energy import kinetic_energy, potential_energy
+from .forward_dynamics import forward_dynamics, forward_dynamics_trajectory, forward_dynamics_via_mass_matrix
+from .friction import friction_torques
+from .integrators import Trajectory, euler_step, rk4_step, semi_implicit_euler_step, simulate
+from .inverse_dynamics import (bias_forces, coriolis_forces, gravity_torques, inverse_dynamics,
+                               inverse_dynamics_trajectory)
+from .jacobians import frame_pose, jacobian, jacobian_derivative
+from .limits import effort_limits, enforce_position_limits, saturate_effort
+from .mass_matrix import mass_matrix, mass_matrix_trajectory, mass_matrix_via_jacobians
+from .model import Data, Model
+from .modern_robotics import from_modern_robotics, to_modern_robotics
+from .task_space import task_space_bias, task_space_inertia
+from .urdf import load_urdf
+
+__all__ = [
+    "Model", "Data", "load_urdf", "from_modern_robotics", "to_modern_robotics",
+    "inverse_dynamics", "inverse_dynamics_trajectory", "gravity_torques", "coriolis_forces", "bias_forces",
+    "mass_matrix", "mass_matrix_via_jacobians", "mass_matrix_trajectory",
+    "coriolis_matrix", "christoffel_symbols", "mass_matrix_derivatives",
+    "closed_form_dynamics", "ClosedFormDynamics", "kinetic_energy", "potential_energy",
+    "forward_dynamics", "forward_dynamics_via_mass_matrix", "forward_dynamics_trajectory",
+    "friction_torques", "frame_pose", "jacobian", "jacobian_derivative",
+    "task_space_inertia", "task_space_bias", "computed_torque",
+    "euler_step", "semi_implicit_euler_step", "rk4_step", "simulate", "Trajectory",
+    "effort_limits", "saturate_effort", "enforce_position_limits",
+]

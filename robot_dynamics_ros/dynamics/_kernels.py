@@ -1,0 +1,1237 @@
+"""The recursive algorithms of Modern Robotics ch. 9 as numba-compiled loops over flat float64 arrays.
+
+Every recursion is written once, here, as a private `_name_into(mb, w, ...)` function that writes its
+result into arrays it is given; the public modules call the thin compiled entry points at the end of
+this file. `mb` is the packed model (model.py: one row per body, then one per frame), `w` the Data
+workspace (one row per body, columns below). With NUMBA_DISABLE_JIT=1 the same code runs as plain
+Python, which is how to single-step the textbook algorithms.
+
+Conventions (the textbook's): spatial vectors angular first, twist V = (w, v), wrench F = (m, f).
+Body frame {i} is joint i's frame; (R_i, p_i) is T_{parent(i), i}(q_i) in the workspace.
+"""
+import numpy as np
+from numba import njit, types
+
+
+# Packed model layout (model.py builds it): one row per body, then one row per frame.
+REVOLUTE = 0
+PRISMATIC = 1
+
+# Column layout of one body row of the packed model array.
+COL_R = 0          # 9: rotation of T_tree (row-major)
+COL_P = 9          # 3: translation of T_tree
+COL_AXIS = 12      # 3: unit joint axis a_i in {i}
+COL_TYPE = 15      # 1: REVOLUTE or PRISMATIC
+COL_PARENT = 16    # 1: parent body index, -1 for the base
+COL_MASS = 17      # 1: m
+COL_H = 18         # 3: h = m c
+COL_IO = 21        # 9: rotational inertia about the origin of {i} (row-major)
+COL_N = 30         # row 0 only: number of bodies n
+COL_GRAVITY = 31   # row 0 only: gravity vector (3) in the base frame
+MODEL_WIDTH = 34
+# Frame rows (after the n body rows): body index, then the placement in that body's frame.
+FCOL_BODY = 0
+FCOL_R = 1
+FCOL_P = 10
+
+
+
+# Workspace columns, per body row.
+W_R = 0       # 9  rotation of T_{parent,i}(q)
+W_P = 9       # 3  translation of T_{parent,i}(q)
+W_V = 12      # 6  twist V_i (body coords) | world twist in coriolis
+W_A = 18      # 6  acceleration Vdot_i (body coords)
+W_F = 24      # 6  wrench F_i (body coords)
+W_IA = 30     # 36 articulated-body inertia (ABA)
+W_U = 66      # 6  U_i = I^A_i A_i (ABA)
+W_D = 72      # 1  D_i = A_i^T U_i (ABA)
+W_UU = 73     # 1  u_i = tau_i - A_i^T p^A_i (ABA)
+W_PA = 74     # 6  bias wrench p^A_i (ABA)
+W_C = 80      # 6  velocity-product acceleration c_i (ABA)
+W_R0 = 86     # 9  rotation of T_{0,i}(q)
+W_P0 = 95     # 3  translation of T_{0,i}(q)
+W_CM = 98     # 13 composite rigid-body inertia (m, h, I_o as 3x3) in {i} (CRBA)
+W_S0 = 111    # 6  joint screw axis in base coords, S_i = Ad_{T_0i} A_i
+W_I0 = 117    # 36 spatial inertia in base coords (composite after the backward pass)
+W_B0 = 153    # 36 Coriolis factor B_i in base coords (composite after the backward pass)
+W_SD = 189    # 6  dS_i/dt = ad_{V_i} S_i in base coords
+W_X = 195     # 6  scratch vector
+WORK_WIDTH = 201
+
+
+# ---------------------------------------------------------------------------------------------
+# small spatial-algebra helpers (3-vectors and 6-vectors stored in flat arrays at offsets)
+# ---------------------------------------------------------------------------------------------
+
+@njit(cache=True)
+def _n_bodies(mb):
+    return int(mb[0, COL_N])
+
+
+@njit(cache=True)
+def _parent(mb, i):
+    return int(mb[i, COL_PARENT])
+
+
+@njit(cache=True)
+def _joint_transform_into(mb, w, i, qi):
+    """T_{parent,i}(q_i) = T_tree exp([A_i] q_i)  (eqs. 9.35, 9.50), stored as (R, p) in w[i]."""
+    ax, ay, az = mb[i, COL_AXIS], mb[i, COL_AXIS + 1], mb[i, COL_AXIS + 2]
+    if mb[i, COL_TYPE] == PRISMATIC:
+        for r in range(3):
+            for c in range(3):
+                w[i, W_R + 3 * r + c] = mb[i, COL_R + 3 * r + c]
+            w[i, W_P + r] = mb[i, COL_P + r] + qi * (mb[i, COL_R + 3 * r] * ax + mb[i, COL_R + 3 * r + 1] * ay
+                                                     + mb[i, COL_R + 3 * r + 2] * az)
+        return
+    # Rodrigues: Rot(a, q) = 1 + sin q [a] + (1 - cos q) [a]^2
+    s, c = np.sin(qi), np.cos(qi)
+    t = 1.0 - c
+    e00, e01, e02 = c + t * ax * ax, t * ax * ay - s * az, t * ax * az + s * ay
+    e10, e11, e12 = t * ax * ay + s * az, c + t * ay * ay, t * ay * az - s * ax
+    e20, e21, e22 = t * ax * az - s * ay, t * ay * az + s * ax, c + t * az * az
+    for r in range(3):
+        t0, t1, t2 = mb[i, COL_R + 3 * r], mb[i, COL_R + 3 * r + 1], mb[i, COL_R + 3 * r + 2]
+        w[i, W_R + 3 * r] = t0 * e00 + t1 * e10 + t2 * e20
+        w[i, W_R + 3 * r + 1] = t0 * e01 + t1 * e11 + t2 * e21
+        w[i, W_R + 3 * r + 2] = t0 * e02 + t1 * e12 + t2 * e22
+        w[i, W_P + r] = mb[i, COL_P + r]
+
+
+@njit(cache=True)
+def _motion_to_child(w, i, src, s, dst, d):
+    """dst = Ad_{T_{i,parent}} src: a twist in parent coords re-expressed in {i} (eq. 9.54).
+
+    w_i = R^T w,  v_i = R^T (v + w x p).
+    """
+    wx, wy, wz = src[s], src[s + 1], src[s + 2]
+    px, py, pz = w[i, W_P], w[i, W_P + 1], w[i, W_P + 2]
+    vx = src[s + 3] + wy * pz - wz * py
+    vy = src[s + 4] + wz * px - wx * pz
+    vz = src[s + 5] + wx * py - wy * px
+    for c in range(3):
+        r0, r1, r2 = w[i, W_R + c], w[i, W_R + 3 + c], w[i, W_R + 6 + c]
+        dst[d + c] = r0 * wx + r1 * wy + r2 * wz
+        dst[d + 3 + c] = r0 * vx + r1 * vy + r2 * vz
+
+
+@njit(cache=True)
+def _add_force_to_parent(w, i, src, s, dst, d):
+    """dst += Ad_{T_{i,parent}}^T src: a wrench in {i} re-expressed in parent coords (eq. 9.56).
+
+    f' = R f,  m' = R m + p x f'.
+    """
+    fx = w[i, W_R] * src[s + 3] + w[i, W_R + 1] * src[s + 4] + w[i, W_R + 2] * src[s + 5]
+    fy = w[i, W_R + 3] * src[s + 3] + w[i, W_R + 4] * src[s + 4] + w[i, W_R + 5] * src[s + 5]
+    fz = w[i, W_R + 6] * src[s + 3] + w[i, W_R + 7] * src[s + 4] + w[i, W_R + 8] * src[s + 5]
+    px, py, pz = w[i, W_P], w[i, W_P + 1], w[i, W_P + 2]
+    for r in range(3):
+        dst[d + r] += w[i, W_R + 3 * r] * src[s] + w[i, W_R + 3 * r + 1] * src[s + 1] + w[i, W_R + 3 * r + 2] * src[s + 2]
+    dst[d] += py * fz - pz * fy
+    dst[d + 1] += pz * fx - px * fz
+    dst[d + 2] += px * fy - py * fx
+    dst[d + 3] += fx
+    dst[d + 4] += fy
+    dst[d + 5] += fz
+
+
+@njit(cache=True)
+def _inertia_times(mb, i, src, s, dst, d):
+    """dst = G_i src for the body's spatial inertia G_i = [[I_o, [h]], [[h]^T, m 1]] (eq. 9.41)."""
+    m = mb[i, COL_MASS]
+    hx, hy, hz = mb[i, COL_H], mb[i, COL_H + 1], mb[i, COL_H + 2]
+    wx, wy, wz, vx, vy, vz = src[s], src[s + 1], src[s + 2], src[s + 3], src[s + 4], src[s + 5]
+    for r in range(3):
+        dst[d + r] = mb[i, COL_IO + 3 * r] * wx + mb[i, COL_IO + 3 * r + 1] * wy + mb[i, COL_IO + 3 * r + 2] * wz
+    dst[d] += hy * vz - hz * vy
+    dst[d + 1] += hz * vx - hx * vz
+    dst[d + 2] += hx * vy - hy * vx
+    dst[d + 3] = m * vx - (hy * wz - hz * wy)
+    dst[d + 4] = m * vy - (hz * wx - hx * wz)
+    dst[d + 5] = m * vz - (hx * wy - hy * wx)
+
+
+@njit(cache=True)
+def _axis_dot(mb, i, x, s):
+    """A_i^T x for the joint screw A_i = (a, 0) (revolute) or (0, a) (prismatic) in {i}."""
+    o = s + 3 if mb[i, COL_TYPE] == PRISMATIC else s
+    return mb[i, COL_AXIS] * x[o] + mb[i, COL_AXIS + 1] * x[o + 1] + mb[i, COL_AXIS + 2] * x[o + 2]
+
+
+@njit(cache=True)
+def _add_axis(mb, i, scale, x, s):
+    """x += A_i * scale."""
+    o = s + 3 if mb[i, COL_TYPE] == PRISMATIC else s
+    x[o] += mb[i, COL_AXIS] * scale
+    x[o + 1] += mb[i, COL_AXIS + 1] * scale
+    x[o + 2] += mb[i, COL_AXIS + 2] * scale
+
+
+@njit(cache=True)
+def _add_ad_axis(mb, i, scale, V, s, x, d):
+    """x += [ad_V] A_i * scale = [V, A_i] scale  (the Lie bracket of eq. 9.55)."""
+    ax, ay, az = mb[i, COL_AXIS] * scale, mb[i, COL_AXIS + 1] * scale, mb[i, COL_AXIS + 2] * scale
+    wx, wy, wz, vx, vy, vz = V[s], V[s + 1], V[s + 2], V[s + 3], V[s + 4], V[s + 5]
+    if mb[i, COL_TYPE] == PRISMATIC:   # [V, (0, a)] = (0, w x a)
+        x[d + 3] += wy * az - wz * ay
+        x[d + 4] += wz * ax - wx * az
+        x[d + 5] += wx * ay - wy * ax
+    else:                              # [V, (a, 0)] = (w x a, v x a)
+        x[d] += wy * az - wz * ay
+        x[d + 1] += wz * ax - wx * az
+        x[d + 2] += wx * ay - wy * ax
+        x[d + 3] += vy * az - vz * ay
+        x[d + 4] += vz * ax - vx * az
+        x[d + 5] += vx * ay - vy * ax
+
+
+@njit(cache=True)
+def _add_neg_ad_dual(V, s, P, p, x, d):
+    """x += -[ad_V]^T P = (w x m + v x f, w x f)  for V = (w, v), P = (m, f)  (eq. 9.31)."""
+    wx, wy, wz, vx, vy, vz = V[s], V[s + 1], V[s + 2], V[s + 3], V[s + 4], V[s + 5]
+    mx, my, mz, fx, fy, fz = P[p], P[p + 1], P[p + 2], P[p + 3], P[p + 4], P[p + 5]
+    x[d] += wy * mz - wz * my + vy * fz - vz * fy
+    x[d + 1] += wz * mx - wx * mz + vz * fx - vx * fz
+    x[d + 2] += wx * my - wy * mx + vx * fy - vy * fx
+    x[d + 3] += wy * fz - wz * fy
+    x[d + 4] += wz * fx - wx * fz
+    x[d + 5] += wx * fy - wy * fx
+
+
+@njit(cache=True)
+def _frame_wrench_to_body(mb, f, F, x, d):
+    """x[d:d+6] += wrench F given in frame f's coordinates, re-expressed in its body's frame."""
+    r = _n_bodies_rows(mb) + f
+    mx = my = mz = 0.0
+    fx = fy = fz = 0.0
+    for k in range(3):
+        mx += mb[r, FCOL_R + k] * F[k]
+        my += mb[r, FCOL_R + 3 + k] * F[k]
+        mz += mb[r, FCOL_R + 6 + k] * F[k]
+        fx += mb[r, FCOL_R + k] * F[3 + k]
+        fy += mb[r, FCOL_R + 3 + k] * F[3 + k]
+        fz += mb[r, FCOL_R + 6 + k] * F[3 + k]
+    px, py, pz = mb[r, FCOL_P], mb[r, FCOL_P + 1], mb[r, FCOL_P + 2]
+    x[d] += mx + py * fz - pz * fy
+    x[d + 1] += my + pz * fx - px * fz
+    x[d + 2] += mz + px * fy - py * fx
+    x[d + 3] += fx
+    x[d + 4] += fy
+    x[d + 5] += fz
+
+
+@njit(cache=True)
+def _n_bodies_rows(mb):
+    """Row of the first frame in the packed model (bodies occupy max(n, 1) rows)."""
+    return max(_n_bodies(mb), 1)
+
+
+@njit(cache=True)
+def _frame_body(mb, f):
+    return int(mb[_n_bodies_rows(mb) + f, FCOL_BODY])
+
+
+@njit(cache=True)
+def _all_finite(x):
+    for v in x.flat:
+        if not np.isfinite(v):
+            return False
+    return True
+
+
+@njit(cache=True)
+def _check_vector(x, n):
+    if x.shape[0] != n or not _all_finite(x):
+        raise ValueError("invalid input vector")
+
+
+# ---------------------------------------------------------------------------------------------
+# Recursive Newton-Euler inverse dynamics (eqs. 9.53-9.57)
+# ---------------------------------------------------------------------------------------------
+
+@njit(cache=True)
+def _rnea_into(mb, w, q, qd, qdd, use_qd, use_qdd, gravity, frame, f_tip, tau):
+    """tau = M(q) qdd + c(q, qd) + g(q) + J^T F_tip, by recursive Newton-Euler (eqs. 9.53-9.57).
+
+    use_qd / use_qdd False treat qd / qdd as zero; gravity False drops g(q). frame >= 0 applies the
+    tip wrench f_tip (the wrench the robot exerts on its environment, in frame coordinates) there.
+    Base: V_0 = 0, Vdot_0 = (0, -g), so gravity enters as an upward acceleration of the base.
+    """
+    n = _n_bodies(mb)
+    base = w[0, W_X:W_X + 6]   # scratch for the base acceleration (read before body 0 overwrites it)
+    for i in range(n):
+        _joint_transform_into(mb, w, i, q[i])                                  # (9.53)
+        p = _parent(mb, i)
+        V, A = w[i, W_V:W_V + 6], w[i, W_A:W_A + 6]
+        if p < 0:
+            for k in range(3):
+                base[k] = 0.0
+                base[3 + k] = -mb[0, COL_GRAVITY + k] if gravity else 0.0
+            V[:] = 0.0
+            _motion_to_child(w, i, base, 0, A, 0)
+        else:
+            _motion_to_child(w, i, w[p], W_V, V, 0)                           # (9.54)
+            _motion_to_child(w, i, w[p], W_A, A, 0)                           # (9.55)
+        if use_qd:
+            _add_axis(mb, i, qd[i], V, 0)
+            _add_ad_axis(mb, i, qd[i], V, 0, A, 0)
+        if use_qdd:
+            _add_axis(mb, i, qdd[i], A, 0)
+        F = w[i, W_F:W_F + 6]
+        _inertia_times(mb, i, A, 0, F, 0)                                     # G_i Vdot_i
+        if use_qd:
+            P = w[i, W_X:W_X + 6]
+            _inertia_times(mb, i, V, 0, P, 0)                                 # P_i = G_i V_i
+            _add_neg_ad_dual(V, 0, P, 0, F, 0)                                # - ad_V^T P_i  (9.56)
+    if frame >= 0:
+        b = _frame_body(mb, frame)
+        if b >= 0:
+            _frame_wrench_to_body(mb, frame, f_tip, w[b], W_F)                # F_{n+1} = F_tip
+    for i in range(n - 1, -1, -1):
+        tau[i] = _axis_dot(mb, i, w[i], W_F)                                  # (9.57)
+        p = _parent(mb, i)
+        if p >= 0:
+            _add_force_to_parent(w, i, w[i], W_F, w[p], W_F)                  # (9.56)
+
+
+# ---------------------------------------------------------------------------------------------
+# Composite-rigid-body algorithm for M(q)
+# ---------------------------------------------------------------------------------------------
+
+@njit(cache=True)
+def _add_moved_rigid_inertia(T, ro, po, src, s, dst, d):
+    """dst += the rigid-body inertia (m, h, I_o) at src[s:], moved by the pose (R, p) stored in
+    T[ro:ro+9], T[po:po+3] (the coordinates of the body's frame in the destination frame).
+
+    Every particle x maps to x' = R x + p, so h' = R h + m p and
+    I_o' = -sum m [x']^2 = R I_o R^T - ([Rh][p] + [p][Rh]) - m [p]^2.
+    """
+    m = src[s]
+    px, py, pz = T[po], T[po + 1], T[po + 2]
+    gx = gy = gz = 0.0    # g = R h
+    for k in range(3):
+        gx += T[ro + k] * src[s + 1 + k]
+        gy += T[ro + 3 + k] * src[s + 1 + k]
+        gz += T[ro + 6 + k] * src[s + 1 + k]
+    dst[d] += m
+    dst[d + 1] += gx + m * px
+    dst[d + 2] += gy + m * py
+    dst[d + 3] += gz + m * pz
+    # R I_o R^T
+    for r in range(3):
+        for c in range(3):
+            acc = 0.0
+            for k in range(3):
+                acc += T[ro + 3 * r + k] * (src[s + 4 + 3 * k] * T[ro + 3 * c] + src[s + 4 + 3 * k + 1] * T[ro + 3 * c + 1]
+                                            + src[s + 4 + 3 * k + 2] * T[ro + 3 * c + 2])
+            dst[d + 4 + 3 * r + c] += acc
+    gp = gx * px + gy * py + gz * pz
+    pp = px * px + py * py + pz * pz
+    g = (gx, gy, gz)
+    pv = (px, py, pz)
+    for r in range(3):
+        for c in range(3):
+            # -([g][p] + [p][g]) = 2 (g.p) 1 - p g^T - g p^T ;  -m[p]^2 = m (|p|^2 1 - p p^T)
+            val = -pv[r] * g[c] - g[r] * pv[c] - m * pv[r] * pv[c]
+            if r == c:
+                val += 2.0 * gp + m * pp
+            dst[d + 4 + 3 * r + c] += val
+
+
+@njit(cache=True)
+def _body_inertia_params(mb, i, dst, d):
+    """dst = (m, h, I_o) of body i in {i}."""
+    dst[d] = mb[i, COL_MASS]
+    for k in range(3):
+        dst[d + 1 + k] = mb[i, COL_H + k]
+    for k in range(9):
+        dst[d + 4 + k] = mb[i, COL_IO + k]
+
+
+@njit(cache=True)
+def _rigid_inertia_times_axis(mb, i, I, s, dst, d):
+    """dst = G A_i for a rigid-body inertia G = (m, h, I_o) at I[s:s+13] and body i's joint screw."""
+    ax, ay, az = mb[i, COL_AXIS], mb[i, COL_AXIS + 1], mb[i, COL_AXIS + 2]
+    m, hx, hy, hz = I[s], I[s + 1], I[s + 2], I[s + 3]
+    if mb[i, COL_TYPE] == PRISMATIC:   # G (0, a) = (h x a, m a)
+        dst[d] = hy * az - hz * ay
+        dst[d + 1] = hz * ax - hx * az
+        dst[d + 2] = hx * ay - hy * ax
+        dst[d + 3] = m * ax
+        dst[d + 4] = m * ay
+        dst[d + 5] = m * az
+    else:                              # G (a, 0) = (I_o a, a x h)
+        for r in range(3):
+            dst[d + r] = I[s + 4 + 3 * r] * ax + I[s + 5 + 3 * r] * ay + I[s + 6 + 3 * r] * az
+        dst[d + 3] = ay * hz - az * hy
+        dst[d + 4] = az * hx - ax * hz
+        dst[d + 5] = ax * hy - ay * hx
+
+
+@njit(cache=True)
+def _crba_into(mb, w, q, M):
+    """M(q) by the composite-rigid-body algorithm: M_ij = A_i^T (I^c_i A_j moved to {i}) (Featherstone).
+
+    Equal to eq. 9.61 / 9.82; inertias are accumulated leaf to root as ten-parameter rigid bodies (stored as m, h, I_o: 13 numbers).
+    """
+    n = _n_bodies(mb)
+    M[:, :] = 0.0     # bodies on different branches do not couple
+    for i in range(n):
+        _joint_transform_into(mb, w, i, q[i])
+        _body_inertia_params(mb, i, w[i], W_CM)
+    for i in range(n - 1, -1, -1):
+        p = _parent(mb, i)
+        if p >= 0:
+            _add_moved_rigid_inertia(w[i], W_R, W_P, w[i], W_CM, w[p], W_CM)
+    for i in range(n):
+        F = w[i, W_F:W_F + 6]
+        _rigid_inertia_times_axis(mb, i, w[i], W_CM, F, 0)
+        M[i, i] = _axis_dot(mb, i, F, 0)
+        j = i
+        while _parent(mb, j) >= 0:
+            X = w[j, W_X:W_X + 6]
+            X[:] = 0.0
+            _add_force_to_parent(w, j, F, 0, X, 0)
+            j = _parent(mb, j)
+            F = w[i, W_F:W_F + 6]
+            F[:] = X
+            M[i, j] = _axis_dot(mb, j, F, 0)
+            M[j, i] = M[i, j]
+
+
+# ---------------------------------------------------------------------------------------------
+# Articulated-body algorithm (Featherstone) for the forward dynamics
+# ---------------------------------------------------------------------------------------------
+
+@njit(cache=True)
+def _aba_into(mb, w, q, qd, tau, frame, f_tip, qdd):
+    """qdd = M^-1 (tau - c - g - J^T F_tip) by the articulated-body algorithm, O(n).
+
+    Pass 1 (base to tips): V_i, c_i = [V_i, A_i] qd_i, I^A_i = G_i, p^A_i = -ad_V^T G_i V_i (+F_tip).
+    Pass 2 (tips to base): U = I^A A, D = A^T U, u = tau - A^T p^A, and the articulated inertia
+    I^a = I^A - U U^T / D and bias p^a = p^A + I^a c + U u / D are added to the parent.
+    Pass 3 (base to tips): Vdot_i = Ad(Vdot_parent) + c_i, qdd_i = (u - U^T Vdot_i) / D, Vdot_i += A qdd_i.
+    """
+    n = _n_bodies(mb)
+    for i in range(n):
+        _joint_transform_into(mb, w, i, q[i])
+        p = _parent(mb, i)
+        V = w[i, W_V:W_V + 6]
+        if p < 0:
+            V[:] = 0.0
+        else:
+            _motion_to_child(w, i, w[p], W_V, V, 0)
+        _add_axis(mb, i, qd[i], V, 0)
+        c = w[i, W_C:W_C + 6]
+        c[:] = 0.0
+        _add_ad_axis(mb, i, qd[i], V, 0, c, 0)
+        IA = w[i, W_IA:W_IA + 36]
+        _body_inertia_params(mb, i, w[i], W_CM)
+        _rigid_inertia_matrix(w[i], W_CM, IA)
+        pA = w[i, W_PA:W_PA + 6]
+        P = w[i, W_X:W_X + 6]
+        _inertia_times(mb, i, V, 0, P, 0)
+        pA[:] = 0.0
+        _add_neg_ad_dual(V, 0, P, 0, pA, 0)
+    if frame >= 0:
+        b = _frame_body(mb, frame)
+        if b >= 0:
+            _frame_wrench_to_body(mb, frame, f_tip, w[b], W_PA)
+    for i in range(n - 1, -1, -1):
+        IA = w[i, W_IA:W_IA + 36]
+        U = w[i, W_U:W_U + 6]
+        pA = w[i, W_PA:W_PA + 6]
+        o = 3 if mb[i, COL_TYPE] == PRISMATIC else 0
+        ax, ay, az = mb[i, COL_AXIS], mb[i, COL_AXIS + 1], mb[i, COL_AXIS + 2]
+        for r in range(6):
+            U[r] = IA[6 * r + o] * ax + IA[6 * r + o + 1] * ay + IA[6 * r + o + 2] * az
+        D = _axis_dot(mb, i, U, 0)
+        w[i, W_D] = D
+        u = tau[i] - _axis_dot(mb, i, pA, 0)
+        w[i, W_UU] = u
+        p = _parent(mb, i)
+        if p < 0:
+            continue
+        # I^a = I^A - U U^T / D ;  p^a = p^A + I^a c + U u / D
+        for r in range(6):
+            for k in range(6):
+                IA[6 * r + k] -= U[r] * U[k] / D
+        c = w[i, W_C:W_C + 6]
+        pa = w[i, W_X:W_X + 6]
+        for r in range(6):
+            acc = pA[r] + U[r] * u / D
+            for k in range(6):
+                acc += IA[6 * r + k] * c[k]
+            pa[r] = acc
+        _add_force_to_parent(w, i, pa, 0, w[p], W_PA)
+        _add_inertia_matrix_to_parent(w, i, IA, w[p, W_IA:W_IA + 36])
+    base = w[0, W_X:W_X + 6]
+    for i in range(n):
+        p = _parent(mb, i)
+        A = w[i, W_A:W_A + 6]
+        if p < 0:
+            for k in range(3):
+                base[k] = 0.0
+                base[3 + k] = -mb[0, COL_GRAVITY + k]
+            _motion_to_child(w, i, base, 0, A, 0)
+        else:
+            _motion_to_child(w, i, w[p], W_A, A, 0)
+        for k in range(6):
+            A[k] += w[i, W_C + k]
+        U = w[i, W_U:W_U + 6]
+        acc = 0.0
+        for k in range(6):
+            acc += U[k] * A[k]
+        qdd[i] = (w[i, W_UU] - acc) / w[i, W_D]
+        _add_axis(mb, i, qdd[i], A, 0)
+
+
+@njit(cache=True)
+def _add_inertia_matrix_to_parent(w, i, I, dst):
+    """dst += X^T I X with X = Ad_{T_{i,parent}} = [[R^T, 0], [-R^T [p], R^T]] (6x6, flat).
+
+    X and the product I X use the body's coriolis scratch columns (W_I0, W_B0), unused by ABA.
+    """
+    X = w[i, W_I0:W_I0 + 36]
+    Y = w[i, W_B0:W_B0 + 36]
+    X[:] = 0.0
+    px, py, pz = w[i, W_P], w[i, W_P + 1], w[i, W_P + 2]
+    for r in range(3):
+        e0, e1, e2 = w[i, W_R + r], w[i, W_R + 3 + r], w[i, W_R + 6 + r]   # row r of R^T
+        for c in range(3):
+            X[6 * r + c] = w[i, W_R + 3 * c + r]
+            X[6 * (3 + r) + 3 + c] = w[i, W_R + 3 * c + r]
+        # row r of -R^T [p]  =  -(e x p)... (e^T [p])_c = (p x e)_c
+        X[6 * (3 + r)] = -(e1 * pz - e2 * py)
+        X[6 * (3 + r) + 1] = -(e2 * px - e0 * pz)
+        X[6 * (3 + r) + 2] = -(e0 * py - e1 * px)
+    for r in range(6):
+        for c in range(6):
+            acc = 0.0
+            for k in range(6):
+                acc += I[6 * r + k] * X[6 * k + c]
+            Y[6 * r + c] = acc
+    for r in range(6):
+        for c in range(6):
+            acc = 0.0
+            for k in range(6):
+                acc += X[6 * k + r] * Y[6 * k + c]
+            dst[6 * r + c] += acc
+
+
+# ---------------------------------------------------------------------------------------------
+# Forward kinematics in base coordinates, Jacobians
+# ---------------------------------------------------------------------------------------------
+
+@njit(cache=True)
+def _world_kinematics_into(mb, w, q):
+    """T_{0i} = T_{0,parent} T_{parent,i} for every body (eq. 9.37) and the base-frame screw axes
+    S_i = Ad_{T_0i} A_i (the columns of the space Jacobian)."""
+    n = _n_bodies(mb)
+    for i in range(n):
+        _joint_transform_into(mb, w, i, q[i])
+        p = _parent(mb, i)
+        if p < 0:
+            for k in range(9):
+                w[i, W_R0 + k] = w[i, W_R + k]
+            for k in range(3):
+                w[i, W_P0 + k] = w[i, W_P + k]
+        else:
+            for r in range(3):
+                for c in range(3):
+                    w[i, W_R0 + 3 * r + c] = (w[p, W_R0 + 3 * r] * w[i, W_R + c] + w[p, W_R0 + 3 * r + 1] * w[i, W_R + 3 + c]
+                                              + w[p, W_R0 + 3 * r + 2] * w[i, W_R + 6 + c])
+                w[i, W_P0 + r] = (w[p, W_P0 + r] + w[p, W_R0 + 3 * r] * w[i, W_P] + w[p, W_R0 + 3 * r + 1] * w[i, W_P + 1]
+                                  + w[p, W_R0 + 3 * r + 2] * w[i, W_P + 2])
+        ax, ay, az = mb[i, COL_AXIS], mb[i, COL_AXIS + 1], mb[i, COL_AXIS + 2]
+        sx = w[i, W_R0] * ax + w[i, W_R0 + 1] * ay + w[i, W_R0 + 2] * az
+        sy = w[i, W_R0 + 3] * ax + w[i, W_R0 + 4] * ay + w[i, W_R0 + 5] * az
+        sz = w[i, W_R0 + 6] * ax + w[i, W_R0 + 7] * ay + w[i, W_R0 + 8] * az
+        px, py, pz = w[i, W_P0], w[i, W_P0 + 1], w[i, W_P0 + 2]
+        if mb[i, COL_TYPE] == PRISMATIC:      # S = (0, R a)
+            w[i, W_S0], w[i, W_S0 + 1], w[i, W_S0 + 2] = 0.0, 0.0, 0.0
+            w[i, W_S0 + 3], w[i, W_S0 + 4], w[i, W_S0 + 5] = sx, sy, sz
+        else:                                 # S = (R a, p x R a)
+            w[i, W_S0], w[i, W_S0 + 1], w[i, W_S0 + 2] = sx, sy, sz
+            w[i, W_S0 + 3] = py * sz - pz * sy
+            w[i, W_S0 + 4] = pz * sx - px * sz
+            w[i, W_S0 + 5] = px * sy - py * sx
+
+
+@njit(cache=True)
+def _frame_pose_into(mb, w, frame, T):
+    """T (4x4) = T_{0,f} = T_{0,b} T_{b,f} of frame f on body b; world kinematics must be current."""
+    r = _n_bodies_rows(mb) + frame
+    b = int(mb[r, FCOL_BODY])
+    T[:] = 0.0
+    T[3, 3] = 1.0
+    for i in range(3):
+        for j in range(3):
+            if b < 0:
+                T[i, j] = mb[r, FCOL_R + 3 * i + j]
+            else:
+                T[i, j] = (w[b, W_R0 + 3 * i] * mb[r, FCOL_R + j] + w[b, W_R0 + 3 * i + 1] * mb[r, FCOL_R + 3 + j]
+                           + w[b, W_R0 + 3 * i + 2] * mb[r, FCOL_R + 6 + j])
+        if b < 0:
+            T[i, 3] = mb[r, FCOL_P + i]
+        else:
+            T[i, 3] = (w[b, W_P0 + i] + w[b, W_R0 + 3 * i] * mb[r, FCOL_P] + w[b, W_R0 + 3 * i + 1] * mb[r, FCOL_P + 1]
+                       + w[b, W_R0 + 3 * i + 2] * mb[r, FCOL_P + 2])
+
+
+REF_SPACE = 0
+REF_BODY = 1
+REF_WORLD_ALIGNED = 2
+
+
+@njit(cache=True)
+def _change_reference(T, reference, x, s):
+    """Re-express a base-coordinates twist x[s:s+6] (space form) in the requested reference at frame T.
+
+    body: Ad_{T^-1} x = (R^T w, R^T (v + w x p)); world_aligned: (w, v + w x p), the velocity of the
+    point p with base axes; space: unchanged.
+    """
+    if reference == REF_SPACE:
+        return
+    wx, wy, wz = x[s], x[s + 1], x[s + 2]
+    px, py, pz = T[0, 3], T[1, 3], T[2, 3]
+    vx = x[s + 3] + wy * pz - wz * py
+    vy = x[s + 4] + wz * px - wx * pz
+    vz = x[s + 5] + wx * py - wy * px
+    if reference == REF_WORLD_ALIGNED:
+        x[s + 3], x[s + 4], x[s + 5] = vx, vy, vz
+        return
+    for c in range(3):
+        x[s + c] = T[0, c] * wx + T[1, c] * wy + T[2, c] * wz
+        x[s + 3 + c] = T[0, c] * vx + T[1, c] * vy + T[2, c] * vz
+
+
+@njit(cache=True)
+def _jacobian_into(mb, w, q, frame, reference, T, J):
+    """J (6 x n): space Jacobian columns S_j for the joints supporting the frame (eq. 5.11 of the
+    book, used in eq. 9.61), then re-expressed in the requested reference; T receives T_{0f}."""
+    _world_kinematics_into(mb, w, q)
+    _frame_pose_into(mb, w, frame, T)
+    J[:, :] = 0.0
+    b = _frame_body(mb, frame)
+    col = np.empty(6)
+    while b >= 0:
+        for k in range(6):
+            col[k] = w[b, W_S0 + k]
+        _change_reference(T, reference, col, 0)
+        for k in range(6):
+            J[k, b] = col[k]
+        b = _parent(mb, b)
+
+
+@njit(cache=True)
+def _jacobian_derivative_into(mb, w, q, qd, frame, reference, T, dJ):
+    """dJ/dt (6 x n) of the frame Jacobian in the requested reference.
+
+    Space: dS_j/dt = [V_j, S_j] with V_j the base-coords twist of body j. Body: d/dt(Ad_{T^-1} J_s)
+    = Ad_{T^-1} dJ_s - [V_b, J_b]. World-aligned: (dw_j, dv_j + dw_j x p + w_j x pdot), pdot the
+    velocity of the frame origin.
+    """
+    n = _n_bodies(mb)
+    _world_kinematics_into(mb, w, q)
+    _frame_pose_into(mb, w, frame, T)
+    for i in range(n):                     # V_i (base coords) and dS_i/dt = [V_i, S_i]
+        p = _parent(mb, i)
+        for k in range(6):
+            w[i, W_V + k] = (w[p, W_V + k] if p >= 0 else 0.0) + w[i, W_S0 + k] * qd[i]
+        _bracket(w[i], W_V, w[i], W_S0, w[i], W_SD)
+    dJ[:, :] = 0.0
+    b = _frame_body(mb, frame)
+    if b < 0:
+        return
+    Vf = np.empty(6)           # twist of the frame (base coords, space form) = V_b
+    for k in range(6):
+        Vf[k] = w[b, W_V + k]
+    px, py, pz = T[0, 3], T[1, 3], T[2, 3]
+    # velocity of the frame origin: pdot = v + w x p
+    pdx = Vf[3] + Vf[1] * pz - Vf[2] * py
+    pdy = Vf[4] + Vf[2] * px - Vf[0] * pz
+    pdz = Vf[5] + Vf[0] * py - Vf[1] * px
+    col = np.empty(6)
+    j = b
+    while j >= 0:
+        for k in range(6):
+            col[k] = w[j, W_SD + k]
+        if reference == REF_WORLD_ALIGNED:
+            _change_reference(T, reference, col, 0)
+            sx, sy, sz = w[j, W_S0], w[j, W_S0 + 1], w[j, W_S0 + 2]
+            col[3] += sy * pdz - sz * pdy
+            col[4] += sz * pdx - sx * pdz
+            col[5] += sx * pdy - sy * pdx
+        elif reference == REF_BODY:
+            # Ad_{T^-1}(dS_j - [V_f, S_j]) = Ad_{T^-1} dS_j - [V_b, J_b,j]
+            tmp = np.empty(6)
+            _bracket(Vf, 0, w[j], W_S0, tmp, 0)
+            for k in range(6):
+                col[k] -= tmp[k]
+            _change_reference(T, reference, col, 0)
+        for k in range(6):
+            dJ[k, j] = col[k]
+        j = _parent(mb, j)
+
+
+@njit(cache=True)
+def _bracket(X, s, Y, t, out, d):
+    """out = [ad_X] Y = (wx x wy, vx x wy + wx x vy)  (eq. 9.28)."""
+    w1x, w1y, w1z, v1x, v1y, v1z = X[s], X[s + 1], X[s + 2], X[s + 3], X[s + 4], X[s + 5]
+    w2x, w2y, w2z, v2x, v2y, v2z = Y[t], Y[t + 1], Y[t + 2], Y[t + 3], Y[t + 4], Y[t + 5]
+    out[d] = w1y * w2z - w1z * w2y
+    out[d + 1] = w1z * w2x - w1x * w2z
+    out[d + 2] = w1x * w2y - w1y * w2x
+    out[d + 3] = v1y * w2z - v1z * w2y + w1y * v2z - w1z * v2y
+    out[d + 4] = v1z * w2x - v1x * w2z + w1z * v2x - w1x * v2z
+    out[d + 5] = v1x * w2y - v1y * w2x + w1x * v2y - w1y * v2x
+
+
+# ---------------------------------------------------------------------------------------------
+# Christoffel-consistent Coriolis matrix (eq. 9.87), O(n^2)
+# ---------------------------------------------------------------------------------------------
+
+@njit(cache=True)
+def _coriolis_matrix_into(mb, w, q, qd, C):
+    """C(q, qd) with C_ij = sum_k Gamma_ijk qd_k (eq. 9.87), so that Mdot - 2C is skew-symmetric.
+
+    In base coordinates M = sum_i J_i^T I_i J_i, with J_i's columns the screws S_j (j supports i),
+    dS_j/dt = [V_j, S_j] and dI_i/dt = -ad_{V_i}^T I_i - I_i ad_{V_i}. With
+    B_i = 1/2 (-ad_{V_i}^T I_i - I_i ad_{V_i} - adbar(I_i V_i)), where adbar(P) X = ad_X^T P is skew,
+    B_i + B_i^T = dI_i/dt and B_i V_i = -ad_{V_i}^T I_i V_i, so C = sum_i J_i^T (I_i dJ_i + B_i J_i)
+    reproduces c = C qd and Mdot = C + C^T; it is the Christoffel factorisation (Echeandia & Wensing
+    2021). Summing I_i and B_i over subtrees (composites I^c, B^c) gives, for j supporting i:
+        C_ij = S_i^T (I^c_i dS_j + B^c_i S_j),   C_ji = S_j^T (I^c_i dS_i + B^c_i S_i).
+    """
+    n = _n_bodies(mb)
+    _world_kinematics_into(mb, w, q)
+    for i in range(n):
+        p = _parent(mb, i)
+        for k in range(6):
+            w[i, W_V + k] = (w[p, W_V + k] if p >= 0 else 0.0) + w[i, W_S0 + k] * qd[i]
+        _bracket(w[i], W_V, w[i], W_S0, w[i], W_SD)
+        _world_inertia_into(mb, w, i)
+        _coriolis_factor_into(w, i)
+    for i in range(n - 1, -1, -1):
+        p = _parent(mb, i)
+        if p >= 0:
+            for k in range(36):
+                w[p, W_I0 + k] += w[i, W_I0 + k]
+                w[p, W_B0 + k] += w[i, W_B0 + k]
+    y1 = np.empty(6)
+    y2 = np.empty(6)
+    Fc = np.empty(6)
+    C[:, :] = 0.0
+    for i in range(n):
+        Ic = w[i, W_I0:W_I0 + 36]
+        Bc = w[i, W_B0:W_B0 + 36]
+        for r in range(6):
+            a1 = 0.0
+            a2 = 0.0
+            b1 = 0.0
+            for k in range(6):
+                a1 += Ic[6 * k + r] * w[i, W_S0 + k]        # (I^c_i S_i)  (symmetric)
+                a2 += Bc[6 * k + r] * w[i, W_S0 + k]        # (B^c_i^T S_i)
+                b1 += Ic[6 * r + k] * w[i, W_SD + k] + Bc[6 * r + k] * w[i, W_S0 + k]
+            y1[r] = a1
+            y2[r] = a2
+            Fc[r] = b1                                       # I^c_i dS_i + B^c_i S_i
+        j = i
+        while j >= 0:
+            cij = 0.0
+            for k in range(6):
+                cij += y1[k] * w[j, W_SD + k] + y2[k] * w[j, W_S0 + k]
+            C[i, j] = cij
+            if j != i:
+                cji = 0.0
+                for k in range(6):
+                    cji += w[j, W_S0 + k] * Fc[k]
+                C[j, i] = cji
+            j = _parent(mb, j)
+
+
+@njit(cache=True)
+def _world_inertia_into(mb, w, i):
+    """I_i in base coordinates (6x6 at W_I0): the ten-parameter inertia moved by T_{0i}."""
+    prm = w[i, W_CM:W_CM + 13]
+    src = w[i, W_IA:W_IA + 13]    # ABA's column, free here
+    _body_inertia_params(mb, i, src, 0)
+    prm[:] = 0.0
+    _add_moved_rigid_inertia(w[i], W_R0, W_P0, src, 0, prm, 0)
+    _rigid_inertia_matrix(prm, 0, w[i, W_I0:W_I0 + 36])
+
+
+@njit(cache=True)
+def _rigid_inertia_matrix(prm, s, G):
+    """G (flat 6x6) = [[I_o, [h]], [[h]^T, m 1]] from the ten parameters prm[s:s+13] = (m, h, I_o)."""
+    m, hx, hy, hz = prm[s], prm[s + 1], prm[s + 2], prm[s + 3]
+    G[:] = 0.0
+    for r in range(3):
+        for c in range(3):
+            G[6 * r + c] = prm[s + 4 + 3 * r + c]
+        G[6 * (3 + r) + 3 + r] = m
+    G[0 * 6 + 4], G[0 * 6 + 5] = -hz, hy
+    G[1 * 6 + 3], G[1 * 6 + 5] = hz, -hx
+    G[2 * 6 + 3], G[2 * 6 + 4] = -hy, hx
+    G[4 * 6 + 0], G[5 * 6 + 0] = -hz, hy
+    G[3 * 6 + 1], G[5 * 6 + 1] = hz, -hx
+    G[3 * 6 + 2], G[4 * 6 + 2] = -hy, hx
+
+
+@njit(cache=True)
+def _coriolis_factor_into(w, i):
+    """B_i = 1/2 (-ad_V^T I - I ad_V - adbar(I V)) at W_B0, for V = w[i, W_V], I = w[i, W_I0].
+
+    ad_V = [[w], 0; [v], [w]];  adbar(P) = [[m], [f]; [f], 0] for P = (m, f).
+    """
+    I = w[i, W_I0:W_I0 + 36]
+    B = w[i, W_B0:W_B0 + 36]
+    ad = np.zeros((6, 6))
+    wx, wy, wz, vx, vy, vz = w[i, W_V], w[i, W_V + 1], w[i, W_V + 2], w[i, W_V + 3], w[i, W_V + 4], w[i, W_V + 5]
+    _skew_into(ad, 0, 0, wx, wy, wz)
+    _skew_into(ad, 3, 3, wx, wy, wz)
+    _skew_into(ad, 3, 0, vx, vy, vz)
+    P = np.empty(6)
+    for r in range(6):
+        acc = 0.0
+        for k in range(6):
+            acc += I[6 * r + k] * w[i, W_V + k]
+        P[r] = acc
+    adbar = np.zeros((6, 6))
+    _skew_into(adbar, 0, 0, P[0], P[1], P[2])
+    _skew_into(adbar, 0, 3, P[3], P[4], P[5])
+    _skew_into(adbar, 3, 0, P[3], P[4], P[5])
+    for r in range(6):
+        for c in range(6):
+            acc = 0.0
+            for k in range(6):
+                # -ad^T I  - I ad
+                acc += -ad[k, r] * I[6 * k + c] - I[6 * r + k] * ad[k, c]
+            B[6 * r + c] = 0.5 * (acc - adbar[r, c])
+
+
+@njit(cache=True)
+def _skew_into(M, r, c, x, y, z):
+    """M[r:r+3, c:c+3] = [x] (the skew-symmetric cross-product matrix)."""
+    M[r, c + 1] = -z
+    M[r, c + 2] = y
+    M[r + 1, c] = z
+    M[r + 1, c + 2] = -x
+    M[r + 2, c] = -y
+    M[r + 2, c + 1] = x
+
+
+# ---------------------------------------------------------------------------------------------
+# Dense linear algebra for small systems (no allocation, no LAPACK dispatch)
+# ---------------------------------------------------------------------------------------------
+
+@njit(cache=True)
+def _cholesky_in_place(A, n):
+    """A[:n,:n] = L with L L^T = A (lower triangle; the upper is left untouched). False if A is not
+    positive definite."""
+    for j in range(n):
+        d = A[j, j]
+        for k in range(j):
+            d -= A[j, k] * A[j, k]
+        if not d > 0.0:
+            return False
+        d = np.sqrt(d)
+        A[j, j] = d
+        for i in range(j + 1, n):
+            s = A[i, j]
+            for k in range(j):
+                s -= A[i, k] * A[j, k]
+            A[i, j] = s / d
+    return True
+
+
+@njit(cache=True)
+def _cholesky_solve_in_place(L, n, b):
+    """b = (L L^T)^-1 b for a vector b."""
+    for i in range(n):
+        s = b[i]
+        for k in range(i):
+            s -= L[i, k] * b[k]
+        b[i] = s / L[i, i]
+    for i in range(n - 1, -1, -1):
+        s = b[i]
+        for k in range(i + 1, n):
+            s -= L[k, i] * b[k]
+        b[i] = s / L[i, i]
+
+
+# ---------------------------------------------------------------------------------------------
+# Integration steps (forward dynamics by ABA)
+# ---------------------------------------------------------------------------------------------
+
+@njit(cache=True)
+def _friction_into(qd, viscous, coulomb, out):
+    """out = F_v qd + F_s sgn(qd) (viscous and Coulomb friction, the notes' generalised forces)."""
+    for i in range(qd.shape[0]):
+        out[i] = viscous[i] * qd[i] + coulomb[i] * np.sign(qd[i])
+
+
+@njit(cache=True)
+def _accel_into(mb, w, q, qd, tau, frame, f_tip, viscous, coulomb, tmp, qdd):
+    """qdd = FD(q, qd, tau - friction(qd)) (ABA)."""
+    _friction_into(qd, viscous, coulomb, tmp)
+    for i in range(tau.shape[0]):
+        tmp[i] = tau[i] - tmp[i]
+    _aba_into(mb, w, q, qd, tmp, frame, f_tip, qdd)
+
+
+METHOD_EULER = 0
+METHOD_SEMI_IMPLICIT = 1
+METHOD_RK4 = 2
+
+
+@njit(cache=True)
+def _step_into(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_out, qd_out, s):
+    """One integration step of (q, qd) under tau held constant over dt.
+
+    Euler (the textbook's EulerStep): q' = q + dt qd, qd' = qd + dt qdd.
+    Semi-implicit (symplectic) Euler: qd' = qd + dt qdd, q' = q + dt qd'.
+    RK4: the classical fourth-order Runge-Kutta on x = (q, qd), xdot = (qd, FD(q, qd, tau)).
+    s: scratch (8, n).
+    """
+    n = q.shape[0]
+    k1 = s[0]
+    _accel_into(mb, w, q, qd, tau, frame, f_tip, viscous, coulomb, s[7], k1)
+    if method == METHOD_EULER:
+        for i in range(n):
+            q_out[i] = q[i] + dt * qd[i]
+            qd_out[i] = qd[i] + dt * k1[i]
+        return
+    if method == METHOD_SEMI_IMPLICIT:
+        for i in range(n):
+            qd_out[i] = qd[i] + dt * k1[i]
+            q_out[i] = q[i] + dt * qd_out[i]
+        return
+    qa, va, k2, k3, k4 = s[1], s[2], s[3], s[4], s[5]
+    v2, v3 = s[6], q_out   # q_out is free until the end: use it as scratch for v3
+    for i in range(n):
+        qa[i] = q[i] + 0.5 * dt * qd[i]
+        va[i] = qd[i] + 0.5 * dt * k1[i]
+    _accel_into(mb, w, qa, va, tau, frame, f_tip, viscous, coulomb, s[7], k2)
+    for i in range(n):
+        v2[i] = va[i]
+        qa[i] = q[i] + 0.5 * dt * v2[i]
+        va[i] = qd[i] + 0.5 * dt * k2[i]
+    _accel_into(mb, w, qa, va, tau, frame, f_tip, viscous, coulomb, s[7], k3)
+    for i in range(n):
+        v3[i] = va[i]
+        qa[i] = q[i] + dt * v3[i]
+        va[i] = qd[i] + dt * k3[i]
+    _accel_into(mb, w, qa, va, tau, frame, f_tip, viscous, coulomb, s[7], k4)
+    for i in range(n):
+        v4 = va[i]
+        q_out[i] = q[i] + dt / 6.0 * (qd[i] + 2.0 * v2[i] + 2.0 * v3[i] + v4)
+        qd_out[i] = qd[i] + dt / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
+
+
+# ---------------------------------------------------------------------------------------------
+# Compiled entry points (argument checks, result allocation); one per public call.
+# Explicit signatures: anything but C-contiguous float64 arrays is refused with a TypeError instead
+# of compiling a new specialisation, and the Python layer converts or explains (_checks.py).
+# ---------------------------------------------------------------------------------------------
+
+_MB = types.Array(types.float64, 2, "C", readonly=True)   # the packed model (frozen)
+_W = types.float64[:, ::1]                                # the Data workspace
+_V = types.float64[::1]                                   # a vector
+_T = types.float64[:, ::1]                                # a trajectory (N, n)
+_I = types.int64
+_F = types.float64
+_B = types.boolean
+
+@njit(_V(_MB, _W, _V, _V, _V), cache=True)
+def rnea(mb, w, q, qd, qdd):
+    n = _n_bodies(mb)
+    _check_vector(q, n)
+    _check_vector(qd, n)
+    _check_vector(qdd, n)
+    tau = np.empty(n)
+    _rnea_into(mb, w, q, qd, qdd, True, True, True, -1, q, tau)
+    return tau
+
+
+@njit(_V(_MB, _W, _V, _V, _V, _I, _V), cache=True)
+def rnea_tip(mb, w, q, qd, qdd, frame, f_tip):
+    n = _n_bodies(mb)
+    _check_vector(q, n)
+    _check_vector(qd, n)
+    _check_vector(qdd, n)
+    _check_vector(f_tip, 6)
+    tau = np.empty(n)
+    _rnea_into(mb, w, q, qd, qdd, True, True, True, frame, f_tip, tau)
+    return tau
+
+
+@njit(_V(_MB, _W, _V, _V, _B, _B), cache=True)
+def rnea_terms(mb, w, q, qd, use_qd, gravity):
+    """Bias terms by RNEA with qdd = 0: c + g, c (gravity False), or g (use_qd False)."""
+    n = _n_bodies(mb)
+    _check_vector(q, n)
+    if use_qd:
+        _check_vector(qd, n)
+    tau = np.empty(n)
+    _rnea_into(mb, w, q, qd, qd, use_qd, False, gravity, -1, q, tau)
+    return tau
+
+
+@njit(_T(_MB, _W, _T, _T, _T, _I, _T), cache=True)
+def rnea_batch(mb, w, q, qd, qdd, frame, f_tip):
+    """RNEA over N states (rows); f_tip (N, 6) applied at `frame` when frame >= 0."""
+    N, n = q.shape
+    if n != _n_bodies(mb) or qd.shape != q.shape or qdd.shape != q.shape:
+        raise ValueError("invalid trajectory shape")
+    if frame >= 0 and (f_tip.shape[0] != N or f_tip.shape[1] != 6 or not _all_finite(f_tip)):
+        raise ValueError("invalid tip wrench trajectory")
+    if not (_all_finite(q) and _all_finite(qd) and _all_finite(qdd)):
+        raise ValueError("invalid trajectory values")
+    tau = np.empty((N, n))
+    for k in range(N):
+        _rnea_into(mb, w, q[k], qd[k], qdd[k], True, True, True, frame, f_tip[k if frame >= 0 else 0], tau[k])
+    return tau
+
+
+@njit(_T(_MB, _W, _V), cache=True)
+def crba(mb, w, q):
+    n = _n_bodies(mb)
+    _check_vector(q, n)
+    M = np.empty((n, n))
+    _crba_into(mb, w, q, M)
+    return M
+
+
+@njit(types.float64[:, :, ::1](_MB, _W, _T), cache=True)
+def crba_batch(mb, w, q):
+    N, n = q.shape
+    if n != _n_bodies(mb):
+        raise ValueError("invalid trajectory shape")
+    if not _all_finite(q):
+        raise ValueError("invalid trajectory values")
+    M = np.empty((N, n, n))
+    for k in range(N):
+        _crba_into(mb, w, q[k], M[k])
+    return M
+
+
+@njit(_V(_MB, _W, _V, _V, _V), cache=True)
+def aba(mb, w, q, qd, tau):
+    n = _n_bodies(mb)
+    _check_vector(q, n)
+    _check_vector(qd, n)
+    _check_vector(tau, n)
+    qdd = np.empty(n)
+    _aba_into(mb, w, q, qd, tau, -1, q, qdd)
+    return qdd
+
+
+@njit(_V(_MB, _W, _V, _V, _V, _I, _V), cache=True)
+def aba_tip(mb, w, q, qd, tau, frame, f_tip):
+    n = _n_bodies(mb)
+    _check_vector(q, n)
+    _check_vector(qd, n)
+    _check_vector(tau, n)
+    _check_vector(f_tip, 6)
+    qdd = np.empty(n)
+    _aba_into(mb, w, q, qd, tau, frame, f_tip, qdd)
+    return qdd
+
+
+@njit(_T(_MB, _W, _T, _T, _T), cache=True)
+def aba_batch(mb, w, q, qd, tau):
+    N, n = q.shape
+    if n != _n_bodies(mb) or qd.shape != q.shape or tau.shape != q.shape:
+        raise ValueError("invalid trajectory shape")
+    if not (_all_finite(q) and _all_finite(qd) and _all_finite(tau)):
+        raise ValueError("invalid trajectory values")
+    qdd = np.empty((N, n))
+    for k in range(N):
+        _aba_into(mb, w, q[k], qd[k], tau[k], -1, q[k], qdd[k])
+    return qdd
+
+
+@njit(_V(_MB, _W, _V, _V, _V, _I, _V), cache=True)
+def fd_via_mass_matrix(mb, w, q, qd, tau, frame, f_tip):
+    """qdd = M^-1 (tau - b) with M = L L^T (the textbook's GetJointAccel, no explicit inverse)."""
+    n = _n_bodies(mb)
+    _check_vector(q, n)
+    _check_vector(qd, n)
+    _check_vector(tau, n)
+    _check_vector(f_tip, 6)
+    M = np.empty((n, n))
+    _crba_into(mb, w, q, M)
+    b = np.empty(n)
+    zero = np.zeros(n)
+    _rnea_into(mb, w, q, qd, zero, True, False, True, frame, f_tip, b)
+    for i in range(n):
+        b[i] = tau[i] - b[i]
+    if not _cholesky_in_place(M, n):
+        raise ValueError("mass matrix is not positive definite")
+    _cholesky_solve_in_place(M, n, b)
+    return b
+
+
+@njit(_T(_MB, _W, _V, _V), cache=True)
+def coriolis_matrix(mb, w, q, qd):
+    n = _n_bodies(mb)
+    _check_vector(q, n)
+    _check_vector(qd, n)
+    C = np.empty((n, n))
+    _coriolis_matrix_into(mb, w, q, qd, C)
+    return C
+
+
+@njit(types.float64[:, :, ::1](_MB, _W, _V), cache=True)
+def mass_matrix_derivatives(mb, w, q):
+    """dM/dq_k = C(q, e_k) + C(q, e_k)^T, since Mdot = C + C^T is linear in qd; shape (n, n, n)."""
+    n = _n_bodies(mb)
+    _check_vector(q, n)
+    dM = np.empty((n, n, n))
+    e = np.zeros(n)
+    C = np.empty((n, n))
+    for k in range(n):
+        e[:] = 0.0
+        e[k] = 1.0
+        _coriolis_matrix_into(mb, w, q, e, C)
+        for i in range(n):
+            for j in range(n):
+                dM[i, j, k] = C[i, j] + C[j, i]
+    return dM
+
+
+@njit(_T(_MB, _W, _V, _I), cache=True)
+def frame_pose(mb, w, q, frame):
+    n = _n_bodies(mb)
+    _check_vector(q, n)
+    _world_kinematics_into(mb, w, q)
+    T = np.empty((4, 4))
+    _frame_pose_into(mb, w, frame, T)
+    return T
+
+
+@njit(types.float64[:, :, ::1](_MB, _W, _V), cache=True)
+def body_poses(mb, w, q):
+    """T_{0i} of every body, (n, 4, 4)."""
+    n = _n_bodies(mb)
+    _check_vector(q, n)
+    _world_kinematics_into(mb, w, q)
+    T = np.zeros((n, 4, 4))
+    for i in range(n):
+        for r in range(3):
+            for c in range(3):
+                T[i, r, c] = w[i, W_R0 + 3 * r + c]
+            T[i, r, 3] = w[i, W_P0 + r]
+        T[i, 3, 3] = 1.0
+    return T
+
+
+@njit(_T(_MB, _W, _V, _I, _I), cache=True)
+def jacobian(mb, w, q, frame, reference):
+    n = _n_bodies(mb)
+    _check_vector(q, n)
+    J = np.empty((6, n))
+    T = np.empty((4, 4))
+    _jacobian_into(mb, w, q, frame, reference, T, J)
+    return J
+
+
+@njit(_T(_MB, _W, _V, _V, _I, _I), cache=True)
+def jacobian_derivative(mb, w, q, qd, frame, reference):
+    n = _n_bodies(mb)
+    _check_vector(q, n)
+    _check_vector(qd, n)
+    dJ = np.empty((6, n))
+    T = np.empty((4, 4))
+    _jacobian_derivative_into(mb, w, q, qd, frame, reference, T, dJ)
+    return dJ
+
+
+@njit(_T(_MB, _W, _V, _I, _I, _F), cache=True)
+def task_space_inertia(mb, w, q, frame, reference, damping):
+    """Lambda = (J M^-1 J^T + damping 1)^-1 (eq. 9.98 when J is square and invertible)."""
+    n = _n_bodies(mb)
+    _check_vector(q, n)
+    M = np.empty((n, n))
+    _crba_into(mb, w, q, M)
+    J = np.empty((6, n))
+    T = np.empty((4, 4))
+    _jacobian_into(mb, w, q, frame, reference, T, J)
+    if not _cholesky_in_place(M, n):
+        raise ValueError("mass matrix is not positive definite")
+    # Y = L^-1 J^T (n x 6), Lambda^-1 = Y^T Y
+    Y = np.empty((n, 6))
+    for c in range(6):
+        for i in range(n):
+            s = J[c, i]
+            for k in range(i):
+                s -= M[i, k] * Y[k, c]
+            Y[i, c] = s / M[i, i]
+    Li = np.empty((6, 6))
+    for r in range(6):
+        for c in range(r + 1):
+            s = 0.0
+            for k in range(n):
+                s += Y[k, r] * Y[k, c]
+            Li[r, c] = s
+            Li[c, r] = s
+        Li[r, r] += damping
+    if not _cholesky_in_place(Li, 6):
+        raise ValueError("J M^-1 J^T is singular at this configuration (redundant or singular arm): pass damping > 0")
+    Lam = np.empty((6, 6))
+    e = np.empty(6)
+    for c in range(6):
+        e[:] = 0.0
+        e[c] = 1.0
+        _cholesky_solve_in_place(Li, 6, e)
+        for r in range(6):
+            Lam[r, c] = e[r]
+    return Lam
+
+
+@njit(_T(_T), cache=True)
+def cholesky(A):
+    """Lower-triangular L with L L^T = A; raises ValueError if A is not positive definite."""
+    n = A.shape[0]
+    L = A.copy()
+    if not _cholesky_in_place(L, n):
+        raise ValueError("matrix is not positive definite")
+    for i in range(n):
+        for j in range(i + 1, n):
+            L[i, j] = 0.0
+    return L
+
+
+@njit(types.UniTuple(_V, 2)(_MB, _W, _V, _V, _V, _F, _I, _I, _V, _V, _V), cache=True)
+def step(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb):
+    n = _n_bodies(mb)
+    _check_vector(q, n)
+    _check_vector(qd, n)
+    _check_vector(tau, n)
+    _check_vector(f_tip, 6)
+    s = np.empty((8, n))
+    q_out = np.empty(n)
+    qd_out = np.empty(n)
+    _step_into(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_out, qd_out, s)
+    return q_out, qd_out
+
+
+@njit(types.UniTuple(_T, 2)(_MB, _W, _V, _V, _T, _F, _I, _I, _V, _V, _V), cache=True)
+def simulate(mb, w, q0, qd0, tau, dt, method, frame, f_tip, viscous, coulomb):
+    """(q, qd) trajectories of shape (steps + 1, n) under tau[k] held over step k."""
+    n = _n_bodies(mb)
+    _check_vector(q0, n)
+    _check_vector(qd0, n)
+    steps = tau.shape[0]
+    if tau.shape[1] != n or not _all_finite(tau):
+        raise ValueError("invalid torque trajectory")
+    q = np.empty((steps + 1, n))
+    qd = np.empty((steps + 1, n))
+    q[0] = q0
+    qd[0] = qd0
+    s = np.empty((8, n))
+    for k in range(steps):
+        _step_into(mb, w, q[k], qd[k], tau[k], dt, method, frame, f_tip, viscous, coulomb, q[k + 1], qd[k + 1], s)
+    return q, qd

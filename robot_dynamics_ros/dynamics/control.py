@@ -1,0 +1,31 @@
+"""Computed-torque control (textbook §11.4.1)."""
+import numpy as np
+
+from . import _checks
+from .inverse_dynamics import inverse_dynamics
+
+
+def _gain(model, k, name):
+    k = np.asarray(k, dtype=float)
+    if k.ndim == 0:
+        k = np.full(model.nq, float(k))
+    if k.shape == (model.nq,):
+        k = np.diag(k)
+    if k.shape != (model.nq, model.nq) or not np.all(np.isfinite(k)):
+        raise ValueError(f"{name} must be a finite scalar, a vector of {model.nq} gains or a "
+                         f"{model.nq}x{model.nq} matrix, got shape {k.shape}")
+    return k
+
+
+def computed_torque(model, q, qd, q_des, qd_des, qdd_des, kp, kd, friction=None, data=None):
+    """τ = M(q)(q̈_d + K_d ė + K_p e) + c(q, q̇) + g(q), e = q_d − q, ė = q̇_d − q̇ (eq. 11.35 without
+    the integral term): exact feedback linearisation, so the error obeys ë + K_d ė + K_p e = 0.
+
+    kp, kd: scalars, per-joint vectors or (n, n) matrices. One RNEA call with q̈ = q̈_d + K_d ė + K_p e.
+    """
+    q = _checks.vector(model, q, "q")
+    qd = _checks.vector(model, qd, "qd")
+    e = _checks.vector(model, q_des, "q_des") - q
+    edot = _checks.vector(model, qd_des, "qd_des") - qd
+    qdd_ref = _checks.vector(model, qdd_des, "qdd_des") + _gain(model, kd, "kd") @ edot + _gain(model, kp, "kp") @ e
+    return inverse_dynamics(model, q, qd, qdd_ref, friction=friction, data=data)

@@ -1,0 +1,41 @@
+"""The Coriolis matrix C(q, q̇) (eq. 9.87), Christoffel symbols (eq. 9.13) and ∂M/∂q."""
+import numpy as np
+
+from . import _checks
+from . import _kernels as _k
+
+
+def coriolis_matrix(model, q, qd, data=None):
+    """C(q, q̇) (n, n) with C_ij = Σ_k Γ_ijk q̇_k (eq. 9.87): the Christoffel-consistent factorisation,
+    so c = C q̇ (eq. 9.88) and Ṁ − 2C is skew-symmetric (Proposition 9.1; Ḃ − 2C in the notes).
+
+    O(n²): C = Σ_i J_iᵀ(I_i J̇_i + B_i J_i) in root coordinates, with B_i = ½(−ad_Vᵀ I − I ad_V − ad̄(I V))
+    accumulated over subtrees (see _kernels._coriolis_matrix_into). For the vector c use coriolis_forces.
+    """
+    try:
+        return _k.coriolis_matrix(model._packed, (data or model._data).work, q, qd)
+    except (TypeError, ValueError):
+        if _checks.is_clean(q, qd):
+            raise
+        return coriolis_matrix(model, _checks.vector(model, q, "q"), _checks.vector(model, qd, "qd"), data)
+
+
+def mass_matrix_derivatives(model, q, data=None):
+    """∂M/∂q_k for every k, shape (n, n, n) with [:, :, k] = ∂M/∂q_k.
+
+    Since Ṁ = Σ_k (∂M/∂q_k) q̇_k = C(q, q̇) + C(q, q̇)ᵀ holds for every q̇ and both sides are linear in
+    q̇, ∂M/∂q_k = C(q, e_k) + C(q, e_k)ᵀ: n Coriolis matrices, O(n³).
+    """
+    try:
+        return _k.mass_matrix_derivatives(model._packed, (data or model._data).work, q)
+    except (TypeError, ValueError):
+        if _checks.is_clean(q):
+            raise
+        return mass_matrix_derivatives(model, _checks.vector(model, q, "q"), data)
+
+
+def christoffel_symbols(model, q, data=None):
+    """Γ_ijk(q) of the first kind, shape (n, n, n) (eq. 9.13 / 9.86):
+    Γ_ijk = ½ (∂m_ij/∂q_k + ∂m_ik/∂q_j − ∂m_jk/∂q_i), so that c_i = Σ_jk Γ_ijk q̇_j q̇_k (eq. 9.12)."""
+    dM = mass_matrix_derivatives(model, q, data)        # dM[i, j, k] = ∂m_ij/∂q_k
+    return 0.5 * (dM + np.transpose(dM, (0, 2, 1)) - np.transpose(dM, (2, 0, 1)))

@@ -1,0 +1,28 @@
+"""Kinetic and potential energy of the tree (eqs. 9.10, 9.59)."""
+import numpy as np
+
+from . import _checks
+from . import _kernels as _k
+from .jacobians import jacobian
+from .spatial import spatial_inertia
+
+
+def kinetic_energy(model, q, qd):
+    """K = ½ Σ_i V_iᵀ G_i V_i (eq. 9.59), V_i = J_ib q̇ the twist of link frame {i} in {i}.
+    Equals ½ q̇ᵀ M(q) q̇ (eq. 9.10)."""
+    q = _checks.vector(model, q, "q")
+    qd = _checks.vector(model, qd, "qd")
+    K = 0.0
+    for i, link in enumerate(model.link_names):
+        V = jacobian(model, q, link, reference="body") @ qd
+        K += 0.5 * V @ spatial_inertia(model.mass[i], model.com[i], model.inertia_com[i]) @ V
+    return float(K)
+
+
+def potential_energy(model, q):
+    """P(q) = −Σ_i m_i gᵀ p_ci: gravitational potential energy of the links' centres of mass in the
+    root frame (zero at the root origin), so that g(q) = ∂P/∂q (eq. 9.12)."""
+    q = _checks.vector(model, q, "q")
+    T = _k.body_poses(model._packed, model._data.work, q)
+    com = np.einsum("nij,nj->ni", T[:, :3, :3], model.com) + T[:, :3, 3]
+    return float(-np.sum(model.mass * (com @ model.gravity)))

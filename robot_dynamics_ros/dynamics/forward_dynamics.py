@@ -1,0 +1,64 @@
+"""Forward dynamics q̈ = M⁻¹(τ − c − g − Jᵀ F_tip): articulated-body algorithm and the textbook's
+mass-matrix route (GetJointAccel)."""
+import numpy as np
+
+from . import _checks
+from . import _kernels as _k
+from .friction import friction_coefficients
+
+
+def _net_torque(model, qd, tau, friction):
+    coefficients = friction_coefficients(model, friction)
+    if coefficients is None:
+        return tau
+    qd = _checks.vector(model, qd, "qd")
+    return _checks.vector(model, tau, "tau") - (coefficients[0] * qd + coefficients[1] * np.sign(qd))
+
+
+def forward_dynamics(model, q, qd, tau, f_tip=None, frame=None, friction=None, data=None):
+    """q̈ = M(q)⁻¹ (τ − c(q, q̇) − g(q) − Jᵀ F_tip) (eq. 9.2) by the articulated-body algorithm, O(n).
+
+    Arguments as inverse_dynamics; friction torques F_v q̇ + F_s sgn(q̇) are subtracted from τ.
+    Inverse of inverse_dynamics: inverse_dynamics(q, q̇, forward_dynamics(q, q̇, τ)) = τ.
+    """
+    if friction is not None:
+        tau = _net_torque(model, qd, tau, friction)
+    mb, w = model._packed, (data or model._data).work
+    try:
+        if f_tip is None:
+            return _k.aba(mb, w, q, qd, tau)
+        return _k.aba_tip(mb, w, q, qd, tau, model.frame_index(frame), f_tip)
+    except (TypeError, ValueError):
+        if _checks.is_clean(q, qd, tau, f_tip):
+            raise
+        return forward_dynamics(model, _checks.vector(model, q, "q"), _checks.vector(model, qd, "qd"),
+                                _checks.vector(model, tau, "tau"),
+                                None if f_tip is None else _checks.vector(model, f_tip, "f_tip", 6), frame, None, data)
+
+
+def forward_dynamics_via_mass_matrix(model, q, qd, tau, f_tip=None, frame=None, friction=None, data=None):
+    """q̈ from M(q) q̈ = τ − b(q, q̇) − Jᵀ F_tip (eqs. 9.89–9.90, the textbook's GetJointAccel):
+    M by CRBA, b by RNEA, then a Cholesky solve M = L Lᵀ (no explicit inverse)."""
+    if friction is not None:
+        tau = _net_torque(model, qd, tau, friction)
+    try:
+        fr, tip = (-1, np.zeros(6)) if f_tip is None else (model.frame_index(frame), f_tip)
+        return _k.fd_via_mass_matrix(model._packed, (data or model._data).work, q, qd, tau, fr, tip)
+    except (TypeError, ValueError):
+        if _checks.is_clean(q, qd, tau, f_tip):
+            raise
+        return forward_dynamics_via_mass_matrix(
+            model, _checks.vector(model, q, "q"), _checks.vector(model, qd, "qd"), _checks.vector(model, tau, "tau"),
+            None if f_tip is None else _checks.vector(model, f_tip, "f_tip", 6), frame, None, data)
+
+
+def forward_dynamics_trajectory(model, q, qd, tau, friction=None, data=None):
+    """q̈_k for N states at once (ABA in one compiled loop): q, qd, tau of shape (N, n) -> (N, n)."""
+    n = model.nq
+    q = _checks.array(model, q, "q", (None, n))
+    qd = _checks.array(model, qd, "qd", q.shape)
+    tau = _checks.array(model, tau, "tau", q.shape)
+    coefficients = friction_coefficients(model, friction)
+    if coefficients is not None:
+        tau = tau - (coefficients[0] * qd + coefficients[1] * np.sign(qd))
+    return _k.aba_batch(model._packed, (data or model._data).work, q, qd, tau)

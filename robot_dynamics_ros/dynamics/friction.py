@@ -1,0 +1,42 @@
+"""Joint friction: viscous F_v q̇ plus Coulomb F_s sgn(q̇) (the Lagrangian notes' generalised forces)."""
+import numpy as np
+
+from . import _checks
+
+
+def friction_coefficients(model, friction):
+    """(viscous, coulomb) arrays for the `friction` argument of the dynamics calls, or None.
+
+    friction: None/False (no friction), True (the URDF's <dynamics damping friction>), or a pair
+    (viscous, coulomb) of scalars or per-joint arrays.
+    """
+    if friction is None or friction is False:
+        return None
+    if friction is True:
+        return model.damping, model.friction
+    try:
+        viscous, coulomb = friction
+    except (TypeError, ValueError):
+        raise ValueError("friction must be None, True or a pair (viscous, coulomb)") from None
+    return _coefficient(model, viscous, "viscous"), _coefficient(model, coulomb, "coulomb")
+
+
+def _coefficient(model, value, name):
+    a = np.broadcast_to(np.asarray(value, dtype=float), (model.nq,)) if np.ndim(value) == 0 else value
+    a = _checks.vector(model, a, f"friction {name} coefficients")
+    if np.any(a < 0):
+        raise ValueError(f"friction {name} coefficients must be non-negative")
+    return a
+
+
+def friction_torques(model, qd, viscous=None, coulomb=None):
+    """τ_f = F_v q̇ + F_s sgn(q̇): viscous and Coulomb friction torques (the notes' friction terms).
+
+    viscous, coulomb: scalars or per-joint arrays (default: the URDF's damping and friction). The
+    returned torques oppose the motion: a motor must supply them in addition to the rigid-body
+    torques (inverse dynamics adds them; forward dynamics subtracts them).
+    """
+    qd = _checks.vector(model, qd, "qd")
+    fv, fs = friction_coefficients(model, (model.damping if viscous is None else viscous,
+                                           model.friction if coulomb is None else coulomb))
+    return fv * qd + fs * np.sign(qd)

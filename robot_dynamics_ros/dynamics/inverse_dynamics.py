@@ -1,0 +1,90 @@
+"""Inverse dynamics by recursive Newton–Euler (eqs. 9.53–9.57) and the bias terms it yields."""
+import numpy as np
+
+from . import _checks
+from . import _kernels as _k
+from .friction import friction_coefficients
+
+
+def inverse_dynamics(model, q, qd, qdd, f_tip=None, frame=None, friction=None, data=None):
+    """τ = M(q) q̈ + c(q, q̇) + g(q) + Jᵀ F_tip (eq. 9.81), by recursive Newton–Euler (eqs. 9.53–9.57).
+
+    q, qd, qdd: (n,) in model.joint_names order. f_tip: (6,) wrench (m, f) that the robot exerts on
+    its environment at `frame` (default model.tip_frame), in that frame's coordinates (the RNEA's
+    F_{n+1}). friction: None, True (URDF coefficients) or (viscous, coulomb); the friction torques
+    F_v q̇ + F_s sgn(q̇) are added. Returns τ (n,).
+    """
+    mb, w = model._packed, (data or model._data).work
+    try:
+        if f_tip is None:
+            tau = _k.rnea(mb, w, q, qd, qdd)
+        else:
+            tau = _k.rnea_tip(mb, w, q, qd, qdd, model.frame_index(frame), f_tip)
+    except (TypeError, ValueError):
+        if _checks.is_clean(q, qd, qdd, f_tip):
+            raise
+        return inverse_dynamics(model, _checks.vector(model, q, "q"), _checks.vector(model, qd, "qd"),
+                                _checks.vector(model, qdd, "qdd"),
+                                None if f_tip is None else _checks.vector(model, f_tip, "f_tip", 6),
+                                frame, friction, data)
+    if friction is not None:
+        tau += _friction(model, qd, friction)
+    return tau
+
+
+def _friction(model, qd, friction):
+    coefficients = friction_coefficients(model, friction)
+    if coefficients is None:
+        return 0.0
+    return coefficients[0] * qd + coefficients[1] * np.sign(qd)
+
+
+def _bias_term(model, q, qd, use_qd, gravity, data):
+    mb, w = model._packed, (data or model._data).work
+    try:
+        return _k.rnea_terms(mb, w, q, qd if use_qd else q, use_qd, gravity)
+    except (TypeError, ValueError):
+        if _checks.is_clean(q, qd if use_qd else None):
+            raise
+        return _bias_term(model, _checks.vector(model, q, "q"),
+                          _checks.vector(model, qd, "qd") if use_qd else None, use_qd, gravity, data)
+
+
+def gravity_torques(model, q, data=None):
+    """g(q) = ∂P/∂q: the joint torques that hold the robot still against gravity (eq. 9.84),
+    by recursive Newton–Euler with q̇ = q̈ = 0 (eqs. 9.53–9.57)."""
+    return _bias_term(model, q, None, False, True, data)
+
+
+def coriolis_forces(model, q, qd, data=None):
+    """c(q, q̇) = C(q, q̇) q̇: Coriolis and centripetal torques (eqs. 9.83, 9.88), by recursive
+    Newton–Euler with q̈ = 0 and no gravity. For the matrix C see coriolis_matrix."""
+    return _bias_term(model, q, qd, True, False, data)
+
+
+def bias_forces(model, q, qd, data=None):
+    """b(q, q̇) = c(q, q̇) + g(q) (eq. 9.1), by recursive Newton–Euler with q̈ = 0 (eq. 9.89)."""
+    return _bias_term(model, q, qd, True, True, data)
+
+
+def inverse_dynamics_trajectory(model, q, qd, qdd, f_tip=None, frame=None, friction=None, data=None):
+    """τ_k = M(q_k) q̈_k + c(q_k, q̇_k) + g(q_k) + Jᵀ F_tip,k for N states at once (RNEA, eqs. 9.53–9.57).
+
+    q, qd, qdd: (N, n). f_tip: (N, 6) or (6,) at `frame`. friction as in inverse_dynamics.
+    Returns τ of shape (N, n). One compiled loop: no Python call per state.
+    """
+    n = model.nq
+    q = _checks.array(model, q, "q", (None, n))
+    N = q.shape[0]
+    qd = _checks.array(model, qd, "qd", (N, n))
+    qdd = _checks.array(model, qdd, "qdd", (N, n))
+    if f_tip is None:
+        fr, tips = -1, np.zeros((1, 6))
+    else:
+        fr = model.frame_index(frame)
+        tips = np.ascontiguousarray(np.broadcast_to(np.asarray(f_tip, dtype=float), (N, 6)))
+        tips = _checks.array(model, tips, "f_tip", (N, 6))
+    tau = _k.rnea_batch(model._packed, (data or model._data).work, q, qd, qdd, fr, tips)
+    if friction is not None:
+        tau += _friction(model, qd, friction)
+    return tau

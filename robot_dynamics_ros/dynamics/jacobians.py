@@ -1,0 +1,52 @@
+"""Frame poses, Jacobians and their time derivatives (space, body and world-aligned forms)."""
+from . import _checks
+from . import _kernels as _k
+
+REFERENCES = {"space": _k.REF_SPACE, "body": _k.REF_BODY, "world_aligned": _k.REF_WORLD_ALIGNED}
+
+
+def reference_code(reference):
+    try:
+        return REFERENCES[reference]
+    except (KeyError, TypeError):
+        raise ValueError(f"reference must be one of {list(REFERENCES)}, got {reference!r}") from None
+
+
+def frame_pose(model, q, frame=None, data=None):
+    """T_{0f}(q) (4, 4): pose of a named frame (default model.tip_frame) in the root frame (eq. 9.37)."""
+    try:
+        return _k.frame_pose(model._packed, (data or model._data).work, q, model.frame_index(frame))
+    except (TypeError, ValueError):
+        if _checks.is_clean(q):
+            raise
+        return frame_pose(model, _checks.vector(model, q, "q"), frame, data)
+
+
+def jacobian(model, q, frame=None, reference="space", data=None):
+    """J(q) (6, n) of a named frame: V = J q̇ with V = (ω, v) angular first.
+
+    reference "space": the space Jacobian J_s (columns S_j = Ad_{T_0j} A_j, twist in the root frame);
+    "body": J_b = [Ad_{T_f0}] J_s, the twist in the frame's own coordinates;
+    "world_aligned": origin at the frame, axes of the root frame (ω in root axes, v = ṗ_f).
+    Columns of joints that do not move the frame are zero.
+    """
+    try:
+        return _k.jacobian(model._packed, (data or model._data).work, q, model.frame_index(frame),
+                           reference_code(reference))
+    except (TypeError, ValueError):
+        if _checks.is_clean(q):
+            raise
+        return jacobian(model, _checks.vector(model, q, "q"), frame, reference, data)
+
+
+def jacobian_derivative(model, q, qd, frame=None, reference="space", data=None):
+    """J̇(q, q̇) (6, n) = dJ/dt of jacobian(model, q, frame, reference), so that the frame's
+    acceleration is V̇ = J q̈ + J̇ q̇ in the same reference (eq. 9.92)."""
+    try:
+        return _k.jacobian_derivative(model._packed, (data or model._data).work, q, qd,
+                                      model.frame_index(frame), reference_code(reference))
+    except (TypeError, ValueError):
+        if _checks.is_clean(q, qd):
+            raise
+        return jacobian_derivative(model, _checks.vector(model, q, "q"), _checks.vector(model, qd, "qd"),
+                                   frame, reference, data)

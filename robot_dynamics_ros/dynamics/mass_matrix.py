@@ -1,0 +1,37 @@
+"""The joint-space mass matrix M(q): composite-rigid-body algorithm and the textbook's eq. 9.61."""
+import numpy as np
+
+from . import _checks
+from . import _kernels as _k
+from .jacobians import jacobian
+from .spatial import spatial_inertia
+
+
+def mass_matrix(model, q, data=None):
+    """M(q) (n, n), symmetric positive definite, by the composite-rigid-body algorithm.
+
+    Equals eq. 9.61, M = Σ_i J_ibᵀ G_i J_ib, and the closed form 𝒜ᵀℒᵀ𝒢ℒ𝒜 (eq. 9.82), in O(n·depth).
+    """
+    try:
+        return _k.crba(model._packed, (data or model._data).work, q)
+    except (TypeError, ValueError):
+        if _checks.is_clean(q):
+            raise
+        return mass_matrix(model, _checks.vector(model, q, "q"), data)
+
+
+def mass_matrix_trajectory(model, q, data=None):
+    """M(q_k) for N configurations q (N, n) at once (CRBA in one compiled loop): (N, n, n)."""
+    q = _checks.array(model, q, "q", (None, model.nq))
+    return _k.crba_batch(model._packed, (data or model._data).work, q)
+
+
+def mass_matrix_via_jacobians(model, q):
+    """M(q) = Σ_i J_ibᵀ(q) G_i J_ib(q) (eq. 9.61): body Jacobians of every link frame {i} and the
+    links' spatial inertias G_i in {i}. O(n²) per link; a cross-check of mass_matrix."""
+    q = _checks.vector(model, q, "q")
+    M = np.zeros((model.nq, model.nq))
+    for i, link in enumerate(model.link_names):
+        J = jacobian(model, q, link, reference="body")
+        M += J.T @ spatial_inertia(model.mass[i], model.com[i], model.inertia_com[i]) @ J
+    return M

@@ -1,0 +1,39 @@
+"""Task-space (operational-space) dynamics F = Λ V̇ + η (eqs. 9.97–9.99)."""
+import numpy as np
+
+from . import _checks
+from . import _kernels as _k
+from .forward_dynamics import forward_dynamics
+from .jacobians import jacobian, jacobian_derivative, reference_code
+
+
+def task_space_inertia(model, q, frame=None, reference="space", damping=0.0, data=None):
+    """Λ(q) = (J M⁻¹ Jᵀ + damping·1)⁻¹ (6, 6) at a frame, J = jacobian(model, q, frame, reference).
+
+    For a square invertible J this is J⁻ᵀ M J⁻¹ (eq. 9.98); the form used also serves redundant arms
+    (n > 6). With fewer than six joints or at a singularity J M⁻¹ Jᵀ is singular: a ValueError asks
+    for damping > 0 (damped least squares). Computed with two Cholesky factorisations, no inverse of M.
+    """
+    damping = _checks.scalar(damping, "damping", minimum=0.0)
+    try:
+        return _k.task_space_inertia(model._packed, (data or model._data).work, q, model.frame_index(frame),
+                                     reference_code(reference), damping)
+    except (TypeError, ValueError):
+        if _checks.is_clean(q):
+            raise
+        return task_space_inertia(model, _checks.vector(model, q, "q"), frame, reference, damping, data)
+
+
+def task_space_bias(model, q, qd, frame=None, reference="space", damping=0.0, data=None):
+    """η(q, V) (6,) = Λ (J M⁻¹ b − J̇ q̇), so that F = Λ V̇ + η (eq. 9.97).
+
+    For a square invertible J this is eq. 9.99, J⁻ᵀ b − Λ J̇ J⁻¹ V. M⁻¹ b = −FD(q, q̇, τ = 0) comes from
+    the articulated-body algorithm.
+    """
+    q = _checks.vector(model, q, "q")
+    qd = _checks.vector(model, qd, "qd")
+    Lam = task_space_inertia(model, q, frame, reference, damping, data)
+    J = jacobian(model, q, frame, reference, data)
+    Jd = jacobian_derivative(model, q, qd, frame, reference, data)
+    Minv_b = -forward_dynamics(model, q, qd, np.zeros(model.nq), data=data)
+    return Lam @ (J @ Minv_b - Jd @ qd)
