@@ -1,0 +1,35 @@
+"""Fixtures for the node tests (see _node_harness): one isolated rclpy context per module."""
+
+import random
+
+import pytest
+
+pytest.importorskip('rclpy')
+
+from _node_harness import UR5E_URDF, Harness  # noqa: E402
+
+
+@pytest.fixture(scope='module')
+def ros():
+    harness = Harness(random.randint(1, 101))
+    yield harness
+    harness.close()
+
+
+@pytest.fixture
+def graph(ros):
+    """The module's harness; the nodes a test added are destroyed after it."""
+    yield ros
+    ros.remove_all()
+    ros.logs.clear()
+
+
+@pytest.fixture(scope='session')
+def ur5e_xml():
+    return UR5E_URDF.read_text()
+
+
+@pytest.fixture(scope='session')
+def ur5e_model():
+    from robot_dynamics_ros import dynamics as rd
+    return rd.load_urdf(str(UR5E_URDF))

@@ -1,0 +1,219 @@
+"""computed_torque_controller over real DDS, open loop (the test plays the robot): commands equal
+the core's computed_torque, run-time gains, references, enable/hold, stale states, bad input."""
+
+import math
+
+import numpy as np
+import pytest
+from builtin_interfaces.msg import Duration
+from rcl_interfaces.msg import Parameter as ParameterMsg
+from rcl_interfaces.msg import ParameterType, ParameterValue
+from rcl_interfaces.srv import SetParameters
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import SetBool, Trigger
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.dynamics.limits import saturate_effort
+from robot_dynamics_ros.nodes.computed_torque_node import ComputedTorqueController
+from robot_dynamics_ros.nodes.conversions import make_joint_state
+
+from _node_harness import UR5E_HOME, UR5E_JOINTS
+
+pytestmark = pytest.mark.ros
+
+Q0 = np.array(UR5E_HOME)
+
+
+class Loop:
+    """The controller plus the probe's ends of its topics."""
+
+    def __init__(self, ros, parameters):
+        self.ros = ros
+        # The test publishes single states, not a stream: no staleness unless a test asks.
+        self.node = ros.add(ComputedTorqueController, {'state_timeout': 0.0, **parameters})
+        self.name = self.node.get_name()
+        self.commands = ros.collect(Float64MultiArray, '/effort_controller/commands')
+        self.errors = ros.collect(JointState, f'/{self.name}/tracking_error')
+        self.states = ros.publisher(JointState, '/joint_states')
+        self.reference = ros.publisher(JointTrajectory, f'/{self.name}/reference')
+
+    def send(self, q, qd=None, names=UR5E_JOINTS):
+        """Publish a joint state; return the command it produced (None if none came) once its
+        tracking error has arrived too."""
+        n, m = len(self.commands), len(self.errors)
+        self.states.publish(make_joint_state(names, position=q, velocity=qd))
+        if not self.ros.spin_until(lambda: len(self.commands) > n, 2.0):
+            return None
+        self.ros.spin_until(lambda: len(self.errors) > m, 1.0)
+        return np.array(self.commands[-1].data)
+
+    def quiet(self, seconds=0.3):
+        """True when no command arrives for ``seconds``."""
+        n = len(self.commands)
+        self.ros.spin(seconds)
+        return len(self.commands) == n
+
+
+def expected(model, q, qd, q_d, qd_d, qdd_d, kp, kd):
+    tau = rd.computed_torque(model, q, qd, q_d, qd_d, qdd_d, kp, kd)
+    return saturate_effort(model, tau)[0]
+
+
+def test_holds_first_position_and_commands_equal_the_core(graph, ur5e_xml, ur5e_model):
+    loop = Loop(graph, {'robot_description': ur5e_xml, 'kp': [100.0], 'kd': [20.0]})
+    z = np.zeros(6)
+    tau = loop.send(Q0, z)
+    assert tau is not None
+    np.testing.assert_allclose(tau, expected(ur5e_model, Q0, z, Q0, z, z, 100.0, 20.0), atol=1e-9)
+    # Away from the held position: PD on the error, through M(q), plus c + g.
+    q = Q0 + np.array([0.01, -0.02, 0.015, 0.0, 0.01, -0.01])
+    qd = np.array([0.1, -0.1, 0.05, 0.0, 0.0, 0.2])
+    tau = loop.send(q, qd)
+    np.testing.assert_allclose(tau, expected(ur5e_model, q, qd, Q0, z, z, 100.0, 20.0), atol=1e-9)
+    err = loop.errors[-1]
+    assert tuple(err.name) == UR5E_JOINTS
+    np.testing.assert_allclose(err.position, Q0 - q, atol=1e-12)
+    np.testing.assert_allclose(err.velocity, -qd, atol=1e-12)
+    assert all(math.isfinite(v) for m in loop.commands for v in m.data)
+
+
+def test_gains_set_at_run_time_are_validated(graph, ur5e_xml, ur5e_model):
+    ros = graph
+    loop = Loop(ros, {'robot_description': ur5e_xml})
+    z = np.zeros(6)
+    loop.send(Q0, z)
+    q = Q0 + 0.01
+    kp = [50.0, 60.0, 70.0, 80.0, 90.0, 100.0]
+    ok = loop.node.set_parameters([Parameter('kp', value=kp), Parameter('kd', value=[5.0])])
+    assert all(r.successful for r in ok)
+    np.testing.assert_allclose(loop.send(q, z), expected(ur5e_model, q, z, Q0, z, z,
+                                                         np.array(kp), 5.0), atol=1e-9)
+    for name, value, reason in (('kp', [-1.0], '>= 0'), ('kp', [1.0, 2.0], '1 or 6'),
+                                ('kd', [math.nan], 'finite'), ('kp', [], 'empty'),
+                                ('control_rate', -5.0, 'out of range')):
+        result = loop.node.set_parameters([Parameter(name, value=value)])[0]
+        assert not result.successful and reason in result.reason, (name, value, result.reason)
+    # Through the node's /set_parameters service, as `ros2 param set` does: rejected and accepted.
+    def remote(values):
+        request = SetParameters.Request(parameters=[ParameterMsg(name='kp', value=ParameterValue(
+            type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=values))])
+        return ros.call(SetParameters, f'/{loop.name}/set_parameters', request).results[0]
+    assert not remote([1.0, 2.0, 3.0]).successful
+    assert remote([30.0]).successful
+    assert list(loop.node.get_parameter('kp').value) == [30.0]
+    np.testing.assert_allclose(loop.send(q, z), expected(ur5e_model, q, z, Q0, z, z, 30.0, 5.0),
+                               atol=1e-9)
+
+
+def _point(t, q, v=None, a=None):
+    return JointTrajectoryPoint(
+        positions=[float(x) for x in q], velocities=[] if v is None else [float(x) for x in v],
+        accelerations=[] if a is None else [float(x) for x in a],
+        time_from_start=Duration(sec=int(t), nanosec=int(round((t % 1) * 1e9))))
+
+
+def test_reference_is_followed_and_bad_references_are_rejected(graph, ur5e_xml, ur5e_model):
+    ros = graph
+    loop = Loop(ros, {'robot_description': ur5e_xml})
+    z = np.zeros(6)
+    loop.send(Q0, z)
+    # A reference naming a joint the controller does not control: rejected, still holding.
+    bad = JointTrajectory(joint_names=['elbow_joint', 'gripper_joint'],
+                          points=[_point(1.0, [0.0, 0.0])])
+    loop.reference.publish(bad)
+    assert ros.spin_until(lambda: ros.warnings(loop.name, 'does not control'))
+    tau = loop.send(Q0, z)
+    np.testing.assert_allclose(tau, expected(ur5e_model, Q0, z, Q0, z, z, 100.0, 20.0), atol=1e-9)
+    # A one-joint reference, reached in 0.4 s; the other joints keep holding.
+    target = Q0[2] + 0.2
+    loop.reference.publish(JointTrajectory(joint_names=['elbow_joint'],
+                                           points=[_point(0.4, [target])]))
+    ros.spin(0.1)
+    mid = loop.send(Q0, z)
+    assert mid is not None
+    e_mid = np.array(loop.errors[-1].position)
+    assert 0.0 < e_mid[2] < 0.2 and np.all(e_mid[[0, 1, 3, 4, 5]] == 0.0), e_mid
+    ros.spin(0.4)
+    loop.send(Q0, z)
+    e_end = np.array(loop.errors[-1].position)
+    np.testing.assert_allclose(e_end, [0, 0, 0.2, 0, 0, 0], atol=1e-12)
+    # Hold: the trajectory is discarded, the current position is held.
+    q_now = Q0 + 0.05
+    loop.send(q_now, z)
+    result = ros.call(Trigger, f'/{loop.name}/hold', Trigger.Request())
+    assert result.success, result.message
+    loop.send(q_now, z)
+    np.testing.assert_allclose(loop.errors[-1].position, 0.0, atol=1e-12)
+
+
+def test_enable_disable(graph, ur5e_xml, ur5e_model):
+    ros = graph
+    loop = Loop(ros, {'robot_description': ur5e_xml})
+    z = np.zeros(6)
+    assert loop.send(Q0, z) is not None
+    n = len(loop.commands)
+    result = ros.call(SetBool, f'/{loop.name}/enable', SetBool.Request(data=False))
+    assert result.success
+    assert ros.spin_until(lambda: len(loop.commands) > n)
+    assert list(loop.commands[-1].data) == [0.0] * 6, 'disabling publishes one zero command'
+    loop.states.publish(make_joint_state(UR5E_JOINTS, position=Q0, velocity=z))
+    assert loop.quiet(), 'disabled controller published'
+    # Hold is refused while disabled; a reference is rejected.
+    assert not ros.call(Trigger, f'/{loop.name}/hold', Trigger.Request()).success
+    # Re-enabled: holds the position of the next joint state.
+    q1 = Q0 + 0.1
+    assert ros.call(SetBool, f'/{loop.name}/enable', SetBool.Request(data=True)).success
+    tau = loop.send(q1, z)
+    np.testing.assert_allclose(tau, expected(ur5e_model, q1, z, q1, z, z, 100.0, 20.0), atol=1e-9)
+
+
+def test_disabled_at_start(graph, ur5e_xml):
+    loop = Loop(graph, {'robot_description': ur5e_xml, 'start_enabled': False})
+    loop.states.publish(make_joint_state(UR5E_JOINTS, position=Q0))
+    assert loop.quiet(0.4)
+
+
+def test_stale_states_give_gravity_hold(graph, ur5e_xml, ur5e_model):
+    ros = graph
+    loop = Loop(ros, {'robot_description': ur5e_xml, 'state_timeout': 0.1})
+    z = np.zeros(6)
+    q = Q0 + 0.02
+    loop.send(Q0, z)
+    loop.send(q, z)
+    n = len(loop.commands)
+    assert ros.spin_until(lambda: len(loop.commands) > n, 1.0), 'no command once states stopped'
+    np.testing.assert_allclose(loop.commands[-1].data, rd.gravity_torques(ur5e_model, q),
+                               atol=1e-9)
+    assert ros.warnings(loop.name, 'state_timeout')
+    # States resume: hold where the robot is now.
+    q2 = Q0 - 0.03
+    tau = loop.send(q2, z)
+    np.testing.assert_allclose(tau, expected(ur5e_model, q2, z, q2, z, z, 100.0, 20.0), atol=1e-9)
+
+
+def test_timer_rate(graph, ur5e_xml):
+    ros = graph
+    loop = Loop(ros, {'robot_description': ur5e_xml, 'control_rate': 50.0, 'state_timeout': 0.0})
+    loop.states.publish(make_joint_state(UR5E_JOINTS, position=Q0))
+    ros.spin_until(lambda: loop.commands, 2.0)
+    n = len(loop.commands)
+    ros.spin(1.0)
+    assert 35 <= len(loop.commands) - n <= 65, len(loop.commands) - n
+
+
+def test_bad_joint_states_are_dropped(graph, ur5e_xml):
+    ros = graph
+    loop = Loop(ros, {'robot_description': ur5e_xml})
+    z = np.zeros(6)
+    assert loop.send(Q0, z) is not None
+    for msg in (make_joint_state(UR5E_JOINTS, position=[math.nan] * 6),
+                make_joint_state(UR5E_JOINTS, position=Q0, velocity=[1.0] * 5),
+                make_joint_state(['not_a_joint'], position=[1.0])):
+        loop.states.publish(msg)
+    ros.spin(0.3)
+    assert ros.warnings(loop.name, 'not finite') and ros.warnings(loop.name, 'length mismatch')
+    assert all(math.isfinite(v) for m in loop.commands for v in m.data)
+    assert loop.send(Q0, z) is not None, 'controller stopped answering'

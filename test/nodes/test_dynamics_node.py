@@ -1,0 +1,180 @@
+"""dynamics_node over real DDS: outputs equal the core's, joint states merged by name, models from
+the transient-local robot_description topic, bad input dropped with warnings."""
+
+import math
+
+import numpy as np
+import pytest
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+
+from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.nodes.conversions import make_joint_state, multiarray_to_matrix
+from robot_dynamics_ros.nodes.dynamics_node import DynamicsNode
+
+from _node_harness import UR5E_HOME, UR5E_JOINTS
+
+pytestmark = pytest.mark.ros
+
+TRANSIENT = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                       durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def _stamp(k):
+    from builtin_interfaces.msg import Time
+    return Time(sec=1000 + k, nanosec=17)
+
+
+def _outputs(ros, node):
+    return {name: ros.collect(t, f'/{node.get_name()}/{name}') for name, t in (
+        ('gravity_torques', JointState), ('coriolis_torques', JointState),
+        ('mass_matrix', Float64MultiArray), ('task_space_inertia', Float64MultiArray))}
+
+
+def _all_finite(out):
+    for msgs in out.values():
+        for m in msgs:
+            values = m.effort if isinstance(m, JointState) else m.data
+            assert all(math.isfinite(v) for v in values), 'a NaN/inf was published'
+
+
+def test_outputs_equal_the_core_for_published_states(graph, ur5e_xml, ur5e_model):
+    ros = graph
+    node = ros.add(DynamicsNode, {'robot_description': ur5e_xml})
+    out = _outputs(ros, node)
+    pub = ros.publisher(JointState, '/joint_states')
+    rng = np.random.default_rng(1)
+    states = []
+    for k in range(5):
+        q = np.asarray(UR5E_HOME) + rng.uniform(-0.5, 0.5, 6)
+        qd = rng.uniform(-1.0, 1.0, 6)
+        states.append((q, qd))
+        pub.publish(make_joint_state(UR5E_JOINTS, stamp=_stamp(k), position=q, velocity=qd))
+        ros.spin(0.02)
+    assert ros.spin_until(lambda: all(len(v) >= 5 for v in out.values()), 10.0), \
+        {k: len(v) for k, v in out.items()}
+    model = ur5e_model
+    for k, (q, qd) in enumerate(states):
+        g = out['gravity_torques'][k]
+        c = out['coriolis_torques'][k]
+        assert tuple(g.name) == UR5E_JOINTS and g.header.stamp == _stamp(k)
+        assert c.header.stamp == _stamp(k)
+        np.testing.assert_allclose(g.effort, rd.gravity_torques(model, q), rtol=0, atol=1e-9)
+        np.testing.assert_allclose(c.effort, rd.coriolis_forces(model, q, qd), rtol=0, atol=1e-9)
+        M = out['mass_matrix'][k]
+        assert [d.label for d in M.layout.dim] == ['rows', 'cols']
+        assert [(d.size, d.stride) for d in M.layout.dim] == [(6, 36), (6, 6)]
+        np.testing.assert_allclose(multiarray_to_matrix(M), rd.mass_matrix(model, q), atol=1e-9)
+        L = multiarray_to_matrix(out['task_space_inertia'][k])
+        np.testing.assert_allclose(
+            L, rd.task_space_inertia(model, q, model.tip_frame, reference='world_aligned'),
+            rtol=1e-9, atol=1e-9)
+
+
+def test_partial_reordered_states_from_two_publishers(graph, ur5e_xml, ur5e_model):
+    ros = graph
+    node = ros.add(DynamicsNode, {'robot_description': ur5e_xml, 'publish_mass_matrix': False,
+                           'publish_task_space_inertia': False})
+    gravity = ros.collect(JointState, f'/{node.get_name()}/gravity_torques')
+    pub_a = ros.publisher(JointState, '/joint_states')
+    pub_b = ros.publisher(JointState, '/joint_states')
+    q = np.array([0.3, -1.2, 1.4, -0.9, -1.6, 0.4])
+    # Publisher A: three joints in a scrambled order, plus a joint the model does not have.
+    a = [4, 0, 2]
+    pub_a.publish(make_joint_state([UR5E_JOINTS[i] for i in a] + ['gripper_finger_joint'],
+                                   position=list(q[a]) + [0.02]))
+    ros.spin(0.3)
+    assert gravity == [], 'published before every joint was known'
+    missing = ros.warnings(node.get_name(), 'no joint state received yet')
+    assert missing and all(UR5E_JOINTS[i] in missing[0] for i in (1, 3, 5)), ros.logs
+    # Publisher B: the other three, reversed.
+    b = [5, 3, 1]
+    pub_b.publish(make_joint_state([UR5E_JOINTS[i] for i in b], position=q[b]))
+    assert ros.spin_until(lambda: len(gravity) >= 1)
+    np.testing.assert_allclose(gravity[-1].effort, rd.gravity_torques(ur5e_model, q), atol=1e-9)
+    # A later partial update changes only its joints.
+    q[0] = -0.7
+    pub_a.publish(make_joint_state([UR5E_JOINTS[0]], position=[q[0]]))
+    assert ros.spin_until(lambda: len(gravity) >= 2)
+    np.testing.assert_allclose(gravity[-1].effort, rd.gravity_torques(ur5e_model, q), atol=1e-9)
+
+
+def test_robot_description_topic_published_after_start(graph, ur5e_xml, ur5e_model):
+    ros = graph
+    node = ros.add(DynamicsNode, {'publish_mass_matrix': False, 'publish_task_space_inertia': False,
+                           'publish_coriolis': False})
+    gravity = ros.collect(JointState, f'/{node.get_name()}/gravity_torques')
+    states = ros.publisher(JointState, '/joint_states')
+    q = np.array(UR5E_HOME)
+    states.publish(make_joint_state(UR5E_JOINTS, position=q))
+    ros.spin(0.3)
+    assert gravity == [] and ros.warnings(node.get_name(), 'no robot model')
+    description = ros.publisher(String, '/robot_description', TRANSIENT)
+    # A malformed description: an error, the node keeps running without a model.
+    description.publish(String(data='<robot name="broken"><link name="a"/><joint'))
+    assert ros.spin_until(lambda: ros.warnings(node.get_name(), 'cannot build the robot model'))
+    description.publish(String(data=ur5e_xml))
+    ros.spin(0.3)
+    states.publish(make_joint_state(UR5E_JOINTS, position=q))
+    assert ros.spin_until(lambda: gravity)
+    np.testing.assert_allclose(gravity[-1].effort, rd.gravity_torques(ur5e_model, q), atol=1e-9)
+
+
+def test_joint_subset_locks_the_others_and_sets_the_order(graph, ur5e_xml):
+    ros = graph
+    joints = ['elbow_joint', 'shoulder_lift_joint']
+    node = ros.add(DynamicsNode, {'robot_description': ur5e_xml, 'joints': joints,
+                           'publish_task_space_inertia': False})
+    gravity = ros.collect(JointState, f'/{node.get_name()}/gravity_torques')
+    mass = ros.collect(Float64MultiArray, f'/{node.get_name()}/mass_matrix')
+    pub = ros.publisher(JointState, '/joint_states')
+    q = np.array(UR5E_HOME)
+    pub.publish(make_joint_state(UR5E_JOINTS, position=q))
+    assert ros.spin_until(lambda: gravity and mass)
+    locked = {j: 0.0 for j in UR5E_JOINTS if j not in joints}
+    model = rd.load_urdf(ur5e_xml, locked_joints=locked)
+    idx = [model.joint_names.index(j) for j in joints]
+    qm = np.array([q[UR5E_JOINTS.index(j)] for j in model.joint_names])
+    assert list(gravity[-1].name) == joints
+    np.testing.assert_allclose(gravity[-1].effort, rd.gravity_torques(model, qm)[idx], atol=1e-9)
+    np.testing.assert_allclose(multiarray_to_matrix(mass[-1]),
+                               rd.mass_matrix(model, qm)[np.ix_(idx, idx)], atol=1e-9)
+
+
+def test_bad_messages_warn_and_publish_no_nan(graph, ur5e_xml, ur5e_model):
+    ros = graph
+    node = ros.add(DynamicsNode, {'robot_description': ur5e_xml})
+    out = _outputs(ros, node)
+    pub = ros.publisher(JointState, '/joint_states')
+    q = np.array(UR5E_HOME)
+    bad = [
+        make_joint_state(UR5E_JOINTS, position=[math.nan] + list(q[1:])),
+        make_joint_state(UR5E_JOINTS, position=q[:5]),
+        make_joint_state(UR5E_JOINTS, position=q, velocity=[math.inf] * 6),
+        make_joint_state(['unknown_joint'], position=[1.0]),
+    ]
+    for msg in bad:
+        pub.publish(msg)
+    ros.spin(0.5)
+    assert all(v == [] for v in out.values()), 'a bad message produced output'
+    assert ros.warnings(node.get_name(), 'not finite for joints')
+    assert ros.warnings(node.get_name(), 'length mismatch')
+    # Still alive: a good message is answered.
+    pub.publish(make_joint_state(UR5E_JOINTS, position=q))
+    assert ros.spin_until(lambda: all(v for v in out.values()))
+    np.testing.assert_allclose(out['gravity_torques'][-1].effort,
+                               rd.gravity_torques(ur5e_model, q), atol=1e-9)
+    _all_finite(out)
+    # Run-time parameters: validated, and they take effect.
+    ok = node.set_parameters([Parameter('publish_mass_matrix', value=False)])
+    assert ok[0].successful
+    for name, value in (('task_space_reference', 'tool'), ('task_space_damping', -1.0)):
+        result = node.set_parameters([Parameter(name, value=value)])[0]
+        assert not result.successful and name in result.reason
+    n_mass = len(out['mass_matrix'])
+    pub.publish(make_joint_state(UR5E_JOINTS, position=q))
+    assert ros.spin_until(lambda: len(out['gravity_torques']) >= 2)
+    ros.spin(0.1)
+    assert len(out['mass_matrix']) == n_mass
