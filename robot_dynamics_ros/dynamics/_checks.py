@@ -34,9 +34,10 @@ def array(model, x, name, shape):
 
 
 def is_clean(*arrays):
-    """True when every argument already is what the kernels accept (so a failure was not the input's)."""
-    return all(a is None or (isinstance(a, np.ndarray) and a.dtype == np.float64 and a.flags.c_contiguous
-                             and np.all(np.isfinite(a))) for a in arrays)
+    """True when every argument already is a finite 1-D contiguous float64 vector, i.e. what the
+    kernels accept, so that a failure was not the input's fault."""
+    return all(a is None or (isinstance(a, np.ndarray) and a.dtype == np.float64 and a.strides == (8,)
+                             and bool(np.all(np.isfinite(a)))) for a in arrays)
 
 
 def scalar(x, name, minimum=None):

@@ -944,39 +944,25 @@ _I = types.int64
 _F = types.float64
 _B = types.boolean
 
-@njit(_V(_MB, _W, _V, _V, _V), cache=True)
-def rnea(mb, w, q, qd, qdd):
+@njit(types.none(_MB, _W, _V, _V, _V, _I, _V, _V), cache=True)
+def rnea(mb, w, q, qd, qdd, frame, f_tip, tau):
     n = _n_bodies(mb)
     _check_vector(q, n)
     _check_vector(qd, n)
     _check_vector(qdd, n)
-    tau = np.empty(n)
-    _rnea_into(mb, w, q, qd, qdd, True, True, True, -1, q, tau)
-    return tau
-
-
-@njit(_V(_MB, _W, _V, _V, _V, _I, _V), cache=True)
-def rnea_tip(mb, w, q, qd, qdd, frame, f_tip):
-    n = _n_bodies(mb)
-    _check_vector(q, n)
-    _check_vector(qd, n)
-    _check_vector(qdd, n)
-    _check_vector(f_tip, 6)
-    tau = np.empty(n)
+    if frame >= 0:
+        _check_vector(f_tip, 6)
     _rnea_into(mb, w, q, qd, qdd, True, True, True, frame, f_tip, tau)
-    return tau
 
 
-@njit(_V(_MB, _W, _V, _V, _B, _B), cache=True)
-def rnea_terms(mb, w, q, qd, use_qd, gravity):
+@njit(types.none(_MB, _W, _V, _V, _B, _B, _V), cache=True)
+def rnea_terms(mb, w, q, qd, use_qd, gravity, tau):
     """Bias terms by RNEA with qdd = 0: c + g, c (gravity False), or g (use_qd False)."""
     n = _n_bodies(mb)
     _check_vector(q, n)
     if use_qd:
         _check_vector(qd, n)
-    tau = np.empty(n)
     _rnea_into(mb, w, q, qd, qd, use_qd, False, gravity, -1, q, tau)
-    return tau
 
 
 @njit(_T(_MB, _W, _T, _T, _T, _I, _T), cache=True)
@@ -995,13 +981,10 @@ def rnea_batch(mb, w, q, qd, qdd, frame, f_tip):
     return tau
 
 
-@njit(_T(_MB, _W, _V), cache=True)
-def crba(mb, w, q):
-    n = _n_bodies(mb)
-    _check_vector(q, n)
-    M = np.empty((n, n))
+@njit(types.none(_MB, _W, _V, _T), cache=True)
+def crba(mb, w, q, M):
+    _check_vector(q, _n_bodies(mb))
     _crba_into(mb, w, q, M)
-    return M
 
 
 @njit(types.float64[:, :, ::1](_MB, _W, _T), cache=True)
@@ -1017,27 +1000,15 @@ def crba_batch(mb, w, q):
     return M
 
 
-@njit(_V(_MB, _W, _V, _V, _V), cache=True)
-def aba(mb, w, q, qd, tau):
+@njit(types.none(_MB, _W, _V, _V, _V, _I, _V, _V), cache=True)
+def aba(mb, w, q, qd, tau, frame, f_tip, qdd):
     n = _n_bodies(mb)
     _check_vector(q, n)
     _check_vector(qd, n)
     _check_vector(tau, n)
-    qdd = np.empty(n)
-    _aba_into(mb, w, q, qd, tau, -1, q, qdd)
-    return qdd
-
-
-@njit(_V(_MB, _W, _V, _V, _V, _I, _V), cache=True)
-def aba_tip(mb, w, q, qd, tau, frame, f_tip):
-    n = _n_bodies(mb)
-    _check_vector(q, n)
-    _check_vector(qd, n)
-    _check_vector(tau, n)
-    _check_vector(f_tip, 6)
-    qdd = np.empty(n)
+    if frame >= 0:
+        _check_vector(f_tip, 6)
     _aba_into(mb, w, q, qd, tau, frame, f_tip, qdd)
-    return qdd
 
 
 @njit(_T(_MB, _W, _T, _T, _T), cache=True)
@@ -1074,14 +1045,12 @@ def fd_via_mass_matrix(mb, w, q, qd, tau, frame, f_tip):
     return b
 
 
-@njit(_T(_MB, _W, _V, _V), cache=True)
-def coriolis_matrix(mb, w, q, qd):
+@njit(types.none(_MB, _W, _V, _V, _T), cache=True)
+def coriolis_matrix(mb, w, q, qd, C):
     n = _n_bodies(mb)
     _check_vector(q, n)
     _check_vector(qd, n)
-    C = np.empty((n, n))
     _coriolis_matrix_into(mb, w, q, qd, C)
-    return C
 
 
 @njit(types.float64[:, :, ::1](_MB, _W, _V), cache=True)
@@ -1102,14 +1071,11 @@ def mass_matrix_derivatives(mb, w, q):
     return dM
 
 
-@njit(_T(_MB, _W, _V, _I), cache=True)
-def frame_pose(mb, w, q, frame):
-    n = _n_bodies(mb)
-    _check_vector(q, n)
+@njit(types.none(_MB, _W, _V, _I, _T), cache=True)
+def frame_pose(mb, w, q, frame, T):
+    _check_vector(q, _n_bodies(mb))
     _world_kinematics_into(mb, w, q)
-    T = np.empty((4, 4))
     _frame_pose_into(mb, w, frame, T)
-    return T
 
 
 @njit(types.float64[:, :, ::1](_MB, _W, _V), cache=True)
@@ -1128,29 +1094,24 @@ def body_poses(mb, w, q):
     return T
 
 
-@njit(_T(_MB, _W, _V, _I, _I), cache=True)
-def jacobian(mb, w, q, frame, reference):
-    n = _n_bodies(mb)
-    _check_vector(q, n)
-    J = np.empty((6, n))
+@njit(types.none(_MB, _W, _V, _I, _I, _T), cache=True)
+def jacobian(mb, w, q, frame, reference, J):
+    _check_vector(q, _n_bodies(mb))
     T = np.empty((4, 4))
     _jacobian_into(mb, w, q, frame, reference, T, J)
-    return J
 
 
-@njit(_T(_MB, _W, _V, _V, _I, _I), cache=True)
-def jacobian_derivative(mb, w, q, qd, frame, reference):
+@njit(types.none(_MB, _W, _V, _V, _I, _I, _T), cache=True)
+def jacobian_derivative(mb, w, q, qd, frame, reference, dJ):
     n = _n_bodies(mb)
     _check_vector(q, n)
     _check_vector(qd, n)
-    dJ = np.empty((6, n))
     T = np.empty((4, 4))
     _jacobian_derivative_into(mb, w, q, qd, frame, reference, T, dJ)
-    return dJ
 
 
-@njit(_T(_MB, _W, _V, _I, _I, _F), cache=True)
-def task_space_inertia(mb, w, q, frame, reference, damping):
+@njit(types.none(_MB, _W, _V, _I, _I, _F, _T), cache=True)
+def task_space_inertia(mb, w, q, frame, reference, damping, Lam):
     """Lambda = (J M^-1 J^T + damping 1)^-1 (eq. 9.98 when J is square and invertible)."""
     n = _n_bodies(mb)
     _check_vector(q, n)
@@ -1180,7 +1141,6 @@ def task_space_inertia(mb, w, q, frame, reference, damping):
         Li[r, r] += damping
     if not _cholesky_in_place(Li, 6):
         raise ValueError("J M^-1 J^T is singular at this configuration (redundant or singular arm): pass damping > 0")
-    Lam = np.empty((6, 6))
     e = np.empty(6)
     for c in range(6):
         e[:] = 0.0
@@ -1188,7 +1148,6 @@ def task_space_inertia(mb, w, q, frame, reference, damping):
         _cholesky_solve_in_place(Li, 6, e)
         for r in range(6):
             Lam[r, c] = e[r]
-    return Lam
 
 
 @njit(_T(_T), cache=True)
@@ -1204,18 +1163,14 @@ def cholesky(A):
     return L
 
 
-@njit(types.UniTuple(_V, 2)(_MB, _W, _V, _V, _V, _F, _I, _I, _V, _V, _V), cache=True)
-def step(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb):
+@njit(types.none(_MB, _W, _V, _V, _V, _F, _I, _I, _V, _V, _V, _V, _V), cache=True)
+def step(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_out, qd_out):
     n = _n_bodies(mb)
     _check_vector(q, n)
     _check_vector(qd, n)
     _check_vector(tau, n)
     _check_vector(f_tip, 6)
-    s = np.empty((8, n))
-    q_out = np.empty(n)
-    qd_out = np.empty(n)
-    _step_into(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_out, qd_out, s)
-    return q_out, qd_out
+    _step_into(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_out, qd_out, np.empty((8, n)))
 
 
 @njit(types.UniTuple(_T, 2)(_MB, _W, _V, _V, _T, _F, _I, _I, _V, _V, _V), cache=True)
@@ -1235,3 +1190,16 @@ def simulate(mb, w, q0, qd0, tau, dt, method, frame, f_tip, viscous, coulomb):
     for k in range(steps):
         _step_into(mb, w, q[k], qd[k], tau[k], dt, method, frame, f_tip, viscous, coulomb, q[k + 1], qd[k + 1], s)
     return q, qd
+
+
+def entry(dispatcher):
+    """The machine-code entry point behind a single-signature kernel, callable without numba's
+    per-call type dispatch (which costs more than a 7-joint RNEA). The entry point converts dtypes
+    safely (TypeError otherwise) but trusts dimensions and layout: callers pass only vectors with
+    `x.strides == (8,)` (1-D, contiguous float64) and fall back to the dispatcher otherwise.
+    With NUMBA_DISABLE_JIT=1 it is the plain Python function."""
+    overloads = getattr(dispatcher, "overloads", None)
+    if not overloads:
+        return dispatcher
+    (compiled,) = overloads.values()
+    return compiled.entry_point

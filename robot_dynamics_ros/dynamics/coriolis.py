@@ -4,6 +4,9 @@ import numpy as np
 from . import _checks
 from . import _kernels as _k
 
+_coriolis_matrix = _k.entry(_k.coriolis_matrix)
+_mass_matrix_derivatives = _k.entry(_k.mass_matrix_derivatives)
+
 
 def coriolis_matrix(model, q, qd, data=None):
     """C(q, q̇) (n, n) with C_ij = Σ_k Γ_ijk q̇_k (eq. 9.87): the Christoffel-consistent factorisation,
@@ -12,9 +15,13 @@ def coriolis_matrix(model, q, qd, data=None):
     O(n²): C = Σ_i J_iᵀ(I_i J̇_i + B_i J_i) in root coordinates, with B_i = ½(−ad_Vᵀ I − I ad_V − ad̄(I V))
     accumulated over subtrees (see _kernels._coriolis_matrix_into). For the vector c use coriolis_forces.
     """
+    C = np.empty((model.nq, model.nq))
     try:
-        return _k.coriolis_matrix(model._packed, (data or model._data).work, q, qd)
-    except (TypeError, ValueError):
+        if q.strides != (8,) or qd.strides != (8,):
+            raise TypeError
+        _coriolis_matrix(model._packed, (data or model._data).work, q, qd, C)
+        return C
+    except (AttributeError, TypeError, ValueError):
         if _checks.is_clean(q, qd):
             raise
         return coriolis_matrix(model, _checks.vector(model, q, "q"), _checks.vector(model, qd, "qd"), data)
@@ -27,8 +34,10 @@ def mass_matrix_derivatives(model, q, data=None):
     q̇, ∂M/∂q_k = C(q, e_k) + C(q, e_k)ᵀ: n Coriolis matrices, O(n³).
     """
     try:
-        return _k.mass_matrix_derivatives(model._packed, (data or model._data).work, q)
-    except (TypeError, ValueError):
+        if q.strides != (8,):
+            raise TypeError
+        return _mass_matrix_derivatives(model._packed, (data or model._data).work, q)
+    except (AttributeError, TypeError, ValueError):
         if _checks.is_clean(q):
             raise
         return mass_matrix_derivatives(model, _checks.vector(model, q, "q"), data)

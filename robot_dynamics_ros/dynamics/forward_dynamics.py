@@ -6,6 +6,11 @@ from . import _checks
 from . import _kernels as _k
 from .friction import friction_coefficients
 
+_VEC = (8,)     # strides of a 1-D contiguous float64 vector (see _kernels.entry)
+_aba = _k.entry(_k.aba)
+_NO_WRENCH = np.zeros(6)
+_fd_via_mass_matrix = _k.entry(_k.fd_via_mass_matrix)
+
 
 def _net_torque(model, qd, tau, friction):
     coefficients = friction_coefficients(model, friction)
@@ -23,12 +28,18 @@ def forward_dynamics(model, q, qd, tau, f_tip=None, frame=None, friction=None, d
     """
     if friction is not None:
         tau = _net_torque(model, qd, tau, friction)
-    mb, w = model._packed, (data or model._data).work
+    qdd = np.empty(model.nq)
     try:
+        if q.strides != _VEC or qd.strides != _VEC or tau.strides != _VEC:
+            raise TypeError
         if f_tip is None:
-            return _k.aba(mb, w, q, qd, tau)
-        return _k.aba_tip(mb, w, q, qd, tau, model.frame_index(frame), f_tip)
-    except (TypeError, ValueError):
+            _aba(model._packed, (data or model._data).work, q, qd, tau, -1, _NO_WRENCH, qdd)
+        elif f_tip.strides != _VEC:
+            raise TypeError
+        else:
+            _aba(model._packed, (data or model._data).work, q, qd, tau, model.frame_index(frame), f_tip, qdd)
+        return qdd
+    except (AttributeError, TypeError, ValueError):
         if _checks.is_clean(q, qd, tau, f_tip):
             raise
         return forward_dynamics(model, _checks.vector(model, q, "q"), _checks.vector(model, qd, "qd"),
@@ -42,9 +53,11 @@ def forward_dynamics_via_mass_matrix(model, q, qd, tau, f_tip=None, frame=None, 
     if friction is not None:
         tau = _net_torque(model, qd, tau, friction)
     try:
-        fr, tip = (-1, np.zeros(6)) if f_tip is None else (model.frame_index(frame), f_tip)
-        return _k.fd_via_mass_matrix(model._packed, (data or model._data).work, q, qd, tau, fr, tip)
-    except (TypeError, ValueError):
+        fr, tip = (-1, _NO_WRENCH) if f_tip is None else (model.frame_index(frame), f_tip)
+        if q.strides != _VEC or qd.strides != _VEC or tau.strides != _VEC or tip.strides != _VEC:
+            raise TypeError
+        return _fd_via_mass_matrix(model._packed, (data or model._data).work, q, qd, tau, fr, tip)
+    except (AttributeError, TypeError, ValueError):
         if _checks.is_clean(q, qd, tau, f_tip):
             raise
         return forward_dynamics_via_mass_matrix(

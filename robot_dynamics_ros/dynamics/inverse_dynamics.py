@@ -5,6 +5,11 @@ from . import _checks
 from . import _kernels as _k
 from .friction import friction_coefficients
 
+_VEC = (8,)     # strides of a 1-D contiguous float64 vector: the kernels' fast path (see _kernels.entry)
+_rnea = _k.entry(_k.rnea)
+_rnea_terms = _k.entry(_k.rnea_terms)
+_NO_WRENCH = np.zeros(6)
+
 
 def inverse_dynamics(model, q, qd, qdd, f_tip=None, frame=None, friction=None, data=None):
     """τ = M(q) q̈ + c(q, q̇) + g(q) + Jᵀ F_tip (eq. 9.81), by recursive Newton–Euler (eqs. 9.53–9.57).
@@ -14,13 +19,17 @@ def inverse_dynamics(model, q, qd, qdd, f_tip=None, frame=None, friction=None, d
     F_{n+1}). friction: None, True (URDF coefficients) or (viscous, coulomb); the friction torques
     F_v q̇ + F_s sgn(q̇) are added. Returns τ (n,).
     """
-    mb, w = model._packed, (data or model._data).work
+    tau = np.empty(model.nq)
     try:
+        if q.strides != _VEC or qd.strides != _VEC or qdd.strides != _VEC:
+            raise TypeError
         if f_tip is None:
-            tau = _k.rnea(mb, w, q, qd, qdd)
+            _rnea(model._packed, (data or model._data).work, q, qd, qdd, -1, _NO_WRENCH, tau)
+        elif f_tip.strides != _VEC:
+            raise TypeError
         else:
-            tau = _k.rnea_tip(mb, w, q, qd, qdd, model.frame_index(frame), f_tip)
-    except (TypeError, ValueError):
+            _rnea(model._packed, (data or model._data).work, q, qd, qdd, model.frame_index(frame), f_tip, tau)
+    except (AttributeError, TypeError, ValueError):
         if _checks.is_clean(q, qd, qdd, f_tip):
             raise
         return inverse_dynamics(model, _checks.vector(model, q, "q"), _checks.vector(model, qd, "qd"),
@@ -40,10 +49,13 @@ def _friction(model, qd, friction):
 
 
 def _bias_term(model, q, qd, use_qd, gravity, data):
-    mb, w = model._packed, (data or model._data).work
+    tau = np.empty(model.nq)
     try:
-        return _k.rnea_terms(mb, w, q, qd if use_qd else q, use_qd, gravity)
-    except (TypeError, ValueError):
+        if q.strides != _VEC or use_qd and qd.strides != _VEC:
+            raise TypeError
+        _rnea_terms(model._packed, (data or model._data).work, q, qd if use_qd else q, use_qd, gravity, tau)
+        return tau
+    except (AttributeError, TypeError, ValueError):
         if _checks.is_clean(q, qd if use_qd else None):
             raise
         return _bias_term(model, _checks.vector(model, q, "q"),

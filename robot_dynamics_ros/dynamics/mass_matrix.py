@@ -6,15 +6,21 @@ from . import _kernels as _k
 from .jacobians import jacobian
 from .spatial import spatial_inertia
 
+_crba = _k.entry(_k.crba)
+
 
 def mass_matrix(model, q, data=None):
     """M(q) (n, n), symmetric positive definite, by the composite-rigid-body algorithm.
 
     Equals eq. 9.61, M = Σ_i J_ibᵀ G_i J_ib, and the closed form 𝒜ᵀℒᵀ𝒢ℒ𝒜 (eq. 9.82), in O(n·depth).
     """
+    M = np.empty((model.nq, model.nq))
     try:
-        return _k.crba(model._packed, (data or model._data).work, q)
-    except (TypeError, ValueError):
+        if q.strides != (8,):
+            raise TypeError
+        _crba(model._packed, (data or model._data).work, q, M)
+        return M
+    except (AttributeError, TypeError, ValueError):
         if _checks.is_clean(q):
             raise
         return mass_matrix(model, _checks.vector(model, q, "q"), data)

@@ -2,6 +2,7 @@
 import numpy as np
 
 from . import _kernels as _k
+from .jacobians import frame_pose
 from .model import Model
 from .spatial import adjoint, inverse_transform, transform
 
@@ -101,7 +102,7 @@ def to_modern_robotics(model):
         A[r:r + 3] = model.axis[i]                                          # A_i = (a, 0) or (0, a)
         Slist[:, i] = adjoint(T0[i]) @ A                                    # S_i = Ad_{M_i} A_i
         homes.append(T0[i] @ transform(np.eye(3), model.com[i]))          # {i} at the centre of mass
-    tip = _k.frame_pose(model._packed, model._data.work, q0, model.frame_index())
+    tip = frame_pose(model, q0)
     Mlist, previous = [], np.eye(4)
     for M in homes + [tip]:
         Mlist.append(inverse_transform(previous) @ M)                       # M_{i-1,i} = M_{i-1}^-1 M_i

@@ -6,6 +6,9 @@ from . import _kernels as _k
 from .forward_dynamics import forward_dynamics
 from .jacobians import jacobian, jacobian_derivative, reference_code
 
+_task_space_inertia = _k.entry(_k.task_space_inertia)
+_INF = float("inf")
+
 
 def task_space_inertia(model, q, frame=None, reference="space", damping=0.0, data=None):
     """Λ(q) = (J M⁻¹ Jᵀ + damping·1)⁻¹ (6, 6) at a frame, J = jacobian(model, q, frame, reference).
@@ -14,11 +17,16 @@ def task_space_inertia(model, q, frame=None, reference="space", damping=0.0, dat
     (n > 6). With fewer than six joints or at a singularity J M⁻¹ Jᵀ is singular: a ValueError asks
     for damping > 0 (damped least squares). Computed with two Cholesky factorisations, no inverse of M.
     """
-    damping = _checks.scalar(damping, "damping", minimum=0.0)
+    if damping.__class__ is not float or not 0.0 <= damping < _INF:
+        damping = _checks.scalar(damping, "damping", minimum=0.0)
+    Lam = np.empty((6, 6))
     try:
-        return _k.task_space_inertia(model._packed, (data or model._data).work, q, model.frame_index(frame),
-                                     reference_code(reference), damping)
-    except (TypeError, ValueError):
+        if q.strides != (8,):
+            raise TypeError
+        _task_space_inertia(model._packed, (data or model._data).work, q, model.frame_index(frame),
+                            reference_code(reference), damping, Lam)
+        return Lam
+    except (AttributeError, TypeError, ValueError):
         if _checks.is_clean(q):
             raise
         return task_space_inertia(model, _checks.vector(model, q, "q"), frame, reference, damping, data)
