@@ -116,23 +116,30 @@ def _motion_to_child(w, i, src, s, dst, d):
 
 
 @njit(cache=True)
-def _add_force_to_parent(w, i, src, s, dst, d):
-    """dst += Ad_{T_{i,parent}}^T src: a wrench in {i} re-expressed in parent coords (eq. 9.56).
+def _force_to_parent(w, i, src, s, dst, d, add):
+    """dst (+)= Ad_{T_{i,parent}}^T src: a wrench in {i} re-expressed in parent coords (eq. 9.56).
 
-    f' = R f,  m' = R m + p x f'.
+    f' = R f,  m' = R m + p x f'. With add False dst is overwritten (src may be dst).
     """
     fx = w[i, W_R] * src[s + 3] + w[i, W_R + 1] * src[s + 4] + w[i, W_R + 2] * src[s + 5]
     fy = w[i, W_R + 3] * src[s + 3] + w[i, W_R + 4] * src[s + 4] + w[i, W_R + 5] * src[s + 5]
     fz = w[i, W_R + 6] * src[s + 3] + w[i, W_R + 7] * src[s + 4] + w[i, W_R + 8] * src[s + 5]
+    mx = w[i, W_R] * src[s] + w[i, W_R + 1] * src[s + 1] + w[i, W_R + 2] * src[s + 2]
+    my = w[i, W_R + 3] * src[s] + w[i, W_R + 4] * src[s + 1] + w[i, W_R + 5] * src[s + 2]
+    mz = w[i, W_R + 6] * src[s] + w[i, W_R + 7] * src[s + 1] + w[i, W_R + 8] * src[s + 2]
     px, py, pz = w[i, W_P], w[i, W_P + 1], w[i, W_P + 2]
-    for r in range(3):
-        dst[d + r] += w[i, W_R + 3 * r] * src[s] + w[i, W_R + 3 * r + 1] * src[s + 1] + w[i, W_R + 3 * r + 2] * src[s + 2]
-    dst[d] += py * fz - pz * fy
-    dst[d + 1] += pz * fx - px * fz
-    dst[d + 2] += px * fy - py * fx
-    dst[d + 3] += fx
-    dst[d + 4] += fy
-    dst[d + 5] += fz
+    mx += py * fz - pz * fy
+    my += pz * fx - px * fz
+    mz += px * fy - py * fx
+    if add:
+        dst[d] += mx
+        dst[d + 1] += my
+        dst[d + 2] += mz
+        dst[d + 3] += fx
+        dst[d + 4] += fy
+        dst[d + 5] += fz
+    else:
+        dst[d], dst[d + 1], dst[d + 2], dst[d + 3], dst[d + 4], dst[d + 5] = mx, my, mz, fx, fy, fz
 
 
 @njit(cache=True)
@@ -291,7 +298,7 @@ def _rnea_into(mb, w, q, qd, qdd, use_qd, use_qdd, gravity, frame, f_tip, tau):
         tau[i] = _axis_dot(mb, i, w[i], W_F)                                  # (9.57)
         p = _parent(mb, i)
         if p >= 0:
-            _add_force_to_parent(w, i, w[i], W_F, w[p], W_F)                  # (9.56)
+            _force_to_parent(w, i, w[i], W_F, w[p], W_F, True)                # (9.56)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -388,15 +395,13 @@ def _crba_into(mb, w, q, M):
         _rigid_inertia_times_axis(mb, i, w[i], W_CM, F, 0)
         M[i, i] = _axis_dot(mb, i, F, 0)
         j = i
-        while _parent(mb, j) >= 0:
-            X = w[j, W_X:W_X + 6]
-            X[:] = 0.0
-            _add_force_to_parent(w, j, F, 0, X, 0)
-            j = _parent(mb, j)
-            F = w[i, W_F:W_F + 6]
-            F[:] = X
+        p = _parent(mb, j)
+        while p >= 0:                   # F moves to each ancestor j: M_ij = A_j^T F
+            _force_to_parent(w, j, F, 0, F, 0, False)
+            j = p
             M[i, j] = _axis_dot(mb, j, F, 0)
             M[j, i] = M[i, j]
+            p = _parent(mb, j)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -463,7 +468,7 @@ def _aba_into(mb, w, q, qd, tau, frame, f_tip, qdd):
             for k in range(6):
                 acc += IA[6 * r + k] * c[k]
             pa[r] = acc
-        _add_force_to_parent(w, i, pa, 0, w[p], W_PA)
+        _force_to_parent(w, i, pa, 0, w[p], W_PA, True)
         _add_inertia_matrix_to_parent(w, i, IA, w[p, W_IA:W_IA + 36])
     base = w[0, W_X:W_X + 6]
     for i in range(n):
@@ -488,35 +493,54 @@ def _aba_into(mb, w, q, qd, tau, frame, f_tip, qdd):
 
 @njit(cache=True)
 def _add_inertia_matrix_to_parent(w, i, I, dst):
-    """dst += X^T I X with X = Ad_{T_{i,parent}} = [[R^T, 0], [-R^T [p], R^T]] (6x6, flat).
+    """dst += X^T I X, X = Ad_{T_{i,parent}} = [[R^T, 0], [-R^T [p], R^T]]: an articulated inertia in {i}
+    re-expressed in the parent frame (flat 6x6, row-major).
 
-    X and the product I X use the body's coriolis scratch columns (W_I0, W_B0), unused by ABA.
+    X = diag(R^T, R^T) [[1, 0], [-[p], 1]]: first rotate the blocks of I = [[A, B], [B^T, D]] to
+    A1 = R A R^T, B1 = R B R^T, D1 = R D R^T, then shift the reference point by p:
+    [[A1 + [p] B1^T - F [p], F], [F^T, D1]] with F = B1 + [p] D1.
     """
-    X = w[i, W_I0:W_I0 + 36]
-    Y = w[i, W_B0:W_B0 + 36]
-    X[:] = 0.0
+    S = w[i, W_I0:W_I0 + 36]           # coriolis scratch, unused by ABA: S[0:9] T, A1 9:18, B1 18:27, D1 27:36
+    for blk in range(3):               # (A, B, D) at block offsets (0,0), (0,3), (3,3)
+        r0 = 3 if blk == 2 else 0
+        c0 = 0 if blk == 0 else 3
+        for r in range(3):             # T = block R^T
+            for c in range(3):
+                S[3 * r + c] = (I[6 * (r0 + r) + c0] * w[i, W_R + 3 * c] + I[6 * (r0 + r) + c0 + 1] * w[i, W_R + 3 * c + 1]
+                                + I[6 * (r0 + r) + c0 + 2] * w[i, W_R + 3 * c + 2])
+        o = 9 + 9 * blk
+        for r in range(3):             # R T
+            for c in range(3):
+                S[o + 3 * r + c] = (w[i, W_R + 3 * r] * S[c] + w[i, W_R + 3 * r + 1] * S[3 + c]
+                                    + w[i, W_R + 3 * r + 2] * S[6 + c])
     px, py, pz = w[i, W_P], w[i, W_P + 1], w[i, W_P + 2]
+    F = S[0:9]                          # F = B1 + [p] D1, column by column: [p] d = p x d
+    for c in range(3):
+        dx, dy, dz = S[27 + c], S[30 + c], S[33 + c]
+        F[c] = S[18 + c] + py * dz - pz * dy
+        F[3 + c] = S[21 + c] + pz * dx - px * dz
+        F[6 + c] = S[24 + c] + px * dy - py * dx
     for r in range(3):
-        e0, e1, e2 = w[i, W_R + r], w[i, W_R + 3 + r], w[i, W_R + 6 + r]   # row r of R^T
         for c in range(3):
-            X[6 * r + c] = w[i, W_R + 3 * c + r]
-            X[6 * (3 + r) + 3 + c] = w[i, W_R + 3 * c + r]
-        # row r of -R^T [p]  =  -(e x p)... (e^T [p])_c = (p x e)_c
-        X[6 * (3 + r)] = -(e1 * pz - e2 * py)
-        X[6 * (3 + r) + 1] = -(e2 * px - e0 * pz)
-        X[6 * (3 + r) + 2] = -(e0 * py - e1 * px)
-    for r in range(6):
-        for c in range(6):
-            acc = 0.0
-            for k in range(6):
-                acc += I[6 * r + k] * X[6 * k + c]
-            Y[6 * r + c] = acc
-    for r in range(6):
-        for c in range(6):
-            acc = 0.0
-            for k in range(6):
-                acc += X[6 * k + r] * Y[6 * k + c]
-            dst[6 * r + c] += acc
+            dst[6 * r + 3 + c] += F[3 * r + c]
+            dst[6 * (3 + c) + r] += F[3 * r + c]
+            dst[6 * (3 + r) + 3 + c] += S[27 + 3 * r + c]
+    for r in range(3):
+        # row r of [p] B1^T: ([p] B1^T)[r, c] = (p x B1[c, :])[r];  (F [p])[r, c] = -(p x F[r, :])[c]
+        fx, fy, fz = F[3 * r], F[3 * r + 1], F[3 * r + 2]
+        fp0 = -(py * fz - pz * fy)
+        fp1 = -(pz * fx - px * fz)
+        fp2 = -(px * fy - py * fx)
+        for c in range(3):
+            bx, by, bz = S[18 + 3 * c], S[18 + 3 * c + 1], S[18 + 3 * c + 2]
+            if r == 0:
+                pb = py * bz - pz * by
+            elif r == 1:
+                pb = pz * bx - px * bz
+            else:
+                pb = px * by - py * bx
+            fp = fp0 if c == 0 else (fp1 if c == 1 else fp2)
+            dst[6 * r + c] += S[9 + 3 * r + c] + pb - fp
 
 
 # ---------------------------------------------------------------------------------------------
