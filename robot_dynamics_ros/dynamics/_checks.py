@@ -17,7 +17,7 @@ def vector(model, x, name, n=None):
     if bad.size:
         where = ", ".join(f"{name}[{i}]" + (f" ({model.joint_names[i]})" if n == model.nq else "") for i in bad[:4])
         raise ValueError(f"{name} must be finite: NaN or inf at {where}")
-    return np.ascontiguousarray(a)
+    return _writeable_contiguous(a)
 
 
 def array(model, x, name, shape):
@@ -30,7 +30,13 @@ def array(model, x, name, shape):
         raise ValueError(f"{name} must have shape {tuple('N' if s is None else s for s in shape)}, got {a.shape}")
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{name} must be finite (contains NaN or inf)")
-    return np.ascontiguousarray(a)
+    return _writeable_contiguous(a)
+
+
+def _writeable_contiguous(a):
+    """The kernels take C-contiguous, writeable float64 arrays (read-only ones are typed apart)."""
+    a = np.ascontiguousarray(a)
+    return a if a.flags.writeable else a.copy()
 
 
 def is_clean(*arrays):

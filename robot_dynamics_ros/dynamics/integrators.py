@@ -25,7 +25,7 @@ def _extras(model, f_tip, frame, friction):
     if coefficients is None:
         zero = np.zeros(model.nq)
         return fr, tip, zero, zero
-    return fr, tip, np.ascontiguousarray(coefficients[0], float), np.ascontiguousarray(coefficients[1], float)
+    return fr, tip, np.array(coefficients[0], dtype=float), np.array(coefficients[1], dtype=float)
 
 
 def _step(method, model, q, qd, tau, dt, f_tip, frame, friction, data):
