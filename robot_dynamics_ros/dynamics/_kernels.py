@@ -677,6 +677,7 @@ def _jacobian_derivative_into(mb, w, q, qd, frame, reference, T, dJ):
     pdy = Vf[4] + Vf[2] * px - Vf[0] * pz
     pdz = Vf[5] + Vf[0] * py - Vf[1] * px
     col = np.empty(6)
+    tmp = np.empty(6)
     j = b
     while j >= 0:
         for k in range(6):
@@ -689,7 +690,6 @@ def _jacobian_derivative_into(mb, w, q, qd, frame, reference, T, dJ):
             col[5] += sx * pdy - sy * pdx
         elif reference == REF_BODY:
             # Ad_{T^-1}(dS_j - [V_f, S_j]) = Ad_{T^-1} dS_j - [V_b, J_b,j]
-            tmp = np.empty(6)
             _bracket(Vf, 0, w[j], W_S0, tmp, 0)
             for k in range(6):
                 col[k] -= tmp[k]
@@ -743,13 +743,11 @@ def _coriolis_matrix_into(mb, w, q, qd, C):
             for k in range(36):
                 w[p, W_I0 + k] += w[i, W_I0 + k]
                 w[p, W_B0 + k] += w[i, W_B0 + k]
-    y1 = np.empty(6)
-    y2 = np.empty(6)
-    Fc = np.empty(6)
     C[:, :] = 0.0
     for i in range(n):
         Ic = w[i, W_I0:W_I0 + 36]
         Bc = w[i, W_B0:W_B0 + 36]
+        y1, y2, Fc = w[i, W_A:W_A + 6], w[i, W_F:W_F + 6], w[i, W_U:W_U + 6]   # free columns here
         for r in range(6):
             a1 = 0.0
             a2 = 0.0
@@ -807,43 +805,54 @@ def _rigid_inertia_matrix(prm, s, G):
 def _coriolis_factor_into(w, i):
     """B_i = 1/2 (-ad_V^T I - I ad_V - adbar(I V)) at W_B0, for V = w[i, W_V], I = w[i, W_I0].
 
-    ad_V = [[w], 0; [v], [w]];  adbar(P) = [[m], [f]; [f], 0] for P = (m, f).
+    ad_V = [[w], 0; [v], [w]] (built in the ABA columns W_IA, unused here);
+    adbar(P) = [[m], [f]; [f], 0] for P = I V = (m, f) (in W_X).
     """
     I = w[i, W_I0:W_I0 + 36]
     B = w[i, W_B0:W_B0 + 36]
-    ad = np.zeros((6, 6))
-    wx, wy, wz, vx, vy, vz = w[i, W_V], w[i, W_V + 1], w[i, W_V + 2], w[i, W_V + 3], w[i, W_V + 4], w[i, W_V + 5]
-    _skew_into(ad, 0, 0, wx, wy, wz)
-    _skew_into(ad, 3, 3, wx, wy, wz)
-    _skew_into(ad, 3, 0, vx, vy, vz)
-    P = np.empty(6)
+    ad = w[i, W_IA:W_IA + 36]
+    ad[:] = 0.0
+    _skew_into(ad, 0, 0, w[i, W_V], w[i, W_V + 1], w[i, W_V + 2])
+    _skew_into(ad, 3, 3, w[i, W_V], w[i, W_V + 1], w[i, W_V + 2])
+    _skew_into(ad, 3, 0, w[i, W_V + 3], w[i, W_V + 4], w[i, W_V + 5])
+    for r in range(6):
+        for c in range(6):
+            acc = 0.0
+            for k in range(6):
+                acc -= ad[6 * k + r] * I[6 * k + c] + I[6 * r + k] * ad[6 * k + c]
+            B[6 * r + c] = 0.5 * acc
+    P = w[i, W_X:W_X + 6]
     for r in range(6):
         acc = 0.0
         for k in range(6):
             acc += I[6 * r + k] * w[i, W_V + k]
         P[r] = acc
-    adbar = np.zeros((6, 6))
-    _skew_into(adbar, 0, 0, P[0], P[1], P[2])
-    _skew_into(adbar, 0, 3, P[3], P[4], P[5])
-    _skew_into(adbar, 3, 0, P[3], P[4], P[5])
-    for r in range(6):
-        for c in range(6):
-            acc = 0.0
-            for k in range(6):
-                # -ad^T I  - I ad
-                acc += -ad[k, r] * I[6 * k + c] - I[6 * r + k] * ad[k, c]
-            B[6 * r + c] = 0.5 * (acc - adbar[r, c])
+    # B -= 1/2 adbar(P): subtract the skew blocks [m] (top-left), [f] (top-right, bottom-left)
+    _add_half_skew(B, 0, 0, -0.5, P[0], P[1], P[2])
+    _add_half_skew(B, 0, 3, -0.5, P[3], P[4], P[5])
+    _add_half_skew(B, 3, 0, -0.5, P[3], P[4], P[5])
+
+
+@njit(cache=True)
+def _add_half_skew(M, r, c, scale, x, y, z):
+    """M[r:r+3, c:c+3] += scale [x] for a flat 6x6 M."""
+    M[6 * r + c + 1] -= scale * z
+    M[6 * r + c + 2] += scale * y
+    M[6 * (r + 1) + c] += scale * z
+    M[6 * (r + 1) + c + 2] -= scale * x
+    M[6 * (r + 2) + c] -= scale * y
+    M[6 * (r + 2) + c + 1] += scale * x
 
 
 @njit(cache=True)
 def _skew_into(M, r, c, x, y, z):
-    """M[r:r+3, c:c+3] = [x] (the skew-symmetric cross-product matrix)."""
-    M[r, c + 1] = -z
-    M[r, c + 2] = y
-    M[r + 1, c] = z
-    M[r + 1, c + 2] = -x
-    M[r + 2, c] = -y
-    M[r + 2, c + 1] = x
+    """M[r:r+3, c:c+3] = [x] (the skew-symmetric cross-product matrix) for a flat 6x6 M."""
+    M[6 * r + c + 1] = -z
+    M[6 * r + c + 2] = y
+    M[6 * (r + 1) + c] = z
+    M[6 * (r + 1) + c + 2] = -x
+    M[6 * (r + 2) + c] = -y
+    M[6 * (r + 2) + c + 1] = x
 
 
 # ---------------------------------------------------------------------------------------------
