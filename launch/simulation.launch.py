@@ -1,7 +1,7 @@
 """Simulated arm under computed-torque control, with the dynamics node.
 
     ros2 launch robot_dynamics_ros simulation.launch.py [urdf:=FILE] [config:=FILE]
-        [use_sim_time:=false] [real_time_factor:=1.0] [log_level:=info]
+        [use_sim_time:=true] [real_time_factor:=1.0] [log_level:=info]
 
     simulator_node --/joint_states--+--> computed_torque_controller --+
           ^                         |                                  |
@@ -47,10 +47,11 @@ def generate_launch_description():
         ),
         DeclareLaunchArgument(
             'use_sim_time',
-            default_value='false',
+            default_value='true',
             choices=['true', 'false'],
             description='The simulator publishes /clock (publish_clock) and the controller and '
-                        'dynamics node follow it; needed when real_time_factor is not 1.',
+                        'dynamics node follow it, so the reference runs on simulated time; '
+                        'needed when real_time_factor is not 1.',
         ),
         DeclareLaunchArgument(
             'real_time_factor',

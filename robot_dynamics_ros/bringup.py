@@ -55,6 +55,8 @@ __all__ = [
     'run_in_process',
     'run_processes',
     'split_ros_args',
+    'bringup_command',
+    'spawn',
     'start_processes',
     'stop_processes',
 ]
@@ -347,25 +349,42 @@ def _die_with_parent() -> None:
         pass
 
 
-def start_processes(gc: GraphConfig, **popen_kwargs) -> list[tuple[NodeSpec, subprocess.Popen]]:
-    """Start one process per node of the graph (see child_command); returns (spec, Popen) pairs.
+def bringup_command(gc: GraphConfig, *, executor: str = 'events') -> list[str]:
+    """The command that runs the whole graph in one separate process (this module's main)."""
+    cmd = [sys.executable, '-m', 'robot_dynamics_ros.bringup', '--graph', gc.graph, '--config', str(gc.config), '--executor', executor]
+    if gc.urdf is not None:
+        cmd += ['--urdf', str(gc.urdf)]
+    if gc.use_sim_time is not None:
+        cmd += ['--use-sim-time', str(bool(gc.use_sim_time)).lower()]
+    if gc.real_time_factor is not None:
+        cmd += ['--real-time-factor', repr(float(gc.real_time_factor))]
+    if gc.ros_args:
+        cmd += ['--ros-args', *gc.ros_args]
+    return cmd
 
-    Each child runs in its own session, so a terminal's Ctrl-C reaches only the parent, which stops
-    the children with stop_processes(); a child also gets SIGTERM if the parent dies (Linux).
-    ``popen_kwargs`` go to subprocess.Popen (e.g. stdout, stderr). If one start fails, the
-    children started so far are stopped.
-    """
+
+def spawn(cmd: Sequence[str], **popen_kwargs) -> subprocess.Popen:
+    """Start ``cmd`` as a child that can import this package (also from a source tree), in its
+    own session (a terminal's Ctrl-C reaches only the parent, which stops the child with
+    stop_processes), and that gets SIGTERM if the parent dies (Linux)."""
     env = dict(popen_kwargs.pop('env', None) or os.environ)
-    # Children must import this very package, also when it runs from a source tree.
     package_parent = str(Path(__file__).resolve().parent.parent)
     env['PYTHONPATH'] = os.pathsep.join(
         p for p in (package_parent, env.get('PYTHONPATH', '')) if p)
+    return subprocess.Popen(list(cmd), env=env, start_new_session=True,
+                            preexec_fn=_die_with_parent, **popen_kwargs)
+
+
+def start_processes(gc: GraphConfig, **popen_kwargs) -> list[tuple[NodeSpec, subprocess.Popen]]:
+    """Start one process per node of the graph (child_command, via spawn); returns (spec, Popen)
+    pairs. ``popen_kwargs`` go to subprocess.Popen (e.g. stdout, stderr). If one start fails,
+    the children started so far are stopped.
+    """
     children: list[tuple[NodeSpec, subprocess.Popen]] = []
     try:
         for spec in gc.nodes:
             cmd = child_command(gc, spec)
-            proc = subprocess.Popen(cmd, env=env, start_new_session=True,
-                                    preexec_fn=_die_with_parent, **popen_kwargs)
+            proc = spawn(cmd, **popen_kwargs)
             children.append((spec, proc))
             _log(f'started {spec.name} (pid {proc.pid}): {shlex.join(cmd)}')
     except BaseException:

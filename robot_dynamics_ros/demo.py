@@ -1,11 +1,13 @@
 """Demo: a simulated UR5e follows a smooth trajectory under computed-torque control.
 
-    python -m robot_dynamics_ros.demo [--duration 8] [--output out/demo.png] [--processes]
+    python -m robot_dynamics_ros.demo [--duration 8] [--output out/demo.png]
+        [--mode bringup|processes|in-process] [--ros-args ...]
     make demo
 
-1. Starts the simulation graph (simulator_node + computed_torque_controller + dynamics_node, the
-   same nodes and config/simulation.yaml as ``bringup --graph simulation``), in this process on
-   one executor, or with ``--processes`` one process per node.
+1. Starts the simulation graph (simulator_node + computed_torque_controller + dynamics_node, from
+   config/simulation.yaml) with ``python -m robot_dynamics_ros.bringup --graph simulation`` in one
+   child process, while this process records (two processes: the graph and the recorder each get
+   a core). ``--mode processes``: one process per node; ``--mode in-process``: everything here.
 2. Waits for /joint_states, then sends a JointTrajectory to /computed_torque_controller/reference:
    every joint leaves its current position and comes back, q_j(t) = q0_j + A_j sin^4(pi k_j t / T)
    (zero velocity and acceleration at both ends), as knots every 0.5 s with positions, velocities
@@ -45,9 +47,14 @@ LIMIT_MARGIN = 0.1
 #: The largest |q̇| of A sin^4(x) is A x' * max(4 sin^3 x cos x) = A x' * 3 sqrt(3) / 4.
 _SIN4_PEAK_SLOPE = 3.0 * math.sqrt(3.0) / 4.0
 
+#: Label of the bringup process in bringup.stop_processes' messages.
+_BRINGUP = bringup.NodeSpec('bringup', 'bringup', 'robot_dynamics_ros.bringup', '')
+
 TRACKING_ERROR_TOPIC = '/computed_torque_controller/tracking_error'
 REFERENCE_TOPIC = '/computed_torque_controller/reference'
 COMMANDS_TOPIC = '/effort_controller/commands'
+RESET_SERVICE = '/simulator_node/reset'
+HOLD_SERVICE = '/computed_torque_controller/hold'
 JOINT_STATES_TOPIC = '/joint_states'
 DYNAMICS_TOPICS = {
     'gravity_torques': '/dynamics_node/gravity_torques',
@@ -203,6 +210,7 @@ def make_recorder(recording: Recording, *, context=None):
     from rclpy.qos import QoSProfile
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
+    from std_srvs.srv import Trigger
     from trajectory_msgs.msg import JointTrajectory
 
     qos = QoSProfile(depth=200)
@@ -213,6 +221,8 @@ def make_recorder(recording: Recording, *, context=None):
             self.recording = recording
             self.active = True
             self.reference = self.create_publisher(JointTrajectory, REFERENCE_TOPIC, 10)
+            self.reset_simulation = self.create_client(Trigger, RESET_SERVICE)
+            self.hold_position = self.create_client(Trigger, HOLD_SERVICE)
             self.create_subscription(JointState, JOINT_STATES_TOPIC, self._on_state, qos)
             self.create_subscription(JointState, TRACKING_ERROR_TOPIC, self._on_error, qos)
             self.create_subscription(Float64MultiArray, COMMANDS_TOPIC, self._on_command, qos)
@@ -391,18 +401,46 @@ def report_text(rec: Recording, report: DemoReport) -> str:
 
 # --- plot --------------------------------------------------------------------------------------
 
-def _desired_positions(rec: Recording):
-    """(times, q_d) at every tracking-error message: q_d = q + e, with q the joint state of the
-    same header stamp (the controller stamps its error with the state's stamp), else the joint
-    state received closest in time."""
-    te, se, e = _window(rec.tracking_error, rec.t_start - 1.0, rec.t_end)
-    tq, sq, q = _window(rec.joint_states, rec.t_start - 1.5, rec.t_end + 0.5)
+def _stamp_ok(stamps) -> bool:
+    return stamps.size > 0 and bool(np.all(stamps > 0))
+
+
+def _time_axis(rec: Recording):
+    """A function (receive times, stamps) -> seconds since the trajectory started, on the clock
+    the nodes run on.
+
+    The simulator stamps /joint_states with the simulated time (publish_clock) and the controller
+    runs its reference on it (use_sim_time): after a stall the simulation lags the wall clock,
+    and on a wall-clock axis the trajectory would look stretched. Messages with header stamps use
+    them; the rest (commands) are mapped from receive time to stamp time through the joint
+    states. Without stamps it falls back to receive times.
+    """
+    tq, sq, _ = rec.joint_states.arrays()
+    if not _stamp_ok(sq):
+        return lambda t, stamps=None: np.asarray(t) - rec.t_start
+    # np.interp needs increasing abscissae: a burst of states shares one receive time.
+    order = np.argsort(tq, kind='stable')
+    tq, sq = tq[order], np.maximum.accumulate(sq[order]) * 1e-9
+    keep = np.concatenate(([True], np.diff(tq) > 0))
+    tq, sq = tq[keep], sq[keep]
+    origin = float(np.interp(rec.t_start, tq, sq))
+
+    def axis(t, stamps=None):
+        if stamps is not None and _stamp_ok(np.asarray(stamps)):
+            return np.asarray(stamps) * 1e-9 - origin
+        return np.interp(t, tq, sq) - origin
+    return axis
+
+
+def _desired_positions(rec: Recording, t0: float, t1: float):
+    """(receive times, stamps, q_d) at every tracking-error message in [t0, t1]: q_d = q + e,
+    with q the joint state received last before the error (the one the controller answered)."""
+    te, se, e = _window(rec.tracking_error, t0, t1)
+    tq, _, q = rec.joint_states.arrays()
     if e.size == 0 or q.size == 0:
-        return te, np.zeros((te.size, len(rec.joint_names)))
-    index = {int(s): i for i, s in enumerate(sq)}
-    nearest = np.clip(np.searchsorted(tq, te), 0, tq.size - 1)
-    rows = np.array([index.get(int(s), k) for s, k in zip(se, nearest)])
-    return te, q[rows] + e
+        return te, se, np.zeros((te.size, len(rec.joint_names)))
+    rows = np.clip(np.searchsorted(tq, te, side='right') - 1, 0, tq.size - 1)
+    return te, se, q[rows] + e
 
 
 def plot(rec: Recording, report: DemoReport, path) -> Path:
@@ -418,11 +456,15 @@ def plot(rec: Recording, report: DemoReport, path) -> Path:
     names = rec.joint_names
     n = len(names)
     t0 = rec.t_start
-    tq, _, q = _window(rec.joint_states, t0 - 1.0, rec.t_end)
-    td, qd = _desired_positions(rec)
-    te, _, e = _window(rec.tracking_error, t0 - 1.0, rec.t_end)
-    tt, _, tau = _window(rec.commands, t0 - 1.0, rec.t_end)
-    tg, _, g = _window(rec.gravity, t0 - 1.0, rec.t_end)
+    before = 0.5  # s of the hold before the trajectory
+    t_from, t_to = t0 - before, rec.t_end
+    axis = _time_axis(rec)
+    tq, sq, q = _window(rec.joint_states, t_from, t_to)
+    td, sd, qd = _desired_positions(rec, t_from, t_to)
+    te, se, e = _window(rec.tracking_error, t_from, t_to)
+    tt, _, tau = _window(rec.commands, t_from, t_to)
+    tg, sg, g = _window(rec.gravity, t_from, t_to)
+    tq, td, te, tt, tg = axis(tq, sq), axis(td, sd), axis(te, se), axis(tt), axis(tg, sg)
     if tau.ndim != 2 or tau.shape[1] != n:
         tau = np.zeros((0, n))
     limits = rec.effort_limit if rec.effort_limit is not None else np.full(n, np.inf)
@@ -432,10 +474,10 @@ def plot(rec: Recording, report: DemoReport, path) -> Path:
               'tau': '#2ca02c', 'gravity': '#7f7f7f'}
     for j, name in enumerate(names):
         ax_q, ax_e, ax_tau = axes[j]
-        ax_q.plot(td - t0, qd[:, j], color=colors['desired'], lw=2.2, label='desired $q_d$')
-        ax_q.plot(tq - t0, q[:, j], color=colors['actual'], lw=1.2, ls='--', label='actual $q$')
+        ax_q.plot(td, qd[:, j], color=colors['desired'], lw=2.2, label='desired $q_d$')
+        ax_q.plot(tq, q[:, j], color=colors['actual'], lw=1.2, ls='--', label='actual $q$')
         ax_q.set_ylabel(f'{name}\n[rad]', fontsize=9)
-        ax_e.plot(te - t0, 1e3 * e[:, j], color=colors['error'], lw=1.0,
+        ax_e.plot(te, 1e3 * e[:, j], color=colors['error'], lw=1.0,
                   label='$e = q_d - q$')
         ax_e.axhline(0.0, color='black', lw=0.5)
         ax_e.set_ylabel('[mrad]', fontsize=9)
@@ -443,9 +485,9 @@ def plot(rec: Recording, report: DemoReport, path) -> Path:
                   f'max {1e3 * report.max_abs[j]:.3f} mrad',
                   transform=ax_e.transAxes, ha='right', va='top', fontsize=8,
                   bbox=dict(boxstyle='round,pad=0.2', fc='white', ec='0.8', alpha=0.9))
-        ax_tau.plot(tt - t0, tau[:, j], color=colors['tau'], lw=1.2, label=r'commanded $\tau$')
+        ax_tau.plot(tt, tau[:, j], color=colors['tau'], lw=1.2, label=r'commanded $\tau$')
         if g.size:
-            ax_tau.plot(tg - t0, g[:, j], color=colors['gravity'], lw=1.0, ls=':',
+            ax_tau.plot(tg, g[:, j], color=colors['gravity'], lw=1.0, ls=':',
                         label='gravity $g(q)$ (dynamics_node)')
         ax_tau.set_ylabel('[N m]', fontsize=9)
         if np.isfinite(limits[j]):
@@ -460,8 +502,11 @@ def plot(rec: Recording, report: DemoReport, path) -> Path:
     axes[0, 2].set_title('Joint torque', fontsize=11)
     for ax in axes[0]:
         ax.legend(loc='upper left', fontsize=8, framealpha=0.9)
+    xlabel = ('time since the trajectory started [s], simulated time'
+              if _stamp_ok(rec.joint_states.arrays()[1])
+              else 'time since the trajectory was sent [s]')
     for ax in axes[-1]:
-        ax.set_xlabel('time since the trajectory was sent [s]', fontsize=9)
+        ax.set_xlabel(xlabel, fontsize=9)
     total = float(np.sqrt(np.mean(report.rms**2))) if report.rms.size else math.nan
     js_rate = report.rates.get(JOINT_STATES_TOPIC, 0.0)
     fig.suptitle(
@@ -488,6 +533,29 @@ def _spin_until(executor, condition, timeout: float, step: float = 0.05) -> bool
     return True
 
 
+def _call_trigger(executor, client, timeout: float) -> str | None:
+    """Call a std_srvs/Trigger service, spinning (finite timeouts); None or what went wrong."""
+    from std_srvs.srv import Trigger
+
+    if not _spin_until(executor, client.service_is_ready, timeout):
+        return f'service {client.srv_name} not available'
+    future = client.call_async(Trigger.Request())
+    if not _spin_until(executor, future.done, timeout):
+        return f'no answer from {client.srv_name} within {timeout:g} s'
+    response = future.result()
+    if response is None or not response.success:
+        return f'{client.srv_name} failed: {getattr(response, "message", "")}'
+    return None
+
+
+def _settled(rec: Recording, start: int, samples: int = 100, tolerance: float = 1e-3) -> bool:
+    """The last ``samples`` tracking errors since index ``start`` are all below ``tolerance``."""
+    errors = rec.tracking_error.values
+    if len(errors) - start < samples:
+        return False
+    return bool(np.max(np.abs(np.asarray(errors[-samples:]))) < tolerance)
+
+
 def _spin_for(executor, seconds: float, step: float = 0.05) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -510,7 +578,11 @@ def run_demo(opts) -> tuple[Recording, DemoReport | None, list[str]]:
                signal_handler_options=SignalHandlerOptions.NO)
     nodes, children, executor, recorder = [], [], None, None
     try:
-        if opts.processes:
+        if opts.mode == 'bringup':
+            cmd = bringup.bringup_command(gc, executor=opts.executor)
+            children = [(_BRINGUP, bringup.spawn(cmd))]
+            rec.mode = f'graph in one bringup process ({opts.executor} executor)'
+        elif opts.mode == 'processes':
             children = bringup.start_processes(gc)
             rec.mode = f'{len(children)} node processes'
         else:
@@ -519,8 +591,8 @@ def run_demo(opts) -> tuple[Recording, DemoReport | None, list[str]]:
         executor = bringup.make_executor(opts.executor, context=context)
         for node in (*nodes, recorder):
             executor.add_node(node)
-        if not opts.processes:
-            rec.mode = f'one process, {type(executor).__name__}'
+        if nodes:
+            rec.mode = f'nodes and recorder in one process, {type(executor).__name__}'
 
         def graph_alive():
             return all(p.poll() is None for _, p in children)
@@ -539,7 +611,17 @@ def run_demo(opts) -> tuple[Recording, DemoReport | None, list[str]]:
             if recorder.reference.get_subscription_count() == 0:
                 missing.append(f'a subscriber on {REFERENCE_TOPIC}')
             return rec, None, [f'no {", ".join(missing)} within {opts.startup_timeout:g} s']
-        _spin_for(executor, 0.5)  # settle at the hold position
+        # A clean start: the arm back at its initial pose, at rest, held there by the controller
+        # (whatever it did while the nodes came up one after the other).
+        for client in (recorder.reset_simulation, recorder.hold_position):
+            problem = _call_trigger(executor, client, timeout=10.0)
+            if problem:
+                print(f'demo: {problem}; starting from where the arm is', file=sys.stderr)
+        settled_from = len(rec.tracking_error.values)
+        if not _spin_until(executor, lambda: _settled(rec, settled_from), opts.settle_timeout):
+            print(f'demo: the arm did not settle within {opts.settle_timeout:g} s '
+                  '(|e| < 1 mrad); sending the trajectory anyway', file=sys.stderr)
+        _spin_for(executor, 0.5)  # a moment of the hold, for the plot
 
         # 2. The trajectory, from where the arm is now.
         names = rec.joint_names
@@ -589,15 +671,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--output', default=os.path.join('out', 'demo.png'),
                         help='PNG file to write (default: out/demo.png)')
     parser.add_argument('--no-plot', action='store_true', help='do not draw the PNG')
-    parser.add_argument('--processes', action='store_true',
-                        help='run each node in its own process (default: one process)')
+    parser.add_argument('--mode', choices=('bringup', 'processes', 'in-process'),
+                        default='bringup',
+                        help='bringup: the three nodes in one `python -m robot_dynamics_ros.bringup` '
+                             'process, the recorder here (default); processes: one process per '
+                             'node; in-process: nodes and recorder in this process')
     parser.add_argument('--executor', choices=('events', 'single', 'multi'), default='events',
-                        help='executor of this process (default: events)')
+                        help='executor of the node graph and of the recorder (default: events)')
     parser.add_argument('--config', metavar='FILE', help='parameter file '
                         '(default: the package\'s config/simulation.yaml)')
     parser.add_argument('--urdf', metavar='FILE', help='robot URDF (default: urdf/ur5e.urdf)')
-    parser.add_argument('--startup-timeout', type=float, default=30.0,
-                        help='wait this long for the graph to answer [s] (default: 30)')
+    parser.add_argument('--startup-timeout', type=float, default=120.0,
+                        help='wait this long for the graph to answer [s] (default: 120; the '
+                             'first run compiles the dynamics kernels)')
+    parser.add_argument('--settle-timeout', type=float, default=5.0,
+                        help='wait this long for the arm to come to rest before the trajectory '
+                             '[s] (default: 5)')
     parser.add_argument('--max-error', type=float, default=0.05,
                         help='fail if any joint\'s tracking error exceeds this [rad] '
                              '(default: 0.05)')
