@@ -13,29 +13,40 @@ def message_values(msg):
                            for f in ('position', 'velocity', 'effort')])
 
 
+def node_executor(node):
+    """A SingleThreadedExecutor on ``node``'s context with ``node`` added (the global
+    rclpy.spin_once works only for nodes of the default context)."""
+    from rclpy.executors import SingleThreadedExecutor
+
+    executor = SingleThreadedExecutor(context=node.context)
+    executor.add_node(node)
+    return executor
+
+
 def wait_for_messages(node, topics, *, timeout, count=3, executor=None):
     """Subscribe ``node`` to ``topics`` ({name: msg type}) and spin until each delivered ``count``
     messages or ``timeout`` s passed. Returns {name: [messages]}.
 
     Spins with spin_once(timeout_sec=...) only (EventsExecutor hangs without a timeout).
     """
-    import rclpy
-
     received = {topic: [] for topic in topics}
     subscriptions = [
         node.create_subscription(msg_type, topic, lambda msg, t=topic: received[t].append(msg), 10)
         for topic, msg_type in topics.items()
     ]
+    own_executor = executor is None
+    if own_executor:
+        executor = node_executor(node)
     try:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if all(len(msgs) >= count for msgs in received.values()):
                 break
-            if executor is None:
-                rclpy.spin_once(node, timeout_sec=0.05)
-            else:
-                executor.spin_once(timeout_sec=0.05)
+            executor.spin_once(timeout_sec=0.05)
     finally:
+        if own_executor:
+            executor.remove_node(node)
+            executor.shutdown(timeout_sec=1.0)
         for subscription in subscriptions:
             node.destroy_subscription(subscription)
     return received

@@ -23,7 +23,7 @@ import pytest
 from robot_dynamics_ros import bringup, resources
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _topic_helpers import message_values, wait_for_messages  # noqa: E402
+from _topic_helpers import message_values, node_executor, wait_for_messages  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 UR5E_JOINTS = ['shoulder_pan_joint', 'shoulder_lift_joint', 'elbow_joint',
@@ -226,19 +226,20 @@ def test_dynamics_graph_takes_the_urdf_from_the_topic(observer, tmp_path):
     observer.create_subscription(JointState, '/dynamics_node/gravity_torques', gravity.append, 10)
 
     proc, log = _start_bringup(tmp_path, '--graph', 'dynamics')
+    executor = node_executor(observer)
     try:
-        import rclpy
-
         q = [0.0, -1.5708, 1.5708, -1.5708, -1.5708, 0.0]
         deadline = time.monotonic() + STARTUP_TIMEOUT
         while len(gravity) < 3 and time.monotonic() < deadline and proc.poll() is None:
             states.publish(JointState(name=UR5E_JOINTS, position=q, velocity=[0.0] * 6))
-            rclpy.spin_once(observer, timeout_sec=0.02)
+            executor.spin_once(timeout_sec=0.02)
         _assert_finite_messages({'/dynamics_node/gravity_torques': gravity}, proc, log)
         lift = gravity[-1].effort[list(gravity[-1].name).index('shoulder_lift_joint')]
         assert abs(lift) > 1.0  # the shoulder carries the horizontal upper arm
         _stop(proc, log)
     finally:
+        executor.remove_node(observer)
+        executor.shutdown(timeout_sec=1.0)
         if proc.poll() is None:
             proc.kill()
             proc.wait()
