@@ -1,0 +1,187 @@
+"""The robots of the benchmark, each loaded twice: in robot_dynamics_ros and in Pinocchio.
+
+A `Pair` holds both models, the joint permutation between them (Pinocchio's `model.names[1:]` order
+vs our `model.joint_names`), the tip frame, and helpers that draw random states in both orders.
+Spatial quantities: ours angular first (ω, v), Pinocchio's linear first; `SWAP6` converts.
+"""
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+from robot_dynamics_ros import dynamics as rd
+
+ROBOTS_DIR = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
+PANDA_URDF = ROBOTS_DIR / "panda_description" / "urdf" / "panda.urdf"
+UR5_URDF = ROBOTS_DIR / "ur_description" / "urdf" / "ur5_robot.urdf"
+PANDA_FINGERS = {"panda_finger_joint1": 0.0, "panda_finger_joint2": 0.0}
+PANDA_ARM_JOINTS = tuple(f"panda_joint{i}" for i in range(1, 8))
+# Franka's "ready" pose: away from singularities (q = 0 is the arm stretched upright, singular).
+PANDA_READY = np.array([0.0, -0.785398, 0.0, -2.356194, 0.0, 1.570796, 0.785398])
+SWAP6 = np.array([3, 4, 5, 0, 1, 2])      # linear-first <-> angular-first
+
+
+def random_chain_urdf(n, seed=0):
+    """URDF of a random serial chain of n revolute joints (seeded, reproducible).
+
+    Joint origins: random offsets (about 0.15 m) and random rpy, so the geometry is generic; joint
+    axes: a random choice of x, y or z of the joint frame (as real URDFs are written, so Pinocchio
+    uses its axis-aligned joint models, its fast path). Links: random box-shaped inertias (so the
+    triangle inequality holds) with a random centre of mass and a random principal orientation.
+    """
+    rng = np.random.default_rng(seed)
+    out = ['<?xml version="1.0"?>', f'<robot name="random_chain_{n}">']
+
+    def fmt(v):
+        return " ".join(f"{x:.17g}" for x in v)
+
+    for i in range(n + 1):
+        m = rng.uniform(0.5, 3.0)
+        a, b, c = rng.uniform(0.03, 0.3, 3)
+        principal = m / 12.0 * np.array([b * b + c * c, a * a + c * c, a * a + b * b])
+        R = pin.rpy.rpyToMatrix(*rng.uniform(-np.pi, np.pi, 3))
+        I = R @ np.diag(principal) @ R.T
+        com = rng.uniform(-0.05, 0.05, 3)
+        out.append(
+            f'  <link name="link{i}"><inertial><origin xyz="{fmt(com)}" rpy="0 0 0"/><mass value="{m:.17g}"/>'
+            f'<inertia ixx="{I[0, 0]:.17g}" ixy="{I[0, 1]:.17g}" ixz="{I[0, 2]:.17g}" iyy="{I[1, 1]:.17g}" '
+            f'iyz="{I[1, 2]:.17g}" izz="{I[2, 2]:.17g}"/></inertial></link>')
+    for i in range(1, n + 1):
+        xyz = rng.uniform(-0.1, 0.1, 3) + np.array([0.0, 0.0, 0.15])
+        rpy = rng.uniform(-np.pi, np.pi, 3)
+        axis = np.eye(3)[rng.integers(3)]
+        out.append(
+            f'  <joint name="joint{i}" type="revolute"><parent link="link{i - 1}"/><child link="link{i}"/>'
+            f'<origin xyz="{fmt(xyz)}" rpy="{fmt(rpy)}"/><axis xyz="{fmt(axis)}"/>'
+            f'<limit lower="-3.0" upper="3.0" effort="100" velocity="5"/></joint>')
+    out.append("</robot>")
+    return "\n".join(out)
+
+
+class Pair:
+    """One robot in both libraries. Arrays in our joint order; `perm` maps to Pinocchio's:
+    x_pin = x_ours[perm], M_pin = M_ours[perm][:, perm]."""
+
+    def __init__(self, name, ours, pin_model, description):
+        self.name = name
+        self.description = description
+        self.ours = ours
+        self.pm = pin_model
+        self.pd = pin_model.createData()
+        if pin_model.nq != pin_model.nv or pin_model.nv != ours.nq:
+            raise ValueError(f"{name}: Pinocchio nq={pin_model.nq}, nv={pin_model.nv}, ours nq={ours.nq}")
+        pin_names = list(pin_model.names)[1:]
+        self.perm = np.array([ours.joint_names.index(j) for j in pin_names])
+        # Coriolis forces c(q, q̇) = nonLinearEffects of a copy with zero gravity.
+        self.pm0 = pin.Model(pin_model)
+        self.pm0.gravity = pin.Motion.Zero()
+        self.pd0 = self.pm0.createData()
+        self.frame = ours.tip_frame
+        self.frame_id = pin_model.getFrameId(self.frame)
+        if self.frame_id >= len(pin_model.frames):
+            raise ValueError(f"{name}: Pinocchio has no frame {self.frame!r}")
+        self.n = ours.nq
+
+    def to_pin(self, x):
+        return np.ascontiguousarray(np.asarray(x)[..., self.perm])
+
+    def random_states(self, count, seed, around=None, spread=None):
+        """`count` random (q, q̇, q̈, τ) in our order; q uniform within the limits (at most ±π),
+        or around a pose when given. Returns a dict of (count, n) arrays."""
+        rng = np.random.default_rng(seed)
+        n = self.n
+        if around is None:
+            lo = np.maximum(self.ours.lower, -np.pi)
+            hi = np.minimum(self.ours.upper, np.pi)
+            q = rng.uniform(lo, hi, (count, n))
+        else:
+            q = around + rng.uniform(-spread, spread, (count, n))
+        qd = rng.uniform(-1.0, 1.0, (count, n))
+        qdd = rng.uniform(-2.0, 2.0, (count, n))
+        tau = rng.uniform(-5.0, 5.0, (count, n))
+        return {k: np.ascontiguousarray(v) for k, v in dict(q=q, qd=qd, qdd=qdd, tau=tau).items()}
+
+
+def panda():
+    ours = rd.load_urdf(str(PANDA_URDF), locked_joints=dict(PANDA_FINGERS))
+    full = pin.buildModelFromUrdf(str(PANDA_URDF))
+    lock = [full.getJointId(j) for j in PANDA_FINGERS]
+    reduced = pin.buildReducedModel(full, lock, pin.neutral(full))
+    return Pair("Panda", ours, reduced, "example-robot-data panda.urdf, fingers locked at 0 (7 joints)")
+
+
+def ur5():
+    return Pair("UR5", rd.load_urdf(str(UR5_URDF)), pin.buildModelFromUrdf(str(UR5_URDF)),
+                "example-robot-data ur5_robot.urdf (6 joints)")
+
+
+def chain(n, seed=0):
+    xml = random_chain_urdf(n, seed)
+    return Pair(f"chain{n}", rd.load_urdf(xml), pin.buildModelFromXML(xml),
+                f"random {n}-joint chain (seed {seed}), one URDF string loaded by both")
+
+
+# -- Pinocchio counterparts of functions that Pinocchio has no single call for ------------------
+
+def pin_task_space_inertia(pm, pd, q, frame_id):
+    """Λ = (J M⁻¹ Jᵀ)⁻¹: computeMinverse + computeFrameJacobian (WORLD) + np.linalg.inv."""
+    Minv = pin.computeMinverse(pm, pd, q)
+    J = pin.computeFrameJacobian(pm, pd, q, frame_id, pin.WORLD)
+    return np.linalg.inv(J @ Minv @ J.T)
+
+
+def pin_rnea_loop(pm, pd, Q, V, A):
+    rnea, out = pin.rnea, np.empty_like(Q)
+    for i in range(len(Q)):
+        out[i] = rnea(pm, pd, Q[i], V[i], A[i])
+    return out
+
+
+def pin_crba_loop(pm, pd, Q):
+    crba, n = pin.crba, Q.shape[1]
+    out = np.empty((len(Q), n, n))
+    for i in range(len(Q)):
+        out[i] = crba(pm, pd, Q[i])
+    return out
+
+
+def pin_aba_loop(pm, pd, Q, V, T):
+    aba, out = pin.aba, np.empty_like(Q)
+    for i in range(len(Q)):
+        out[i] = aba(pm, pd, Q[i], V[i], T[i])
+    return out
+
+
+def pin_simulate_rk4(pm, pd, q0, v0, taus, dt):
+    """Classical RK4 on (q, q̇) with τ held over each step, a Python loop around pin.aba
+    (all joints are 1-DoF revolute, so q + dt·q̇ is the configuration update)."""
+    aba = pin.aba
+    steps, n = taus.shape
+    Q = np.empty((steps + 1, n))
+    V = np.empty((steps + 1, n))
+    Q[0], V[0] = q0, v0
+    q, v = q0, v0
+    h, s = 0.5 * dt, dt / 6.0
+    for k in range(steps):
+        tau = taus[k]
+        a1 = aba(pm, pd, q, v, tau)
+        v2 = v + h * a1
+        a2 = aba(pm, pd, q + h * v, v2, tau)
+        v3 = v + h * a2
+        a3 = aba(pm, pd, q + h * v2, v3, tau)
+        v4 = v + dt * a3
+        a4 = aba(pm, pd, q + dt * v3, v4, tau)
+        q = q + s * (v + 2.0 * v2 + 2.0 * v3 + v4)
+        v = v + s * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
+        Q[k + 1], V[k + 1] = q, v
+    return Q, V
+
+
+def rk4_step_loop(model, q0, qd0, taus, dt):
+    """Our rk4_step called from a Python loop (what a user-written simulator does)."""
+    step = rd.rk4_step
+    q, qd = q0, qd0
+    for k in range(len(taus)):
+        q, qd = step(model, q, qd, taus[k], dt)
+    return q, qd

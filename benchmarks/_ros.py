@@ -1,0 +1,397 @@
+"""The ROS part of the benchmark: node start-up, node round trips at 1 kHz, simulator speed.
+
+Everything runs on an isolated ROS domain with localhost-only discovery. The nodes run as
+separate processes (`python -m robot_dynamics_ros.nodes.<node> --ros-args ...`), the robot is the
+Panda with its fingers locked (parameter `joints` = the seven arm joints). This process holds one
+probe node, spun by an EventsExecutor with finite timeouts only, which
+
+- publishes /joint_states from a 1 ms timer, sequence number k encoded twice:
+  header.stamp = 1000 s + k ms, and q = ready pose + k * 1e-7 rad on panda_joint2 (q̇ = 0);
+- subscribes to the nodes' outputs and stores (CLOCK_MONOTONIC ns at callback entry, payload).
+
+Matching responses to requests (the send time of k is taken just before publish()):
+- dynamics_node ~/gravity_torques copies the header stamp: k = decoded stamp, exact.
+- computed_torque_node's command is a Float64MultiArray without header. The controller runs with
+  kp = kd = 0 (the same computation: τ = M(q)(q̈_d + K_d ė + K_p e) + c + g is still one RNEA
+  call), so its command is τ_k = b(q_k, 0) = g(q_k), a function of k alone. The probe computes the
+  table g(q_k) with the same core function (inverse_dynamics) and decodes each command as the k
+  whose table entry is nearest (searched just ahead of the previous match; accepted when the
+  error is below a quarter of the gap to the neighbouring entry, which is about 1e-6 N·m, while
+  the rounding noise is about 1e-13). Arrival order is not trusted; it is checked (a decoded k
+  that is not above the previous one counts as out of order).
+Round trip = arrival - send of the same k; "lost" = requests sent inside the window without any
+response by the end of a 0.5 s drain. Node CPU = (utime + stime) from /proc/<pid>/stat over the
+window / window wall time.
+"""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from _robots import PANDA_ARM_JOINTS, PANDA_READY, PANDA_URDF, PANDA_FINGERS
+
+DELTA = 1e-7                 # rad per sequence number on panda_joint2
+SEQ_JOINT = 1                # panda_joint2 (gravity-loaded at the ready pose)
+STAMP_BASE_S = 1000
+
+
+def ros_env(domain_id):
+    """Environment of a node process: isolated domain, localhost discovery, fresh ROS re-exec."""
+    env = dict(os.environ)
+    env.pop("_ROS_WHEELS_BOOTSTRAP_COMPLETE", None)   # start like a user's shell would
+    for var in ("ROS_LOCALHOST_ONLY", "ROS_STATIC_PEERS"):
+        env.pop(var, None)
+    env["ROS_DOMAIN_ID"] = str(domain_id)
+    env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def cpu_seconds(pid):
+    """utime + stime of a process, in seconds (from /proc/<pid>/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _yaml_list(items):
+    return "[" + ", ".join(items) + "]"
+
+
+class NodeProcess:
+    """A node started with `python -m module --ros-args -p k:=v ...`; log in a temp file."""
+
+    def __init__(self, module, params, env, log_dir):
+        args = [sys.executable, "-m", module, "--ros-args"]
+        for k, v in params.items():
+            args += ["-p", f"{k}:={v}"]
+        self.log_path = Path(log_dir) / f"{module.rsplit('.', 1)[1]}-{time.monotonic_ns()}.log"
+        self._log = open(self.log_path, "w")
+        self.t_spawn = time.monotonic_ns()
+        self.proc = subprocess.Popen(args, env=env, stdout=self._log, stderr=subprocess.STDOUT)
+        self.pid = self.proc.pid
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.terminate()
+                try:
+                    self.proc.wait(3)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+        self._log.close()
+
+    def tail(self, lines=15):
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+
+class Probe:
+    """The measuring node in this process (see module docstring)."""
+
+    def __init__(self, domain_id, spin):
+        import rclpy
+        from rclpy.qos import qos_profile_sensor_data
+        from rosgraph_msgs.msg import Clock
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import Float64MultiArray
+        from robot_dynamics_ros.nodes.common import make_executor
+
+        self.rclpy = rclpy
+        self.JointState = JointState
+        self.spin_s = spin
+        self.context = rclpy.context.Context()
+        rclpy.init(context=self.context, domain_id=domain_id)
+        self.node = rclpy.create_node("benchmark_probe", context=self.context)
+        self.executor = make_executor(context=self.context)
+        self.executor.add_node(self.node)
+        self.names = list(PANDA_ARM_JOINTS)
+        self.base = [float(x) for x in PANDA_READY]
+        self.zeros = [0.0] * len(self.names)
+        self.pub = self.node.create_publisher(JointState, "/joint_states", 10)
+        self.send_ns = []
+        self.publishing = False
+        self.commands, self.gravity, self.clock = [], [], []
+        self.node.create_subscription(Float64MultiArray, "/effort_controller/commands",
+                                      lambda m: self.commands.append((time.monotonic_ns(), m.data)), 1000)
+        self.node.create_subscription(JointState, "/dynamics_node/gravity_torques",
+                                      lambda m: self.gravity.append((time.monotonic_ns(), m.header.stamp.sec,
+                                                                     m.header.stamp.nanosec)), 1000)
+        self.node.create_subscription(Clock, "/clock",
+                                      lambda m: self.clock.append((time.monotonic_ns(), m.clock.sec,
+                                                                   m.clock.nanosec)), qos_profile_sensor_data)
+        self.timer = self.node.create_timer(0.001, self._tick)
+
+    def position(self, k):
+        pos = list(self.base)
+        pos[SEQ_JOINT] = self.base[SEQ_JOINT] + k * DELTA
+        return pos
+
+    def _tick(self):
+        if not self.publishing:
+            return
+        k = len(self.send_ns)
+        msg = self.JointState()
+        msg.header.stamp.sec = STAMP_BASE_S + k // 1000
+        msg.header.stamp.nanosec = (k % 1000) * 1_000_000
+        msg.name = self.names
+        msg.position = self.position(k)
+        msg.velocity = self.zeros
+        self.send_ns.append(time.monotonic_ns())
+        self.pub.publish(msg)
+
+    @property
+    def seq(self):
+        return len(self.send_ns)
+
+    def spin(self, seconds):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self.executor.spin_once(timeout_sec=min(0.05, max(deadline - time.monotonic(), 0.0)))
+
+    def spin_until(self, predicate, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if predicate():
+                return True
+            self.executor.spin_once(timeout_sec=0.02)
+        return bool(predicate())
+
+    def close(self):
+        self.executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+        self.rclpy.try_shutdown(context=self.context)
+
+
+def _stats_ms(values_ns):
+    if not values_ns:
+        return {}
+    a = np.asarray(values_ns, dtype=float) * 1e-6
+    return {"median_ms": float(np.median(a)), "p99_ms": float(np.percentile(a, 99)),
+            "p90_ms": float(np.percentile(a, 90)), "max_ms": float(a.max()), "mean_ms": float(a.mean()),
+            "count": int(a.size)}
+
+
+def _stamp_seq(sec, nanosec):
+    return (sec - STAMP_BASE_S) * 1000 + nanosec // 1_000_000
+
+
+class Decoder:
+    """Decodes computed-torque commands into sequence numbers via the table τ_k = ID(q_k, 0, 0)."""
+
+    def __init__(self, probe):
+        from robot_dynamics_ros import dynamics as rd
+        self.rd = rd
+        self.model = rd.load_urdf(str(PANDA_URDF), locked_joints=dict(PANDA_FINGERS))
+        assert tuple(self.model.joint_names) == PANDA_ARM_JOINTS, self.model.joint_names
+        self.probe = probe
+
+    def table(self, lo, hi):
+        zero = np.zeros(self.model.nq)
+        return np.array([self.rd.inverse_dynamics(self.model, np.array(self.probe.position(k)), zero, zero)
+                         for k in range(lo, hi)])
+
+    def decode(self, received, lo, hi):
+        """[(arrival_ns, k or None)] for every received command; commands sent for k in [lo, hi)."""
+        G = self.table(lo, hi)
+        out, p = [], 0
+        for t_ns, data in received:
+            tau = np.asarray(data, dtype=float)
+            if tau.shape != (G.shape[1],):
+                out.append((t_ns, None))
+                continue
+            a, b = max(p - 50, 0), min(p + 5000, len(G))
+            if a >= b:
+                out.append((t_ns, None))
+                continue
+            err = np.abs(G[a:b] - tau).max(axis=1)
+            i = int(np.argmin(err))
+            k = a + i
+            gaps = [np.abs(G[j] - G[k]).max() for j in (k - 1, k + 1) if 0 <= j < len(G)]
+            if err[i] < 0.25 * min(gaps):
+                out.append((t_ns, lo + k))
+                p = k + 1
+            else:
+                out.append((t_ns, None))
+        return out
+
+
+def _node_params(extra=None):
+    params = {"urdf_path": str(PANDA_URDF), "joints": _yaml_list(PANDA_ARM_JOINTS)}
+    params.update(extra or {})
+    return params
+
+
+def measure_ready(probe, env, log_dir, runs, timeout=30.0):
+    """Process start -> first /dynamics_node/gravity_torques while /joint_states flows at 1 kHz.
+
+    One start first, not counted (reported as `first_start_s`): it fills numba's cache for code
+    compiled lazily on the node's path, so the counted runs are warm-cache starts."""
+    probe.publishing = True
+    probe.spin(0.2)
+    times, notes = [], []
+    for _ in range(runs + 1):
+        probe.gravity.clear()
+        node = NodeProcess("robot_dynamics_ros.nodes.dynamics_node", _node_params(), env, log_dir)
+        try:
+            ok = probe.spin_until(lambda: bool(probe.gravity) or not node.alive(), timeout)
+            if ok and probe.gravity:
+                times.append((probe.gravity[0][0] - node.t_spawn) * 1e-9)
+            else:
+                times.append(None)
+                notes.append(f"no gravity_torques within {timeout} s; log tail:\n{node.tail()}")
+        finally:
+            node.stop()
+        probe.spin(0.3)
+    first = times.pop(0)
+    times = [t for t in times if t is not None]
+    return {"first_start_s": first, "runs_s": times, "median_s": float(np.median(times)) if times else None,
+            "target_s": 1.0, "met": (float(np.median(times)) < 1.0) if times else None, "notes": notes}
+
+
+def measure_round_trip(probe, kind, env, log_dir, duration, warmup=1.0, drain=0.5, timeout=30.0):
+    """kind 'controller' (computed_torque_node) or 'dynamics' (dynamics_node) at 1 kHz."""
+    probe.publishing = True
+    if kind == "controller":
+        module = "robot_dynamics_ros.nodes.computed_torque_node"
+        params = _node_params({"kp": "[0.0]", "kd": "[0.0]", "control_rate": "0.0"})
+        log = probe.commands
+        topic = "/effort_controller/commands"
+    else:
+        module = "robot_dynamics_ros.nodes.dynamics_node"
+        params = _node_params()
+        log = probe.gravity
+        topic = "/dynamics_node/gravity_torques"
+    log.clear()
+    node = NodeProcess(module, params, env, log_dir)
+    seq_at_start = probe.seq
+    result = {"node": module, "topic": topic, "rate_hz": 1000.0}
+    try:
+        if not probe.spin_until(lambda: bool(log) or not node.alive(), timeout) or not log:
+            result["error"] = f"no message on {topic} within {timeout} s; log tail:\n{node.tail()}"
+            return result
+        result["ready_s"] = (log[0][0] - node.t_spawn) * 1e-9
+        probe.spin(warmup)
+        s0, w0, c0 = probe.seq, time.monotonic_ns(), cpu_seconds(node.pid)
+        probe.spin(duration)
+        s1, w1, c1 = probe.seq, time.monotonic_ns(), cpu_seconds(node.pid)
+        probe.spin(drain)
+        received = list(log)
+        alive = node.alive()
+    finally:
+        node.stop()
+    wall = (w1 - w0) * 1e-9
+    if kind == "controller":
+        decoded = Decoder(probe).decode(received, seq_at_start, probe.seq)
+        method = "command value decoded against the table g(q_k) (kp = kd = 0)"
+    else:
+        decoded = [(t, _stamp_seq(sec, ns)) for t, sec, ns in received]
+        method = "header stamp copied by the node"
+    first, out_of_order, undecoded, duplicates, last = {}, 0, 0, 0, -1
+    for t_ns, k in decoded:
+        if k is None:
+            undecoded += 1
+            continue
+        if k <= last:
+            out_of_order += 1
+        last = max(last, k)
+        if k in first:
+            duplicates += 1
+        else:
+            first[k] = t_ns
+    rts = [first[k] - probe.send_ns[k] for k in range(s0, s1) if k in first]
+    missing = [k for k in range(s0, s1) if k not in first]
+    bursts = np.split(np.asarray(missing), np.flatnonzero(np.diff(missing) != 1) + 1) if missing else []
+    sent = s1 - s0
+    result.update(
+        method=method, window_s=wall, sent=sent, publish_rate_hz=sent / wall, answered=len(rts),
+        lost=sent - len(rts), lost_bursts=len(bursts), longest_lost_burst=max(map(len, bursts), default=0),
+        undecoded=undecoded, out_of_order=out_of_order, duplicates=duplicates,
+        cpu_percent=100.0 * (c1 - c0) / wall, node_alive_at_end=alive, **_stats_ms(rts))
+    return result
+
+
+def measure_simulator(probe, env, log_dir, duration, warmup=1.0, timeout=30.0):
+    """simulator_node, real_time_factor 0, publish_rate 1000, /clock: simulated s per wall s."""
+    probe.publishing = False
+    probe.clock.clear()
+    params = _node_params({"real_time_factor": "0.0", "publish_rate": "1000.0", "publish_clock": "true",
+                           "dt": "0.001", "integrator": "rk4",
+                           "initial_positions": _yaml_list(f"{x:.6f}" for x in PANDA_READY)})
+    node = NodeProcess("robot_dynamics_ros.nodes.simulator_node", params, env, log_dir)
+    result = {"node": "robot_dynamics_ros.nodes.simulator_node", "integrator": "rk4", "dt": 0.001,
+              "publish_rate_hz": 1000.0, "real_time_factor_param": 0.0,
+              "note": "no controller: zero effort command (the arm falls onto its joint limits)"}
+    try:
+        if not probe.spin_until(lambda: bool(probe.clock) or not node.alive(), timeout) or not probe.clock:
+            result["error"] = f"no /clock within {timeout} s; log tail:\n{node.tail()}"
+            return result
+        result["ready_s"] = (probe.clock[0][0] - node.t_spawn) * 1e-9
+        probe.spin(warmup)
+        i0, c0, w0 = len(probe.clock), cpu_seconds(node.pid), time.monotonic_ns()
+        probe.spin(duration)
+        c1, w1 = cpu_seconds(node.pid), time.monotonic_ns()
+        samples = probe.clock[max(i0 - 1, 0):]
+        alive = node.alive()
+    finally:
+        node.stop()
+    if len(samples) < 2:
+        result["error"] = "fewer than two /clock messages in the window"
+        return result
+    (ta, sa, na), (tb, sb, nb) = samples[0], samples[-1]
+    sim = (sb - sa) + (nb - na) * 1e-9
+    wall = (tb - ta) * 1e-9
+    result.update(window_s=(w1 - w0) * 1e-9, clock_messages=len(samples), simulated_s=sim, wall_s=wall,
+                  speed_x_real_time=sim / wall, target_x=5.0, met=sim / wall >= 5.0,
+                  cpu_percent=100.0 * (c1 - c0) / ((w1 - w0) * 1e-9), node_alive_at_end=alive)
+    return result
+
+
+def run(domain_id, *, duration, sim_duration, ready_runs, do_node=True, do_sim=True):
+    """The ROS measurements; returns {'ready':..., 'controller':..., 'dynamics':..., 'simulator':...}."""
+    missing = [m for m in ("dynamics_node", "computed_torque_node", "simulator_node")
+               if not (Path(__file__).resolve().parents[1] / "robot_dynamics_ros" / "nodes" / f"{m}.py").exists()]
+    try:
+        import rclpy  # noqa: F401
+    except ImportError as exc:
+        return {"skipped": f"rclpy not importable: {exc}"}
+    os.environ["ROS_DOMAIN_ID"] = str(domain_id)
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    for var in ("ROS_LOCALHOST_ONLY", "ROS_STATIC_PEERS"):
+        os.environ.pop(var, None)
+    env = ros_env(domain_id)
+    out = {"domain_id": domain_id, "discovery": "LOCALHOST"}
+    log_dir = tempfile.mkdtemp(prefix="rdr-bench-nodes-")
+    out["node_logs"] = log_dir
+    probe = Probe(domain_id, spin=0.05)
+    try:
+        if do_node:
+            if {"dynamics_node", "computed_torque_node"} & set(missing):
+                out["skipped_node"] = f"nodes not there yet: {missing}"
+            else:
+                out["ready"] = measure_ready(probe, env, log_dir, ready_runs)
+                out["controller"] = measure_round_trip(probe, "controller", env, log_dir, duration)
+                out["dynamics"] = measure_round_trip(probe, "dynamics", env, log_dir, duration)
+        if do_sim:
+            if "simulator_node" in missing:
+                out["skipped_sim"] = "simulator_node not there yet"
+            else:
+                out["simulator"] = measure_simulator(probe, env, log_dir, sim_duration)
+    finally:
+        probe.publishing = False
+        probe.close()
+    return out

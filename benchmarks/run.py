@@ -1,0 +1,630 @@
+#!/usr/bin/env python3
+"""Side-by-side timing of robot_dynamics_ros against Pinocchio, plus start-up, node and simulator speed.
+
+    make bench                                   # = OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/run.py
+    .venv/bin/python benchmarks/run.py --quick   # < 2 min
+    .venv/bin/python benchmarks/run.py --only single,scaling
+    .venv/bin/python benchmarks/run.py --duration 60 --domain-id 42
+
+Sections: single (one call, 3 robots), batch (N = 1000 states, 1 and 2 BLAS threads), scaling
+(random chains n = 1..60), startup (cold / warm numba cache, node ready time), node (1 kHz round
+trips through the computed-torque and dynamics nodes), sim (simulation speed with and without ROS).
+Prints tables and writes JSON (benchmarks/results/latest.json unless --json). Method: README.md here.
+"""
+import os
+import sys
+
+
+def _blas_threads(argv):
+    for i, a in enumerate(argv):
+        if a == "--blas-threads" and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith("--blas-threads="):
+            return a.split("=", 1)[1]
+    return "1"
+
+
+# BLAS threads must be fixed before numpy loads OpenBLAS.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = _blas_threads(sys.argv)
+
+import argparse  # noqa: E402
+import datetime  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import random  # noqa: E402
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pinocchio as pin  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import _robots as R  # noqa: E402
+import _timing as T  # noqa: E402
+from robot_dynamics_ros import dynamics as rd  # noqa: E402
+
+SECTIONS = ("single", "batch", "scaling", "startup", "node", "sim")
+SINGLE_TARGET = 1.0
+BATCH_TARGET = 0.35
+SIM_TARGET_X = 50.0
+METHOD = ("one process; for each case ours and Pinocchio's are timed back to back in every round "
+          "(order alternating), rounds cycle through the same random states for both; each round is a "
+          "timeit.Timer(...).timeit(number) loop, per call = round time / number (a per-round mean); "
+          "reported: the MEDIAN over rounds of the per-round means; ratio = median(ours) / median(Pinocchio). "
+          "Warm-up before timing; gc off while timing (timeit).")
+
+
+# ----------------------------------------------------------------------------------------------
+# printing
+
+def table(headers, rows, title=None):
+    cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = []
+    if title:
+        lines += ["", title]
+    fmt = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+    lines.append(fmt(cells[0]))
+    lines.append("  ".join("-" * w for w in widths))
+    lines += [fmt(r) for r in cells[1:]]
+    print("\n".join(lines), flush=True)
+
+
+def us(x):
+    return "-" if x is None else f"{x * 1e6:.2f}"
+
+
+def ms(x):
+    return "-" if x is None else f"{x * 1e3:.2f}"
+
+
+def rat(x):
+    return "-" if x is None else f"{x:.2f}"
+
+
+def verdict(met):
+    return {True: "yes", False: "NO", None: "-"}[met]
+
+
+def err(x):
+    return "-" if x is None else f"{x:.0e}"
+
+
+def rel_error(a, b):
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    return float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-300))
+
+
+# ----------------------------------------------------------------------------------------------
+# single calls
+
+def single_cases(pair, states):
+    m, pm, pd, P = pair.ours, pair.pm, pair.pd, pair.to_pin
+    K = len(states["q"])
+    q = [states["q"][k].copy() for k in range(K)]
+    qd = [states["qd"][k].copy() for k in range(K)]
+    qdd = [states["qdd"][k].copy() for k in range(K)]
+    tau = [states["tau"][k].copy() for k in range(K)]
+    pq, pv, pa, pt = ([P(x) for x in xs] for xs in (q, qd, qdd, tau))
+    frame, fid = pair.frame, pair.frame_id
+    # name, ours, ours args, pin, pin args, pin description, compare(ours out, pin out) -> rel error
+    inv = np.argsort(pair.perm)
+    vec = lambda o, p: rel_error(o, np.asarray(p)[inv])
+    mat = lambda o, p: rel_error(o, np.asarray(p)[np.ix_(inv, inv)])
+    lam = lambda o, p: rel_error(o, np.asarray(p)[np.ix_(R.SWAP6, R.SWAP6)])
+    spec = [
+        ("inverse_dynamics", rd.inverse_dynamics, [(m, q[k], qd[k], qdd[k]) for k in range(K)],
+         pin.rnea, [(pm, pd, pq[k], pv[k], pa[k]) for k in range(K)], "pin.rnea", vec),
+        ("mass_matrix", rd.mass_matrix, [(m, q[k]) for k in range(K)],
+         pin.crba, [(pm, pd, pq[k]) for k in range(K)], "pin.crba", mat),
+        ("forward_dynamics", rd.forward_dynamics, [(m, q[k], qd[k], tau[k]) for k in range(K)],
+         pin.aba, [(pm, pd, pq[k], pv[k], pt[k]) for k in range(K)], "pin.aba", vec),
+        ("gravity_torques", rd.gravity_torques, [(m, q[k]) for k in range(K)],
+         pin.computeGeneralizedGravity, [(pm, pd, pq[k]) for k in range(K)], "pin.computeGeneralizedGravity", vec),
+        ("coriolis_forces", rd.coriolis_forces, [(m, q[k], qd[k]) for k in range(K)],
+         pin.nonLinearEffects, [(pair.pm0, pair.pd0, pq[k], pv[k]) for k in range(K)],
+         "pin.nonLinearEffects on a model copy with gravity = 0", vec),
+        ("bias_forces", rd.bias_forces, [(m, q[k], qd[k]) for k in range(K)],
+         pin.nonLinearEffects, [(pm, pd, pq[k], pv[k]) for k in range(K)], "pin.nonLinearEffects", vec),
+        ("coriolis_matrix", rd.coriolis_matrix, [(m, q[k], qd[k]) for k in range(K)],
+         pin.computeCoriolisMatrix, [(pm, pd, pq[k], pv[k]) for k in range(K)], "pin.computeCoriolisMatrix", mat),
+        ("task_space_inertia", rd.task_space_inertia, [(m, q[k], frame) for k in range(K)],
+         R.pin_task_space_inertia, [(pm, pd, pq[k], fid) for k in range(K)],
+         "computeMinverse + computeFrameJacobian(WORLD) + np.linalg.inv(J Minv J^T)", lam),
+    ]
+    cases, checks = [], {}
+    for name, f, fa, g, ga, desc, cmp in spec:
+        try:
+            checks[name] = max(cmp(f(*fa[k]), g(*ga[k])) for k in range(min(K, 4)))
+        except Exception as exc:
+            checks[name] = None
+            print(f"  {pair.name} {name}: check failed: {type(exc).__name__}: {exc}", flush=True)
+        cases.append(T.Case(name, f, fa, g, ga, target=SINGLE_TARGET, note=desc))
+    return cases, checks
+
+
+def section_single(opts):
+    pairs = [R.panda(), R.ur5(), R.chain(30, seed=1)]
+    out = {"method": METHOD, "states": opts.states, "rounds": opts.rounds, "robots": {}}
+    t0 = time.perf_counter()
+    for pair in pairs:
+        states = pair.random_states(opts.states, seed=7)
+        cases, checks = single_cases(pair, states)
+        res = T.run_interleaved(cases, opts.rounds, opts.round_s)
+        for name, r in res.items():
+            r["check_rel_error"] = checks.get(name)
+        out["robots"][pair.name] = {"description": pair.description, "n": pair.n, "frame": pair.frame,
+                                    "results": res}
+    out["seconds"] = time.perf_counter() - t0
+    for name, rob in out["robots"].items():
+        rows = [(fn, us(r.get("ours_s")), us(r.get("pin_s")), rat(r.get("ratio")), f"<= {SINGLE_TARGET:g}",
+                 verdict(r.get("met")), err(r.get("check_rel_error")), r.get("error", ""))
+                for fn, r in rob["results"].items()]
+        table(["function", "ours us", "pin us", "ratio", "target", "met", "check", ""], rows,
+              f"Single call: {name} ({rob['description']}; Λ at frame {rob['frame']})")
+    print("  pin side of coriolis_forces: pin.nonLinearEffects on a copy of the model with gravity = 0 "
+          "(Pinocchio has no c(q, qd) call); bias_forces: pin.nonLinearEffects. check = max relative "
+          "difference ours vs Pinocchio on 4 states (joint order and angular/linear order permuted).")
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# batched
+
+def batch_cases(pair, N, dt=1e-3):
+    m, pm, pd, P = pair.ours, pair.pm, pair.pd, pair.to_pin
+    S = pair.random_states(N, seed=11)
+    Q, QD, QDD, TAU = S["q"], S["qd"], S["qdd"], S["tau"]
+    pQ, pV, pA, pT = P(Q), P(QD), P(QDD), P(TAU)
+    q0, qd0 = Q[0].copy(), np.zeros(pair.n)
+    rng = np.random.default_rng(5)
+    TS = np.ascontiguousarray(rd.gravity_torques(m, q0) + rng.uniform(-1.0, 1.0, (N, pair.n)))
+    inv = np.argsort(pair.perm)
+    spec = [
+        ("inverse_dynamics_trajectory", rd.inverse_dynamics_trajectory, (m, Q, QD, QDD),
+         R.pin_rnea_loop, (pm, pd, pQ, pV, pA), "for-loop over pin.rnea",
+         lambda o, p: rel_error(o, p[:, inv])),
+        ("mass_matrix_trajectory", rd.mass_matrix_trajectory, (m, Q),
+         R.pin_crba_loop, (pm, pd, pQ), "for-loop over pin.crba",
+         lambda o, p: rel_error(o, p[:, inv][:, :, inv])),
+        ("forward_dynamics_trajectory", rd.forward_dynamics_trajectory, (m, Q, QD, TAU),
+         R.pin_aba_loop, (pm, pd, pQ, pV, pT), "for-loop over pin.aba",
+         lambda o, p: rel_error(o, p[:, inv])),
+        ("simulate (rk4, array torques)", rd.simulate, (m, q0, qd0, TS, dt, N),
+         R.pin_simulate_rk4, (pm, pd, P(q0), P(qd0), P(TS), dt), "Python RK4 loop around pin.aba",
+         lambda o, p: rel_error(o.q[-1], p[0][-1][inv])),
+    ]
+    # The check of simulate runs 20 steps only: over N steps a random 30-link chain is chaotic enough
+    # to amplify rounding differences.
+    short = {"simulate (rk4, array torques)": ((m, q0, qd0, TS[:20], dt, 20), (pm, pd, P(q0), P(qd0), P(TS[:20]), dt))}
+    cases, checks = [], {}
+    for name, f, fa, g, ga, desc, cmp in spec:
+        try:
+            ca, cg = short.get(name, (fa, ga))
+            checks[name] = cmp(f(*ca), g(*cg))
+        except Exception as exc:
+            checks[name] = None
+            print(f"  {pair.name} {name}: check failed: {type(exc).__name__}: {exc}", flush=True)
+        cases.append(T.Case(name, f, [fa], g, [ga], target=BATCH_TARGET, note=desc))
+    return cases, checks
+
+
+def section_batch(opts):
+    out = {"N": opts.batch_n, "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"), "rounds": opts.batch_rounds,
+           "method": METHOD, "robots": {}}
+    t0 = time.perf_counter()
+    for pair in [R.panda(), R.ur5(), R.chain(30, seed=1)]:
+        cases, checks = batch_cases(pair, opts.batch_n)
+        res = T.run_interleaved(cases, opts.batch_rounds, 0.02, warmup_s=0.0)
+        for name, r in res.items():
+            r["check_rel_error"] = checks.get(name)
+        out["robots"][pair.name] = {"n": pair.n, "results": res}
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+def batch_two_threads(opts):
+    """The batch section again in a child process with OPENBLAS_NUM_THREADS=2."""
+    fd, path = tempfile.mkstemp(suffix=".json", prefix="rdr-bench-batch2-")
+    os.close(fd)
+    args = [sys.executable, str(Path(__file__).resolve()), "--only", "batch", "--blas-threads", "2",
+            "--json", path, "--quiet", "--batch-rounds", str(opts.batch_rounds), "--batch-n", str(opts.batch_n)]
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="2", OMP_NUM_THREADS="2", MKL_NUM_THREADS="2")
+    try:
+        proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=900)
+        if proc.returncode != 0:
+            return {"error": f"child exited {proc.returncode}: {proc.stderr[-2000:]}"}
+        return json.loads(Path(path).read_text())["batch"]
+    finally:
+        os.unlink(path)
+
+
+def print_batch(b1, b2):
+    for name, rob in b1["robots"].items():
+        rows, N = [], b1["N"]
+        for fn, r in rob["results"].items():
+            r2 = (b2 or {}).get("robots", {}).get(name, {}).get("results", {}).get(fn, {})
+            rows.append((fn, ms(r.get("ours_s")), ms(r.get("pin_s")), rat(r.get("ratio")),
+                         verdict(r.get("met")), rat(r2.get("ratio")), verdict(r2.get("met")),
+                         err(r.get("check_rel_error")), r.get("error", "")))
+        table(["function", f"ours ms/{N}", f"pin ms/{N}", "ratio 1T", "met",
+               "ratio 2T", "met", "check", ""], rows,
+              f"Batched, N = {b1['N']} states: {name} (n = {rob['n']}); target ratio <= {BATCH_TARGET}; "
+              f"1T = OPENBLAS_NUM_THREADS=1 (this process), 2T = =2 (child process)")
+    if b2 and "error" in b2:
+        print(f"  2-thread run failed: {b2['error']}")
+    print("  Pinocchio side: a Python for-loop calling pin.rnea / pin.crba / pin.aba per state (results stored "
+          "into an (N, ...) array); simulate: classical RK4 in Python around pin.aba, dt = 1 ms, N steps.")
+
+
+# ----------------------------------------------------------------------------------------------
+# scaling
+
+def loglog_slope(ns, ts):
+    ns, ts = np.asarray(ns, float), np.asarray(ts, float)
+    ok = ts > 0
+    if ok.sum() < 2:
+        return None
+    return float(np.polyfit(np.log(ns[ok]), np.log(ts[ok]), 1)[0])
+
+
+def section_scaling(opts):
+    ns = [1, 2, 4, 8, 15, 30, 45, 60]
+    algos = [("rnea", rd.inverse_dynamics, pin.rnea), ("aba", rd.forward_dynamics, pin.aba),
+             ("crba", rd.mass_matrix, pin.crba)]
+    cases = []
+    t0 = time.perf_counter()
+    for n in ns:
+        pair = R.chain(n, seed=1)
+        S = pair.random_states(opts.states, seed=3)
+        K = opts.states
+        m, pm, pd, P = pair.ours, pair.pm, pair.pd, pair.to_pin
+        rows = lambda key: [S[key][k].copy() for k in range(K)]
+        q, qd, qdd, tau = rows("q"), rows("qd"), rows("qdd"), rows("tau")
+        args = {
+            "rnea": ([(m, q[k], qd[k], qdd[k]) for k in range(K)],
+                     [(pm, pd, P(q[k]), P(qd[k]), P(qdd[k])) for k in range(K)]),
+            "aba": ([(m, q[k], qd[k], tau[k]) for k in range(K)],
+                    [(pm, pd, P(q[k]), P(qd[k]), P(tau[k])) for k in range(K)]),
+            "crba": ([(m, q[k]) for k in range(K)], [(pm, pd, P(q[k])) for k in range(K)]),
+        }
+        for name, f, g in algos:
+            cases.append(T.Case(f"{name}/{n}", f, args[name][0], g, args[name][1]))
+    res = T.run_interleaved(cases, opts.scaling_rounds, opts.round_s)
+    out = {"n": ns, "rounds": opts.scaling_rounds, "method": METHOD, "per_call_s": {}, "exponent": {},
+           "note": "exponent = least-squares slope of log(time) vs log(n): over all n, over n >= 15, and of "
+                   "(time(n) - time(1)) over n >= 15 (the constant per-call overhead removed)"}
+    for name, _, _ in algos:
+        for side in ("ours", "pin"):
+            ts = [res[f"{name}/{n}"].get(f"{side}_s") for n in ns]
+            out["per_call_s"][f"{name}/{side}"] = ts
+            if any(t is None for t in ts):
+                continue
+            big = [i for i, n in enumerate(ns) if n >= 15]
+            out["exponent"][f"{name}/{side}"] = {
+                "all": loglog_slope(ns, ts),
+                "n>=15": loglog_slope([ns[i] for i in big], [ts[i] for i in big]),
+                "marginal n>=15": loglog_slope([ns[i] for i in big], [ts[i] - ts[0] for i in big]),
+            }
+    out["seconds"] = time.perf_counter() - t0
+    heads = ["n"]
+    for name, _, _ in algos:
+        heads += [f"{name} ours", f"{name} pin", "ratio"]
+    rows = []
+    for i, n in enumerate(ns):
+        row = [n]
+        for name, _, _ in algos:
+            o, p = out["per_call_s"][f"{name}/ours"][i], out["per_call_s"][f"{name}/pin"][i]
+            row += [us(o), us(p), rat(o / p if o and p else None)]
+        rows.append(row)
+    table(heads, rows, "Scaling: per call (us) vs number of joints n (random chains)")
+    rows = []
+    for name, _, _ in algos:
+        for side in ("ours", "pin"):
+            e = out["exponent"].get(f"{name}/{side}", {})
+            rows.append((f"{name} {side}", rat(e.get("all")), rat(e.get("n>=15")), rat(e.get("marginal n>=15")),
+                         "~1" if name != "crba" else "~2 (large n)"))
+    table(["algorithm", "all n", "n >= 15", "t(n)-t(1), n >= 15", "expected"], rows,
+          "Scaling: fitted exponent k in time ~ n^k (log-log slope)")
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# start-up
+
+def run_child(env, timeout=600):
+    t_spawn = time.monotonic()
+    proc = subprocess.run([sys.executable, str(HERE / "_startup_child.py"), str(R.PANDA_URDF)], env=env,
+                          capture_output=True, text=True, timeout=timeout)
+    t_exit = time.monotonic()
+    if proc.returncode != 0:
+        return {"error": f"exit {proc.returncode}: {proc.stderr[-2000:]}"}
+    d = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {"interpreter_s": d["t_script"] - t_spawn, "import_numpy_s": d["t_numpy"] - d["t_script"],
+            "import_dynamics_s": d["t_import"] - d["t_numpy"], "load_urdf_s": d["t_load"] - d["t_import"],
+            "first_calls_s": sum(d["first"].values()), "to_last_first_call_s": d["t_end"] - t_spawn,
+            "process_total_s": t_exit - t_spawn, "first_call_s": d["first"], "second_call_s": d["second"],
+            "errors": d["errors"]}
+
+
+def section_startup(opts):
+    base = dict(os.environ)
+    base.pop("_ROS_WHEELS_BOOTSTRAP_COMPLETE", None)      # start as from a fresh shell (ROS re-exec)
+    out = {}
+    t0 = time.perf_counter()
+    if opts.cold:
+        cache = tempfile.mkdtemp(prefix="rdr-bench-numba-cold-")
+        try:
+            out["cold"] = run_child(dict(base, NUMBA_CACHE_DIR=cache))
+            out["cold"]["numba_cache_dir"] = "empty temporary directory"
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+    else:
+        out["cold"] = {"skipped": "--quick: the cold compile (30-80 s) is skipped; add --cold to run it"}
+    run_child(base)                                         # make sure the normal cache is populated
+    warm = [run_child(base) for _ in range(opts.warm_runs)]
+    good = [w for w in warm if "error" not in w]
+    if good:
+        best = sorted(good, key=lambda w: w["to_last_first_call_s"])[len(good) // 2]
+        out["warm"] = dict(best, runs=len(good),
+                           to_last_first_call_runs_s=[w["to_last_first_call_s"] for w in good])
+    else:
+        out["warm"] = warm[0]
+    out["seconds"] = time.perf_counter() - t0
+    phases = [("interpreter start (incl. ROS re-exec)", "interpreter_s"), ("import numpy", "import_numpy_s"),
+              ("import robot_dynamics_ros.dynamics", "import_dynamics_s"), ("load_urdf (Panda)", "load_urdf_s"),
+              ("first calls, all functions below", "first_calls_s"),
+              ("process start -> last first call", "to_last_first_call_s")]
+    c, w = out["cold"], out["warm"]
+    table(["phase", "cold cache s", "warm cache s"],
+          [(label, f"{c[k]:.3f}" if k in c else "-", f"{w[k]:.3f}" if k in w else "-") for label, k in phases],
+          "Start-up (fresh process; cold = NUMBA_CACHE_DIR empty temp dir, warm = normal cache, "
+          f"median of {opts.warm_runs})")
+    names = list((w.get("first_call_s") or c.get("first_call_s") or {}).keys())
+    table(["function", "1st call cold ms", "1st call warm ms", "2nd call warm us"],
+          [(n, ms(c.get("first_call_s", {}).get(n)), ms(w.get("first_call_s", {}).get(n)),
+            us(w.get("second_call_s", {}).get(n))) for n in names], "Start-up: first call of each function")
+    if "skipped" in c:
+        print(f"  cold: {c['skipped']}")
+    for which in ("cold", "warm"):
+        if out[which].get("error") or out[which].get("errors"):
+            print(f"  {which}: {out[which].get('error') or out[which].get('errors')}")
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# simulation without ROS
+
+def section_sim_core(opts):
+    pair = R.panda()
+    m, n, dt, steps = pair.ours, pair.n, 1e-3, opts.sim_steps
+    q0, qd0 = R.PANDA_READY.copy(), np.zeros(n)
+    rng = np.random.default_rng(9)
+    TS = np.ascontiguousarray(rd.gravity_torques(m, q0) + rng.uniform(-1.0, 1.0, (steps, n)))
+    P = pair.to_pin
+    pin_args = [(pair.pm, pair.pd, P(q0), P(qd0), P(TS), dt)]
+    cases = [T.Case("simulate (array torques)", rd.simulate, [(m, q0, qd0, TS, dt, steps)],
+                    R.pin_simulate_rk4, pin_args),
+             T.Case("rk4_step in a Python loop", R.rk4_step_loop, [(m, q0, qd0, TS, dt)],
+                    R.pin_simulate_rk4, pin_args)]
+    res = T.run_interleaved(cases, opts.sim_rounds, 0.01, warmup_s=0.0)
+    sim_s = steps * dt
+    out = {"robot": "Panda (fingers locked)", "dt": dt, "steps": steps, "integrator": "rk4", "results": {}}
+    for name, r in res.items():
+        x = sim_s / r["ours_s"] if r.get("ours_s") else None
+        xp = sim_s / r["pin_s"] if r.get("pin_s") else None
+        out["results"][name] = dict(r, x_real_time=x, pin_x_real_time=xp, target_x=SIM_TARGET_X,
+                                    met=None if x is None else x >= SIM_TARGET_X)
+    rows = [(name, ms(r.get("ours_s")), f"{r['x_real_time']:.0f}" if r["x_real_time"] else "-",
+             f">= {SIM_TARGET_X:g}", verdict(r["met"]),
+             f"{r['pin_x_real_time']:.0f}" if r["pin_x_real_time"] else "-", r.get("error", ""))
+            for name, r in out["results"].items()]
+    table(["ours", f"ms per {sim_s:g} s", "x real time", "target", "met", "pin RK4 loop x", ""], rows,
+          f"Simulator without ROS: Panda, RK4, dt = 1 ms, {steps} steps (median of {opts.sim_rounds})")
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# ROS
+
+def print_ros(r):
+    if "skipped" in r:
+        print(f"\nROS sections skipped: {r['skipped']}")
+        return
+    for key in ("skipped_node", "skipped_sim"):
+        if key in r:
+            print(f"\n{key.replace('_', ' ')}: {r[key]}")
+    if "ready" in r:
+        rd_ = r["ready"]
+        runs = ", ".join(f"{t:.3f}" for t in rd_["runs_s"])
+        first = rd_.get("first_start_s")
+        table(["node", "ready s (median)", "runs s", "target", "met", "uncounted first start s"],
+              [("dynamics_node", f"{rd_['median_s']:.3f}" if rd_["median_s"] else "-", runs, "< 1 s",
+                verdict(rd_["met"]), "-" if first is None else f"{first:.3f}")],
+              "Node start-up, warm cache: process start -> first /dynamics_node/gravity_torques "
+              "(/joint_states already flowing at 1 kHz; one uncounted start first)")
+        for note in rd_["notes"]:
+            print("  " + note)
+    rows = []
+    for key in ("controller", "dynamics"):
+        if key not in r:
+            continue
+        x = r[key]
+        if "error" in x:
+            rows.append((x["topic"], "-", "-", "-", "-", "-", "-", "-", "-", x["error"].splitlines()[0]))
+            continue
+        rows.append((x["topic"], f"{x['window_s']:.1f}", f"{x['publish_rate_hz']:.0f}", x["sent"], x["lost"],
+                     f"{x.get('median_ms', float('nan')):.3f}", f"{x.get('p99_ms', float('nan')):.3f}",
+                     f"{x.get('max_ms', float('nan')):.2f}", f"{x['cpu_percent']:.1f}",
+                     f"ready {x['ready_s']:.2f} s; undecoded {x['undecoded']}, out of order {x['out_of_order']}"))
+    if rows:
+        table(["output", "window s", "rate Hz", "sent", "lost", "median ms", "p99 ms", "max ms", "node CPU %",
+               "notes"], rows,
+              "Node path: /joint_states at 1 kHz from this process -> node process -> back (round trip)")
+        print("  Panda, joints = 7 arm joints. Controller: kp = kd = 0, its command g(q_k) decoded against a "
+              "table to the sequence k;\n  dynamics_node: k from the copied header stamp (also computes c, M, "
+              "Λ each message). See benchmarks/README.md.")
+    if "simulator" in r:
+        s = r["simulator"]
+        if "error" in s:
+            print(f"\nsimulator_node: {s['error']}")
+        else:
+            table(["node", "window s", "simulated s", "x real time", "target", "met", "node CPU %"],
+                  [("simulator_node", f"{s['wall_s']:.2f}", f"{s['simulated_s']:.2f}",
+                    f"{s['speed_x_real_time']:.1f}", ">= 5", verdict(s["met"]), f"{s['cpu_percent']:.0f}")],
+                  "Simulator node: rk4, dt = 1 ms, real_time_factor 0, publish_rate 1000, publish_clock "
+                  "(simulated time from /clock per wall second)")
+            print(f"  {s['note']}")
+
+
+# ----------------------------------------------------------------------------------------------
+
+def meta(opts):
+    def git(*args):
+        try:
+            return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, timeout=10).stdout.strip()
+        except Exception:
+            return None
+    cpu = None
+    try:
+        cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
+    except Exception:
+        pass
+    import numba
+    return {"date": datetime.datetime.now().isoformat(timespec="seconds"), "python": platform.python_version(),
+            "numpy": np.__version__, "numba": numba.__version__, "pinocchio": pin.__version__, "cpu": cpu,
+            "cpus": os.cpu_count(), "loadavg_start": os.getloadavg(),
+            "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"), "git_head": git("rev-parse", "HEAD"),
+            "git_dirty_package": bool(git("status", "--porcelain", "--", "robot_dynamics_ros")),
+            "options": vars(opts), "method": METHOD}
+
+
+def summary(res):
+    rows = []
+    s = res.get("single", {}).get("robots", {})
+    for rob, d in s.items():
+        for fn, r in d["results"].items():
+            rows.append(("single", f"{rob} {fn}", rat(r.get("ratio")), f"<= {SINGLE_TARGET:g}", verdict(r.get("met"))))
+    for tag, b in (("1T", res.get("batch")), ("2T", res.get("batch_2threads"))):
+        for rob, d in (b or {}).get("robots", {}).items():
+            for fn, r in d["results"].items():
+                rows.append((f"batch {tag}", f"{rob} {fn}", rat(r.get("ratio")), f"<= {BATCH_TARGET}",
+                             verdict(r.get("met"))))
+    ros = res.get("ros", {})
+    if "ready" in ros:
+        rows.append(("startup", "dynamics_node ready (warm)", f"{ros['ready']['median_s']:.3f} s"
+                     if ros["ready"]["median_s"] else "-", "< 1 s", verdict(ros["ready"]["met"])))
+    for name, r in res.get("sim", {}).get("results", {}).items():
+        rows.append(("sim", name, f"{r['x_real_time']:.0f}x" if r["x_real_time"] else "-", f">= {SIM_TARGET_X:g}x",
+                     verdict(r["met"])))
+    if "simulator" in ros and "error" not in ros["simulator"]:
+        rows.append(("sim", "simulator_node", f"{ros['simulator']['speed_x_real_time']:.1f}x", ">= 5x",
+                     verdict(ros["simulator"]["met"])))
+    if rows:
+        met = sum(r[-1] == "yes" for r in rows)
+        table(["section", "item", "value", "target", "met"], rows, f"Summary: {met} of {len(rows)} targets met")
+    return [dict(zip(["section", "item", "value", "target", "met"], r)) for r in rows]
+
+
+def parse(argv):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="fewer rounds, 5 s node runs (< 2 min)")
+    p.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated subset of {','.join(SECTIONS)}")
+    p.add_argument("--duration", type=float, help="node round-trip run length, s (default 30, quick 5)")
+    p.add_argument("--sim-duration", type=float, help="simulator_node measuring window, s (default 10, quick 3)")
+    p.add_argument("--json", default=str(HERE / "results" / "latest.json"), help="JSON output path")
+    p.add_argument("--domain-id", type=int, help="ROS_DOMAIN_ID for the node runs (default: random 1..101)")
+    p.add_argument("--blas-threads", default="1", help="OPENBLAS_NUM_THREADS of this process (default 1)")
+    p.add_argument("--cold", action="store_true", help="with --quick: run the cold-cache start-up anyway")
+    p.add_argument("--no-2threads", action="store_true", help="skip the batch run with 2 BLAS threads")
+    p.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--batch-rounds", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--batch-n", type=int, default=1000, help=argparse.SUPPRESS)
+    opts = p.parse_args(argv)
+    only = [s.strip() for s in opts.only.split(",") if s.strip()]
+    bad = set(only) - set(SECTIONS)
+    if bad:
+        p.error(f"unknown sections {sorted(bad)}; choose from {SECTIONS}")
+    opts.only = only
+    q = opts.quick
+    opts.duration = opts.duration or (5.0 if q else 30.0)
+    opts.sim_duration = opts.sim_duration or (3.0 if q else 10.0)
+    opts.states = 8 if q else 16
+    # Short rounds (about 1 ms): on a shared machine a preemption then spoils few rounds, and the
+    # median over rounds ignores them.
+    opts.rounds = 60 if q else 400
+    opts.round_s = 0.0005 if q else 0.001
+    opts.scaling_rounds = 60 if q else 300
+    opts.batch_rounds = opts.batch_rounds or (5 if q else 21)
+    opts.warm_runs = 1 if q else 3
+    opts.cold = opts.cold or not q
+    opts.ready_runs = 1 if q else 3
+    opts.sim_steps = 2000 if q else 10000
+    opts.sim_rounds = 3 if q else 9
+    if opts.domain_id is None:
+        taken = os.environ.get("ROS_DOMAIN_ID")
+        opts.domain_id = random.choice([d for d in range(1, 102) if str(d) != taken])
+    return opts
+
+
+def main(argv=None):
+    opts = parse(sys.argv[1:] if argv is None else argv)
+    if opts.quiet:
+        sys.stdout = open(os.devnull, "w")
+    t_start = time.perf_counter()
+    res = {"meta": meta(opts)}
+    print(f"robot_dynamics_ros vs Pinocchio {pin.__version__} | Python {platform.python_version()} | "
+          f"{res['meta']['cpus']} CPUs ({res['meta']['cpu']}) | OPENBLAS_NUM_THREADS={res['meta']['blas_threads']} | "
+          f"load {res['meta']['loadavg_start'][0]:.2f} | {'quick' if opts.quick else 'full'} run: {','.join(opts.only)}")
+    print(f"Method: {METHOD}", flush=True)
+
+    def guarded(name, fn, *a):
+        t0 = time.perf_counter()
+        try:
+            res[name] = fn(*a)
+        except Exception as exc:   # one broken section must not lose the others
+            import traceback
+            traceback.print_exc()
+            res[name] = {"error": f"{type(exc).__name__}: {exc}"}
+            print(f"\n{name}: FAILED: {res[name]['error']}", flush=True)
+        res.setdefault("timing_s", {})[name] = time.perf_counter() - t0
+
+    if "single" in opts.only:
+        guarded("single", section_single, opts)
+    if "batch" in opts.only:
+        guarded("batch", section_batch, opts)
+        if not opts.quiet and not opts.no_2threads:
+            guarded("batch_2threads", batch_two_threads, opts)
+        if "error" not in res["batch"]:
+            print_batch(res["batch"], res.get("batch_2threads"))
+    if "scaling" in opts.only:
+        guarded("scaling", section_scaling, opts)
+    if "startup" in opts.only:
+        guarded("startup", section_startup, opts)
+    if "sim" in opts.only:
+        guarded("sim", section_sim_core, opts)
+    if "node" in opts.only or "sim" in opts.only:
+        import _ros
+        guarded("ros", lambda: _ros.run(opts.domain_id, duration=opts.duration, sim_duration=opts.sim_duration,
+                                        ready_runs=opts.ready_runs, do_node="node" in opts.only,
+                                        do_sim="sim" in opts.only))
+        if "error" not in res["ros"]:
+            print_ros(res["ros"])
+    res["summary"] = summary(res)
+    res["meta"]["loadavg_end"] = os.getloadavg()
+    res["meta"]["total_s"] = time.perf_counter() - t_start
+    path = Path(opts.json)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(res, indent=1, default=str))
+    print(f"\nTotal {res['meta']['total_s']:.0f} s. JSON: {path}")
+
+
+if __name__ == "__main__":
+    main()
