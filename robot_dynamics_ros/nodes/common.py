@@ -13,7 +13,7 @@ from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 
 __all__ = ['describe', 'float_array', 'gain_vector', 'string_list', 'WarningThrottle',
-           'make_executor', 'run_node', 'spin_for']
+           'make_executor', 'run_node', 'spin_for', 'warm_up']
 
 
 def describe(description, *, read_only=False, dynamic_typing=False, min_value=None,
@@ -174,3 +174,23 @@ def run_node(node_class, args=None):
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+
+
+def warm_up(logger, model, calls):
+    """Call each core function once on ``model`` (at q = 0 clipped into the limits, q̇ = 0).
+
+    The core's kernels are numba-compiled on first use (or loaded from the on-disk cache), which
+    can take seconds: doing it when the model is built keeps that pause out of the first control
+    cycle. ``calls``: callables ``f(q, qd)``. Failures are logged, not raised.
+    """
+    q = np.clip(np.zeros(model.nq), model.lower, model.upper)
+    qd = np.zeros(model.nq)
+    start = time.monotonic()
+    for call in calls:
+        try:
+            call(q, qd)
+        except Exception as exc:  # noqa: BLE001 - warm-up must never stop a node
+            logger.error(f'warm-up call failed: {type(exc).__name__}: {exc}')
+    elapsed = time.monotonic() - start
+    if elapsed > 0.5:
+        logger.info(f'dynamics kernels ready after {elapsed:.1f} s (compiled or loaded)')

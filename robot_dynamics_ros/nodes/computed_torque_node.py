@@ -46,7 +46,8 @@ from trajectory_msgs.msg import JointTrajectory
 
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.dynamics.limits import saturate_effort
-from robot_dynamics_ros.nodes.common import WarningThrottle, describe, gain_vector, run_node
+from robot_dynamics_ros.nodes.common import (
+    WarningThrottle, describe, gain_vector, run_node, warm_up)
 from robot_dynamics_ros.nodes.conversions import (
     all_finite, index_map, joint_trajectory_arrays, make_joint_state, vector_to_multiarray)
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
@@ -193,6 +194,10 @@ class ComputedTorqueController(Node):
         self._to_model = index_map(joint_order, model.joint_names)
         self._input.reset(model.joint_names)
         self._update_gains()
+        warm_up(self.get_logger(), model, (
+            lambda q, qd: rd.computed_torque(model, q, qd, q, qd, qd, np.ones(model.nq),
+                                             np.ones(model.nq)),
+            lambda q, qd: rd.gravity_torques(model, q)))
 
     # -- reference --------------------------------------------------------------------------
     def _set_hold(self, q, now_ns):

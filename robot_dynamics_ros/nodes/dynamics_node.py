@@ -24,7 +24,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from robot_dynamics_ros import dynamics as rd
-from robot_dynamics_ros.nodes.common import WarningThrottle, describe, run_node
+from robot_dynamics_ros.nodes.common import WarningThrottle, describe, run_node, warm_up
 from robot_dynamics_ros.nodes.conversions import (
     all_finite, index_map, make_joint_state, matrix_to_multiarray)
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
@@ -95,6 +95,14 @@ class DynamicsNode(Node):
             return
         self._to_order = index_map(model.joint_names, joint_order)
         self._input.reset(model.joint_names)
+        s = self._settings
+        warm_up(self.get_logger(), model, (
+            lambda q, qd: rd.gravity_torques(model, q),
+            lambda q, qd: rd.coriolis_forces(model, q, qd),
+            lambda q, qd: rd.mass_matrix(model, q),
+            lambda q, qd: rd.task_space_inertia(model, q, model.tip_frame,
+                                                reference=s['task_space_reference'],
+                                                damping=max(s['task_space_damping'], 1e-6))))
 
     # -- one joint state in, four messages out ---------------------------------------------
     def _on_state(self, msg):

@@ -38,8 +38,11 @@ Parameters: the model parameters of model_source, plus
 
 The stepping runs in a steady-clock timer (never the ROS clock: with use_sim_time the simulator
 would wait for its own /clock): each tick advances the simulation by the elapsed wall time ×
-real_time_factor (at most ``MAX_CATCH_UP`` s of wall time per tick), or, at real_time_factor 0,
-steps for ``FAST_BUDGET`` s of wall time and returns so the executor services other callbacks.
+real_time_factor, returning right after each joint-state publication (so a controller answers
+every state before the simulation runs on); a backlog beyond two publication periods is dropped
+with a warning (the simulation then runs slower than real time, like Gazebo, instead of running
+open loop in bursts). At real_time_factor 0 it steps for ``FAST_BUDGET`` s of wall time per tick
+and returns so the executor services other callbacks (a controller then lags in simulated time).
 """
 
 import math
@@ -59,7 +62,8 @@ from std_srvs.srv import SetBool, Trigger
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.dynamics.limits import (
     clip_positions, enforce_position_limits, saturate_effort)
-from robot_dynamics_ros.nodes.common import WarningThrottle, describe, float_array, run_node
+from robot_dynamics_ros.nodes.common import (
+    WarningThrottle, describe, float_array, run_node, warm_up)
 from robot_dynamics_ros.nodes.conversions import (
     all_finite, index_map, make_joint_state, multiarray_to_vector)
 from robot_dynamics_ros.nodes.model_source import ROBOT_DESCRIPTION_QOS, ModelSource
@@ -71,7 +75,6 @@ INTEGRATORS = {
     'semi_implicit_euler': 'semi_implicit_euler_step',
     'euler': 'euler_step',
 }
-MAX_CATCH_UP = 0.1     # s of wall time simulated per tick at most (after a stall: slower, not a burst)
 FAST_BUDGET = 0.01     # s of wall time spent stepping per tick at real_time_factor 0
 
 
@@ -94,6 +97,8 @@ class SimulatorNode(Node):
         self._wrench_steps = 0
         self._next_publish_steps = 0.0
         self._sim_budget = 0.0                  # simulated seconds owed to real time
+        self._published = False                 # the last step published a joint state
+        self._dropped = 0.0                     # simulated seconds dropped (CPU too slow)
         self._last_wall = time.monotonic()
         self._last_paused_publish = -math.inf
 
@@ -144,6 +149,7 @@ class SimulatorNode(Node):
                                                           ROBOT_DESCRIPTION_QOS)
             self._pub_description.publish(String(data=self._source.urdf_xml))
         period = min(max(self.dt, 0.001), 1.0 / self._settings['publish_rate'])
+        self._last_wall = time.monotonic()  # not the construction time: loading took a while
         self._timer = self.create_timer(period, self._tick,
                                         clock=Clock(clock_type=ClockType.STEADY_TIME))
 
@@ -182,6 +188,13 @@ class SimulatorNode(Node):
         self._to_order = index_map(model.joint_names, joint_order)
         self._to_model = index_map(joint_order, model.joint_names)
         self._reset_state()
+        friction = True if self._settings['friction'] else None
+        f_tip = np.zeros(6)
+        warm_up(self.get_logger(), model, (
+            lambda q, qd: self._step_function(model, q, qd, qd, self.dt, friction=friction),
+            lambda q, qd: self._step_function(model, q, qd, qd, self.dt, f_tip=f_tip,
+                                              frame=model.tip_frame, friction=friction)))
+        self._last_wall = time.monotonic()
 
     def initial_state(self):
         """(q0, qd0) in model order from ``initial_positions``, clipped into the limits."""
@@ -285,15 +298,24 @@ class SimulatorNode(Node):
             return
         rtf = self._settings['real_time_factor']
         if rtf > 0.0:
-            if elapsed > MAX_CATCH_UP:
-                self._throttle.warn('lag', f'simulation {elapsed:.3f} s behind the wall clock: '
-                                           f'simulating only {MAX_CATCH_UP} s of it')
-                elapsed = MAX_CATCH_UP
+            # Owe at most two publication periods: beyond that, simulated time is dropped (the
+            # simulation runs slower than real time, as Gazebo does) rather than simulated in one
+            # open-loop burst that a controller could not react to.
+            publish_period = 1.0 / self._settings['publish_rate']
+            limit = 2.0 * max(publish_period, self.dt)
             self._sim_budget += elapsed * rtf
-            n_steps = int(self._sim_budget / self.dt + 1e-9)
-            self._sim_budget -= n_steps * self.dt
-            for _ in range(n_steps):
-                if not self._step():
+            if self._sim_budget > limit:
+                self._dropped += self._sim_budget - limit
+                self._sim_budget = limit
+                if self._dropped > 0.05:
+                    self._throttle.warn('lag', f'simulation slower than real_time_factor {rtf:g}: '
+                                               f'{self._dropped:.3f} s of simulated time '
+                                               'dropped so far (CPU overloaded?)')
+            # Stop after publishing a state: the controller answers it before the simulation
+            # runs on (the tick is due again at once if behind).
+            while self._sim_budget >= self.dt * (1 - 1e-9):
+                self._sim_budget -= self.dt
+                if not self._step() or self._published:
                     break
         else:
             deadline = now + FAST_BUDGET
@@ -336,18 +358,21 @@ class SimulatorNode(Node):
             q, qd = self._step_function(
                 self.model, self.q, self.qd, self.tau, self.dt, f_tip=f_tip,
                 frame=None if f_tip is None else self.model.tip_frame, friction=friction)
-            ok = all_finite(q, qd)
-        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
-            self.get_logger().error(f'integration failed: {exc}')
-            ok = False
-        if not ok:
+        except Exception as exc:  # noqa: BLE001 - a failing step must not kill the node
+            self.paused = True
+            self.get_logger().error(
+                f'integration step failed ({type(exc).__name__}: {exc}): simulation paused '
+                '(~/reset, then ~/pause false, to continue)')
+            return False
+        if not all_finite(q, qd):
             self.get_logger().error('the simulation diverged (non-finite state): reset to the '
                                     'initial state; consider a smaller dt or rk4')
             self._reset_state()
             return False
         self.q, self.qd = enforce_position_limits(self.model, q, qd)
         self.steps += 1
-        if self.steps >= self._next_publish_steps:
+        self._published = self.steps >= self._next_publish_steps
+        if self._published:
             self._publish_state()
             period_steps = 1.0 / (self._settings['publish_rate'] * self.dt)
             self._next_publish_steps = max(self._next_publish_steps + period_steps,

@@ -60,18 +60,19 @@ class Harness:
         self.nodes.append(node)
         return node
 
-    def remove(self, node):
-        self.executor.remove_node(node)
-        # The EventsExecutor lets go of a removed node only on its next spin; destroying the
-        # node before that leaks its /rosout registration (and the next node of that name logs
-        # nothing to /rosout).
-        self.executor.spin_once(timeout_sec=0.01)
-        self.nodes.remove(node)
-        node.destroy_node()
-
     def remove_all(self):
-        for node in list(self.nodes):
-            self.remove(node)
+        """Destroy every node added, and start over with a fresh executor.
+
+        rclpy 9.1.2's EventsExecutor keeps running the callbacks of a removed node (and then
+        fails on its destroyed handles), so nodes are never removed from a live executor here:
+        the executor is shut down with them and the probe moves to a new one.
+        """
+        self.executor.shutdown(timeout_sec=1.0)
+        for node in self.nodes:
+            node.destroy_node()
+        self.nodes = []
+        self.executor = make_executor(context=self.context)
+        self.executor.add_node(self.probe)
 
     # -- spinning ---------------------------------------------------------------------------
     def spin(self, seconds):

@@ -1,0 +1,195 @@
+"""simulator_node over real DDS: the published states are the core's integrator steps, commands,
+external wrenches, joint stops, pause/reset, /clock and /robot_description."""
+
+import math
+
+import numpy as np
+import pytest
+from geometry_msgs.msg import WrenchStamped
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from std_srvs.srv import SetBool, Trigger
+
+from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.dynamics.limits import enforce_position_limits, saturate_effort
+from robot_dynamics_ros.nodes.simulator_node import SimulatorNode
+
+from _node_harness import UR5E_HOME, UR5E_JOINTS, UR5E_URDF
+
+pytestmark = pytest.mark.ros
+
+DT = 0.001
+PENDULUM = """<?xml version="1.0"?>
+<robot name="pendulum">
+  <link name="base"/>
+  <link name="arm">
+    <inertial><origin xyz="0.5 0 0"/><mass value="1.0"/>
+      <inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial>
+  </link>
+  <joint name="hinge" type="revolute">
+    <parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>
+    <limit lower="-0.5" upper="0.5" effort="10" velocity="10"/>
+  </joint>
+</robot>
+"""
+
+
+def _t(msg):
+    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+
+
+def _replay(model, q, qd, steps, tau=None, f_tip=None, method='rk4_step', friction=True):
+    """The simulator's loop, offline: integrator step + joint stops, ``steps`` times."""
+    tau = np.zeros(model.nq) if tau is None else saturate_effort(model, tau)[0]
+    step = getattr(rd, method)
+    for _ in range(steps):
+        q, qd = step(model, q, qd, tau, DT, f_tip=f_tip,
+                     frame=None if f_tip is None else model.tip_frame,
+                     friction=True if friction else None)
+        q, qd = enforce_position_limits(model, q, qd)
+    return q, qd
+
+
+def _sim(ros, **parameters):
+    params = {'urdf_path': str(UR5E_URDF), 'publish_clock': True, 'dt': DT,
+              'initial_positions': list(UR5E_HOME), 'publish_rate': 100.0}
+    params.update(parameters)
+    node = ros.add(SimulatorNode, params)
+    states = ros.collect(JointState, '/joint_states')
+    return node, states
+
+
+@pytest.mark.parametrize('friction', [True, False])
+def test_states_are_the_core_integrator_steps(graph, ur5e_model, friction):
+    ros = graph
+    node, states = _sim(ros, friction=friction)
+    assert ros.spin_until(lambda: len(states) >= 40, 5.0), len(states)
+    assert not ros.warnings(node.get_name(), 'integration step failed'), ros.warnings(
+        node.get_name())
+    q0 = np.array(UR5E_HOME)
+    for msg in (states[0], states[9], states[39]):
+        assert tuple(msg.name) == UR5E_JOINTS
+        steps = round(_t(msg) / DT)
+        q, qd = _replay(ur5e_model, q0, np.zeros(6), steps, friction=friction)
+        np.testing.assert_allclose(msg.position, q, atol=1e-9, err_msg=f'step {steps}')
+        np.testing.assert_allclose(msg.velocity, qd, atol=1e-9)
+        assert list(msg.effort) == [0.0] * 6
+    # publish_rate 100 Hz of simulated time: 10 ms between stamps.
+    np.testing.assert_allclose(np.diff([_t(m) for m in states[:40]]), 0.01, atol=1.5e-3)
+
+
+def test_rate_clock_and_robot_description(graph, ur5e_xml):
+    ros = graph
+    node, states = _sim(ros, publish_rate=50.0)
+    clock = ros.collect(Clock, '/clock')
+    ros.spin(1.0)
+    t_end = _t(states[-1])
+    # Real time: about 1 s simulated per wall second, 50 states per simulated second.
+    assert 0.6 < t_end < 1.4 and abs(len(states) - 50 * t_end) <= 3, (t_end, len(states))
+    assert clock and clock[-1].clock.sec + clock[-1].clock.nanosec * 1e-9 >= t_end
+    # /robot_description is transient local: a late subscriber gets the simulator's URDF.
+    qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    descriptions = ros.collect(String, '/robot_description', qos)
+    assert ros.spin_until(lambda: descriptions, 5.0)
+    assert descriptions[-1].data == ur5e_xml
+    # Parameter validation.
+    bad = node.set_parameters([Parameter('integrator', value='verlet')])[0]
+    assert not bad.successful and 'integrator' in bad.reason
+    bad = node.set_parameters([Parameter('initial_positions', value=[0.0, 1.0])])[0]
+    assert not bad.successful and '0 or 6' in bad.reason
+    assert node.set_parameters([Parameter('integrator', value='semi_implicit_euler')])[0].successful
+
+
+def test_commands_saturation_timeout_and_bad_commands(graph, ur5e_model):
+    ros = graph
+    node, states = _sim(ros, command_timeout=0.2)
+    name = node.get_name()
+    commands = ros.publisher(Float64MultiArray, '/effort_controller/commands')
+    tau = np.array([10.0, 500.0, -500.0, 1.0, -2.0, 3.0])  # two joints above their 150 N·m limit
+    commands.publish(Float64MultiArray(data=list(tau)))
+    assert ros.spin_until(lambda: states and np.any(states[-1].effort), 2.0)
+    np.testing.assert_allclose(states[-1].effort, saturate_effort(ur5e_model, tau)[0])
+    assert max(abs(e) for e in states[-1].effort) == 150.0
+    # Wrong size and NaN: dropped with a warning, the last good command stays in force.
+    commands.publish(Float64MultiArray(data=[1.0, 2.0]))
+    commands.publish(Float64MultiArray(data=[math.nan] * 6))
+    assert ros.spin_until(lambda: ros.warnings(name, 'expected 6 values, got 2')
+                          and ros.warnings(name, 'not finite'), 2.0)
+    np.testing.assert_allclose(states[-1].effort, saturate_effort(ur5e_model, tau)[0])
+    # No command for command_timeout: zero effort.
+    assert ros.spin_until(lambda: not np.any(states[-1].effort), 2.0)
+    assert ros.warnings(name, 'applying zero effort')
+    assert all(math.isfinite(v) for m in states for v in (*m.position, *m.velocity, *m.effort))
+
+
+def test_pause_reset_and_external_wrench(graph, ur5e_model):
+    ros = graph
+    node, states = _sim(ros)
+    name = node.get_name()
+    q0 = np.array(UR5E_HOME)
+    ros.spin_until(lambda: len(states) > 20)
+    assert ros.call(SetBool, f'/{name}/pause', SetBool.Request(data=True)).success
+    ros.spin(0.1)
+    n = len(states)
+    ros.spin(0.3)
+    frozen = states[n:]
+    assert len(frozen) >= 10, 'paused simulator stopped publishing'
+    assert all(list(m.position) == list(frozen[0].position) and _t(m) == _t(frozen[0])
+               for m in frozen), 'state or time changed while paused'
+    assert np.max(np.abs(np.array(frozen[0].position) - q0)) > 1e-3, 'the arm did not fall'
+    # Reset while paused: back to the initial state, simulated time unchanged.
+    assert ros.call(Trigger, f'/{name}/reset', Trigger.Request()).success
+    ros.spin(0.1)
+    np.testing.assert_array_equal(states[-1].position, q0)
+    t_reset = _t(states[-1])
+    assert t_reset == _t(frozen[0])
+    # An external wrench in a wrong frame is dropped; one at the tip is applied as -F_tip.
+    wrench_pub = ros.publisher(WrenchStamped, f'/{name}/external_wrench')
+    wrong = WrenchStamped()
+    wrong.header.frame_id = 'base_link'
+    wrong.wrench.force.x = 100.0
+    wrench_pub.publish(wrong)
+    assert ros.spin_until(lambda: ros.warnings(name, "frame 'base_link'"), 2.0)
+    w = WrenchStamped()
+    w.header.frame_id = ur5e_model.tip_frame
+    w.wrench.force.x, w.wrench.force.y, w.wrench.force.z = 20.0, -10.0, 30.0
+    w.wrench.torque.x, w.wrench.torque.z = 1.0, -2.0
+    wrench_pub.publish(w)
+    ros.spin(0.1)
+    n = len(states)
+    assert ros.call(SetBool, f'/{name}/pause', SetBool.Request(data=False)).success
+    assert ros.spin_until(lambda: len(states) > n + 10 and _t(states[-1]) > t_reset + 0.05)
+    msg = next(m for m in states[n:] if _t(m) > t_reset + 0.05)
+    f_tip = -np.array([1.0, 0.0, -2.0, 20.0, -10.0, 30.0])   # on the environment = -(m, f)
+    q, qd = _replay(ur5e_model, q0, np.zeros(6), round((_t(msg) - t_reset) / DT), f_tip=f_tip)
+    np.testing.assert_allclose(msg.position, q, atol=1e-9)
+    np.testing.assert_allclose(msg.velocity, qd, atol=1e-9)
+    q_no_wrench, _ = _replay(ur5e_model, q0, np.zeros(6), round((_t(msg) - t_reset) / DT))
+    assert np.max(np.abs(q_no_wrench - q)) > 1e-4, 'the wrench made no difference'
+
+
+def test_joint_stops(graph):
+    ros = graph
+    node = ros.add(SimulatorNode, {'robot_description': PENDULUM, 'publish_clock': True,
+                                   'initial_positions': [0.0], 'friction': False})
+    states = ros.collect(JointState, '/joint_states')
+    # Gravity swings the arm to its upper stop (0.5 rad) in about 0.5 s; it must stay there.
+    assert ros.spin_until(lambda: states and states[-1].position[0] == 0.5, 5.0)
+    ros.spin(0.3)
+    assert max(m.position[0] for m in states) == 0.5
+    assert states[-1].velocity[0] == 0.0
+    assert node.get_name().startswith('simulator_node')
+
+
+def test_as_fast_as_possible(graph):
+    ros = graph
+    _, states = _sim(ros, real_time_factor=0.0, publish_rate=100.0)
+    ros.spin(1.0)
+    sim_seconds = _t(states[-1])
+    # Stepping is bounded by the CPU only; states still every 10 ms of simulated time.
+    assert sim_seconds > 1.5, f'only {sim_seconds:.2f} s simulated in 1 s of wall time'
+    np.testing.assert_allclose(np.diff([_t(m) for m in states]), 0.01, atol=1.5e-3)
