@@ -57,7 +57,8 @@ SIM_TARGET_X = 50.0
 METHOD = ("one process; for each case ours and Pinocchio's are timed back to back in every round "
           "(order alternating), rounds cycle through the same random states for both; each round is a "
           "timeit.Timer(...).timeit(number) loop, per call = round time / number (a per-round mean); "
-          "reported: the MEDIAN over rounds of the per-round means; ratio = median(ours) / median(Pinocchio). "
+          "reported: the MEDIAN over rounds of the per-round means; ratio = median over rounds of the paired "
+          "per-round ratio ours/Pinocchio (both sides of a round ran back to back). "
           "Warm-up before timing; gc off while timing (timeit).")
 
 
@@ -298,13 +299,15 @@ def section_scaling(opts):
         for name, f, g in algos:
             cases.append(T.Case(f"{name}/{n}", f, args[name][0], g, args[name][1]))
     res = T.run_interleaved(cases, opts.scaling_rounds, opts.round_s)
-    out = {"n": ns, "rounds": opts.scaling_rounds, "method": METHOD, "per_call_s": {}, "exponent": {},
+    out = {"n": ns, "rounds": opts.scaling_rounds, "method": METHOD, "per_call_s": {}, "ratio": {}, "exponent": {},
            "note": "exponent = least-squares slope of log(time) vs log(n): over all n, over n >= 15, and of "
                    "(time(n) - time(1)) over n >= 15 (the constant per-call overhead removed)"}
     for name, _, _ in algos:
         for side in ("ours", "pin"):
             ts = [res[f"{name}/{n}"].get(f"{side}_s") for n in ns]
             out["per_call_s"][f"{name}/{side}"] = ts
+            if side == "pin":
+                out["ratio"][name] = [res[f"{name}/{n}"].get("ratio") for n in ns]
             if any(t is None for t in ts):
                 continue
             big = [i for i, n in enumerate(ns) if n >= 15]
@@ -322,7 +325,7 @@ def section_scaling(opts):
         row = [n]
         for name, _, _ in algos:
             o, p = out["per_call_s"][f"{name}/ours"][i], out["per_call_s"][f"{name}/pin"][i]
-            row += [us(o), us(p), rat(o / p if o and p else None)]
+            row += [us(o), us(p), rat(out["ratio"].get(name, [None] * len(ns))[i])]
         rows.append(row)
     table(heads, rows, "Scaling: per call (us) vs number of joints n (random chains)")
     rows = []
