@@ -1,0 +1,215 @@
+"""load_urdf: fixed-joint merging, chain selection, locked joints, frames, limits, order, immutability.
+
+Each reduction is compared with the URDF a person would write for the same robot (the hand edits in
+_random_trees: merged inertials, fixed joints, a rotated fixed origin). Both sides are exact
+computations of the same rigid bodies: relative residual ≤ EXACT."""
+import numpy as np
+import pytest
+
+from robot_dynamics_ros import dynamics as rd
+
+from _random_trees import (MOVING, chain_to, combine_inertials, fix_joints, index_map, lock_by_hand,
+                           merge_fixed_by_hand, random_state, random_tree, rpy_matrix, subtree)
+from _residuals import EXACT, assert_close
+
+
+def assert_same_dynamics(name, a, b, rng, frames=(), states=3):
+    """Model a and b describe the same robot (joints matched by name): M, ID and FD with a tip wrench
+    at a's tip frame, and the poses of `frames` agree at random states."""
+    idx = index_map(a, b)
+    assert sorted(a.joint_names) == sorted(b.joint_names)
+    for _ in range(states):
+        q, qd, qdd = random_state(a, rng)
+        F = rng.normal(size=6)
+        kw = dict(f_tip=F, frame=a.tip_frame)
+        assert_close(f"{name}: M", rd.mass_matrix(b, q[idx]), rd.mass_matrix(a, q)[np.ix_(idx, idx)], EXACT)
+        assert_close(f"{name}: ID", rd.inverse_dynamics(b, q[idx], qd[idx], qdd[idx], **kw),
+                     rd.inverse_dynamics(a, q, qd, qdd, **kw)[idx], EXACT)
+        assert_close(f"{name}: FD", rd.forward_dynamics(b, q[idx], qd[idx], qdd[idx], **kw),
+                     rd.forward_dynamics(a, q, qd, qdd, **kw)[idx], EXACT)
+        for f in frames:
+            assert_close(f"{name}: frame poses", rd.frame_pose(b, q[idx], f), rd.frame_pose(a, q, f), EXACT, floor=1.0)
+
+
+def test_fixed_joints_are_merged_as_by_hand(case):
+    """Every fixed joint merged by hand (inertials moved with I' = R I Rᵀ and the parallel-axis
+    theorem, child joints re-attached with T_fixed T_origin) gives the same dynamics."""
+    tree, model, rng = case
+    hand = rd.load_urdf(merge_fixed_by_hand(tree).to_urdf())
+    assert hand.nq == model.nq
+    assert_same_dynamics("fixed-joint merge", model, hand, rng, frames=model.link_names)
+    # and the merged parameters of every body agree
+    idx = index_map(model, hand)
+    assert_close("merged mass", hand.mass, model.mass[idx], EXACT)
+    assert_close("merged CoM", hand.com, model.com[idx], EXACT, floor=0.1)
+    assert_close("merged inertia about CoM", hand.inertia_com, model.inertia_com[idx], EXACT)
+
+
+def test_merged_inertia_of_one_fixed_child_by_the_formula():
+    """One revolute link carrying a fixed child with rotated inertia axes: the body's mass, centre of
+    mass and inertia are m1 + m2, the weighted mean, and Σ(R I Rᵀ + m(|d|²1 − d dᵀ))."""
+    tree = random_tree(7, 1, p_fixed=1.0, p_frame=0.0)
+    assert [j.type for j in tree.joints] == [tree.joints[0].type, "fixed", "fixed"]
+    model = rd.load_urdf(tree.to_urdf())
+    link, fixed_joint = tree.link("link1"), tree.joint("joint1_fixed")
+    child = tree.link(fixed_joint.child)
+    T = fixed_joint.origin()
+    m2, c2, I2 = child.inertial.in_link_frame()
+    expected = combine_inertials([link.inertial.in_link_frame(),
+                                  (m2, T[:3, :3] @ c2 + T[:3, 3], T[:3, :3] @ I2 @ T[:3, :3].T)])
+    assert_close("one merge: mass", model.mass[0], expected.mass, EXACT)
+    assert_close("one merge: CoM", model.com[0], expected.xyz, EXACT)
+    assert_close("one merge: inertia", model.inertia_com[0], expected.inertia, EXACT)
+    # the inertial's own rpy matters: I in link axes is R I Rᵀ, not I
+    R = rpy_matrix(link.inertial.rpy)
+    assert not np.allclose(R @ link.inertial.inertia @ R.T, link.inertial.inertia)
+
+
+def _deep_tip(tree, model):
+    """The moving link with the longest path from the root (ties: the last)."""
+    depth = {name: len(chain_to(tree, name)) for name in model.link_names}
+    return max(reversed(model.link_names), key=depth.get)
+
+
+def test_chain_selection_locks_the_other_joints(case):
+    """tip_link selects root→tip; the other joints are locked at 0 with their links lumped: the same
+    dynamics as the URDF with those joints made fixed."""
+    tree, model, rng = case
+    tip = _deep_tip(tree, model)
+    chain = chain_to(tree, tip)
+    reduced = rd.load_urdf(tree.to_urdf(), tip_link=tip)
+    assert list(reduced.joint_names) == [j for j in chain if tree.joint(j).type in MOVING]
+    assert reduced.is_chain and reduced.tip_frame == tip
+    off_chain = [j.name for j in tree.moving_joints() if j.name not in chain]
+    hand = rd.load_urdf(fix_joints(tree, off_chain).to_urdf())
+    assert_same_dynamics("chain selection", reduced, hand, rng, frames=tuple(l.name for l in tree.links))
+
+
+def test_root_link_selects_a_subtree(case):
+    """root_link r (with tip_link): the same as the URDF of the subtree below r, with the off-chain
+    joints fixed; links outside the subtree stay addressable, fixed to the base."""
+    tree, model, rng = case
+    tip = _deep_tip(tree, model)
+    chain = chain_to(tree, tip)
+    if len(chain) < 2:
+        pytest.skip("the deepest link hangs from the root")
+    root = tree.joint(chain[1]).parent          # below the first joint
+    reduced = rd.load_urdf(tree.to_urdf(), root_link=root, tip_link=tip)
+    assert reduced.root_link == root
+    below = subtree(fix_joints(tree, [j.name for j in tree.moving_joints() if j.name not in chain]), root)
+    hand = rd.load_urdf(below.to_urdf())
+    assert_same_dynamics("root_link subtree", reduced, hand, rng, frames=tuple(l.name for l in below.links))
+    # every URDF link is a frame; in the root_link frame, pose = T_0r⁻¹ T_0L of the full model with the
+    # joints above r at 0
+    assert set(reduced.frame_names) == {l.name for l in tree.links}
+    full = rd.load_urdf(tree.to_urdf())
+    q = random_state(reduced, rng)[0]
+    q_full = np.zeros(full.nq)
+    q_full[[full.joint_index(j) for j in reduced.joint_names]] = q
+    T_r_inv = np.linalg.inv(rd.frame_pose(full, q_full, root))
+    for link in tree.links:
+        assert_close("root_link: frame poses of every link", rd.frame_pose(reduced, q, link.name),
+                     T_r_inv @ rd.frame_pose(full, q_full, link.name), EXACT, floor=1.0)
+
+
+def test_locked_joints_at_nonzero_positions(case):
+    """locked_joints {name: value}: the same as the URDF with that joint replaced by a fixed joint
+    whose origin includes the joint's motion at `value`; and the same poses as the full model there."""
+    tree, model, rng = case
+    if model.nq < 2:
+        pytest.skip("needs a joint left to move")
+    names = list(rng.choice(model.joint_names, size=min(3, model.nq - 1), replace=False))
+    values = {n: float(rng.uniform(-1.0, 1.0)) * (0.3 if tree.joint(n).type == "prismatic" else 1.0) for n in names}
+    locked = rd.load_urdf(tree.to_urdf(), locked_joints=values)
+    assert not set(names) & set(locked.joint_names) and locked.nq == model.nq - len(names)
+    hand = rd.load_urdf(lock_by_hand(tree, values).to_urdf())
+    assert_same_dynamics("locked joints", locked, hand, rng, frames=tuple(l.name for l in tree.links))
+    q = random_state(locked, rng)[0]
+    q_full = np.zeros(model.nq)
+    q_full[[model.joint_index(j) for j in locked.joint_names]] = q
+    for n, v in values.items():
+        q_full[model.joint_index(n)] = v
+    for link in tree.links:
+        assert_close("locked joints: frame poses = full model", rd.frame_pose(locked, q, link.name),
+                     rd.frame_pose(model, q_full, link.name), EXACT, floor=1.0)
+
+
+def test_every_link_is_a_frame(case):
+    tree, model, rng = case
+    assert set(model.frame_names) == {l.name for l in tree.links}
+    assert all(model.has_frame(l.name) for l in tree.links) and not model.has_frame("no_such_link")
+    assert model.root_link == "base_link" and model.tip_frame == model.link_names[-1]
+    q = random_state(model, rng)[0]
+    np.testing.assert_array_equal(rd.frame_pose(model, q, "base_link"), np.eye(4))
+    for j in tree.joints:
+        if j.type == "fixed":       # tool0 and the other fixed links: parent pose · origin
+            assert_close("fixed frame pose = parent pose * origin", rd.frame_pose(model, q, j.child),
+                         rd.frame_pose(model, q, j.parent) @ j.origin(), EXACT, floor=1.0)
+    np.testing.assert_array_equal(rd.frame_pose(model, q), rd.frame_pose(model, q, model.tip_frame))
+
+
+def test_limits_types_order_and_parents(case):
+    tree, model, _ = case
+    assert list(model.joint_names) == tree.dfs_joint_order()      # depth first, children in file order
+    assert model.link_names == tuple(tree.joint(j).child for j in model.joint_names)
+    for i, name in enumerate(model.joint_names):
+        j = tree.joint(name)
+        assert model.joint_types[i] == j.type
+        np.testing.assert_allclose(model.axis[i], j.axis / np.linalg.norm(j.axis), rtol=0, atol=1e-15)
+        if j.type == "continuous":
+            assert model.lower[i] == -np.inf and model.upper[i] == np.inf
+        else:
+            assert (model.lower[i], model.upper[i]) == (j.lower, j.upper)
+        assert (model.effort_limit[i], model.velocity_limit[i]) == (j.effort, j.velocity)
+        assert (model.damping[i], model.friction[i]) == (j.damping, j.friction)
+        # parent[i] is the body the joint's parent link is merged into
+        link, parent_body = j.parent, -1
+        while (pj := tree.parent_joint(link)) is not None:
+            if pj.type in MOVING:
+                parent_body = model.joint_index(pj.name)
+                break
+            link = pj.parent
+        assert model.parent[i] == parent_body
+        assert model.joint_index(name) == i
+    assert np.all(model.parent < np.arange(model.nq))
+
+
+def test_model_is_immutable(model):
+    with pytest.raises(AttributeError):
+        model.nq = 3
+    with pytest.raises(AttributeError):
+        model.gravity = np.zeros(3)
+    with pytest.raises(AttributeError):
+        model.new_attribute = 1
+    for name in ("mass", "com", "inertia_com", "T_tree", "axis", "gravity", "lower", "upper", "damping",
+                 "friction", "velocity_limit", "effort_limit", "parent"):
+        with pytest.raises(ValueError, match="read-only"):
+            getattr(model, name)[...] = 0
+    q = np.zeros(model.nq)
+    g = rd.gravity_torques(model, q)
+    moon = model.replace(gravity=(0.0, 0.0, -1.62))
+    assert_close("replace(gravity) scales g", rd.gravity_torques(moon, q), g * (1.62 / 9.81), EXACT, floor=1.0)
+    np.testing.assert_array_equal(rd.gravity_torques(model, q), g)
+    np.testing.assert_array_equal(model.gravity, [0.0, 0.0, -9.81])
+
+
+def test_gravity_argument_is_in_the_root_frame(case):
+    tree, model, rng = case
+    g = rng.normal(size=3)
+    turned = rd.load_urdf(tree.to_urdf(), gravity=g)
+    np.testing.assert_array_equal(turned.gravity, g)
+    q = random_state(model, rng)[0]
+    # g(q) is linear in the gravity vector: g = Σ_k g_k · g(q; e_k)
+    parts = [rd.gravity_torques(rd.load_urdf(tree.to_urdf(), gravity=e), q) for e in np.eye(3)]
+    assert_close("gravity torques linear in gravity", rd.gravity_torques(turned, q), sum(gk * p for gk, p in zip(g, parts)),
+                 EXACT, floor=np.abs(parts).max())
+
+
+def test_load_from_file_equals_load_from_string(tmp_path, case):
+    tree, model, rng = case
+    path = tmp_path / "robot.urdf"
+    path.write_text(tree.to_urdf())
+    from_file = rd.load_urdf(str(path))
+    assert from_file.joint_names == model.joint_names and from_file.frame_names == model.frame_names
+    q = random_state(model, rng)[0]
+    np.testing.assert_array_equal(rd.mass_matrix(from_file, q), rd.mass_matrix(model, q))
