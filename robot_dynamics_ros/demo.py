@@ -306,6 +306,7 @@ class DemoReport:
     rates: dict                # topic -> Hz
     counts: dict               # topic -> messages in the window
     problems: list             # why the demo failed (empty: success)
+    real_time_factor: float = math.nan  # simulated s per wall s (from the joint states' stamps)
 
     @property
     def ok(self) -> bool:
@@ -370,7 +371,11 @@ def analyse(rec: Recording, *, max_error: float = 0.05) -> DemoReport:
             problems.append('commanded torques are not finite')
         else:
             max_torque = np.max(np.abs(tau), axis=0)
-    return DemoReport(names, rms, max_abs, max_torque, rates, counts, problems)
+    rtf = math.nan
+    tq, sq, _ = _window(rec.joint_states, t0, t1)
+    if tq.size > 1 and _stamp_ok(sq) and tq[-1] > tq[0]:
+        rtf = float((sq[-1] - sq[0]) * 1e-9 / (tq[-1] - tq[0]))
+    return DemoReport(names, rms, max_abs, max_torque, rates, counts, problems, rtf)
 
 
 def report_text(rec: Recording, report: DemoReport) -> str:
@@ -393,9 +398,13 @@ def report_text(rec: Recording, report: DemoReport) -> str:
         total = float(np.sqrt(np.mean(report.rms**2)))
         lines.append(f'{"all joints":<22}{total:>12.2e}{1e3 * total:>12.3f}'
                      f'{1e3 * float(np.nanmax(report.max_abs)):>14.3f}')
-    lines += ['', 'achieved rates during the trajectory:']
+    lines += ['', 'achieved rates during the trajectory (messages per wall-clock second):']
     for topic, rate in report.rates.items():
         lines.append(f'  {topic:<46}{rate:>9.1f} Hz  ({report.counts[topic]} messages)')
+    if math.isfinite(report.real_time_factor):
+        lines.append(f'  simulated time ran at {report.real_time_factor:.2f} x real time'
+                     + (' (the simulator slows down when the CPU cannot keep up)'
+                        if report.real_time_factor < 0.95 else ''))
     return '\n'.join(lines)
 
 
@@ -469,7 +478,8 @@ def plot(rec: Recording, report: DemoReport, path) -> Path:
         tau = np.zeros((0, n))
     limits = rec.effort_limit if rec.effort_limit is not None else np.full(n, np.inf)
 
-    fig, axes = plt.subplots(n, 3, figsize=(16, 2.3 * n + 1.2), sharex=True, squeeze=False)
+    height = 2.3 * n + 1.5  # inches: 2.3 per joint, 1.5 for the title and legend
+    fig, axes = plt.subplots(n, 3, figsize=(16, height), sharex=True, squeeze=False)
     colors = {'desired': '#1f77b4', 'actual': '#ff7f0e', 'error': '#d62728',
               'tau': '#2ca02c', 'gravity': '#7f7f7f'}
     for j, name in enumerate(names):
@@ -481,27 +491,29 @@ def plot(rec: Recording, report: DemoReport, path) -> Path:
                   label='$e = q_d - q$')
         ax_e.axhline(0.0, color='black', lw=0.5)
         ax_e.set_ylabel('[mrad]', fontsize=9)
-        ax_e.text(0.99, 0.92, f'RMS {1e3 * report.rms[j]:.3f} mrad, '
-                  f'max {1e3 * report.max_abs[j]:.3f} mrad',
-                  transform=ax_e.transAxes, ha='right', va='top', fontsize=8,
-                  bbox=dict(boxstyle='round,pad=0.2', fc='white', ec='0.8', alpha=0.9))
+        ax_e.set_title(f'RMS {1e3 * report.rms[j]:.3f} mrad, max {1e3 * report.max_abs[j]:.3f} mrad',
+                       loc='right', fontsize=8, color='0.3')
         ax_tau.plot(tt, tau[:, j], color=colors['tau'], lw=1.2, label=r'commanded $\tau$')
         if g.size:
             ax_tau.plot(tg, g[:, j], color=colors['gravity'], lw=1.0, ls=':',
                         label='gravity $g(q)$ (dynamics_node)')
         ax_tau.set_ylabel('[N m]', fontsize=9)
         if np.isfinite(limits[j]):
-            ax_tau.text(0.99, 0.92, f'limit ±{limits[j]:.0f} N m', transform=ax_tau.transAxes,
-                        ha='right', va='top', fontsize=8, color='0.35')
+            ax_tau.set_title(f'max |τ| {report.max_torque[j]:.3g} N m, limit ±{limits[j]:.0f} N m',
+                             loc='right', fontsize=8, color='0.3')
         for ax in axes[j]:
             ax.grid(True, alpha=0.3)
             ax.axvspan(0.0, rec.duration, color='0.93', zorder=0)
             ax.tick_params(labelsize=8)
-    axes[0, 0].set_title('Joint position: desired vs actual', fontsize=11)
-    axes[0, 1].set_title('Tracking error', fontsize=11)
-    axes[0, 2].set_title('Joint torque', fontsize=11)
+    for ax, title in zip(axes[0], ('Joint position', 'Tracking error', 'Joint torque')):
+        ax.set_title(title, loc='left', fontsize=11, fontweight='bold')
+    handles, labels = [], []
     for ax in axes[0]:
-        ax.legend(loc='upper left', fontsize=8, framealpha=0.9)
+        h, lab = ax.get_legend_handles_labels()
+        handles += h
+        labels += lab
+    fig.legend(handles, labels, loc='upper center', bbox_to_anchor=(0.5, 1 - 0.62 / height),
+               ncol=len(labels), fontsize=9, frameon=False)
     xlabel = ('time since the trajectory started [s], simulated time'
               if _stamp_ok(rec.joint_states.arrays()[1])
               else 'time since the trajectory was sent [s]')
@@ -509,11 +521,14 @@ def plot(rec: Recording, report: DemoReport, path) -> Path:
         ax.set_xlabel(xlabel, fontsize=9)
     total = float(np.sqrt(np.mean(report.rms**2))) if report.rms.size else math.nan
     js_rate = report.rates.get(JOINT_STATES_TOPIC, 0.0)
+    rtf = report.real_time_factor
     fig.suptitle(
-        f'{rec.robot_name}: computed-torque tracking of the {rec.duration:g} s demo trajectory  '
-        f'(RMS error {1e3 * total:.3f} mrad over all joints; /joint_states {js_rate:.0f} Hz; '
-        f'{rec.mode})', fontsize=12)
-    fig.tight_layout(rect=(0, 0, 1, 0.97))
+        f'{rec.robot_name}: computed-torque tracking of the {rec.duration:g} s demo trajectory — '
+        f'RMS error {1e3 * total:.3f} mrad over all joints\n'
+        f'/joint_states {js_rate:.0f} Hz'
+        + (f', simulation at {rtf:.2f}× real time' if math.isfinite(rtf) else '')
+        + f'; {rec.mode}', fontsize=12, y=1 - 0.08 / height, va='top')
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.8 / height))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
@@ -581,7 +596,7 @@ def run_demo(opts) -> tuple[Recording, DemoReport | None, list[str]]:
         if opts.mode == 'bringup':
             cmd = bringup.bringup_command(gc, executor=opts.executor)
             children = [(_BRINGUP, bringup.spawn(cmd))]
-            rec.mode = f'graph in one bringup process ({opts.executor} executor)'
+            rec.mode = f'graph in one bringup process, {opts.executor} executor'
         elif opts.mode == 'processes':
             children = bringup.start_processes(gc)
             rec.mode = f'{len(children)} node processes'
@@ -597,13 +612,17 @@ def run_demo(opts) -> tuple[Recording, DemoReport | None, list[str]]:
         def graph_alive():
             return all(p.poll() is None for _, p in children)
 
+        def exited():
+            return ', '.join(f'{spec.name} exited with code {p.returncode}'
+                             for spec, p in children if p.poll() is not None)
+
         # 1. The graph is up: joint states, a controller that answers them, a reference topic.
         ready = _spin_until(executor, lambda: (
             not graph_alive()
             or (rec.joint_states.values and rec.tracking_error.values and rec.commands.values
                 and recorder.reference.get_subscription_count() > 0)), opts.startup_timeout)
         if not graph_alive():
-            return rec, None, ['a node process exited during start-up']
+            return rec, None, [f'during start-up: {exited()}']
         if not ready:
             missing = [topic for topic, s in ((JOINT_STATES_TOPIC, rec.joint_states),
                                               (TRACKING_ERROR_TOPIC, rec.tracking_error),
@@ -635,12 +654,25 @@ def run_demo(opts) -> tuple[Recording, DemoReport | None, list[str]]:
         print(f'demo: sent a {opts.duration:g} s trajectory with {knots[0].size} knots to '
               f'{REFERENCE_TOPIC}', file=sys.stderr, flush=True)
 
-        # 3. Follow it, then hold for a moment.
-        _spin_for(executor, opts.duration + opts.settle)
+        # 3. Follow it, then hold for a moment: on the simulated clock when the states carry it
+        # (an overloaded CPU makes the simulation slower than real time), else on the wall clock.
+        span = opts.duration + opts.settle
+        wall_limit = 3.0 * span + 30.0
+        stamp0 = rec.joint_states.stamp[-1]
+        if stamp0 > 0:
+            finished = _spin_until(executor, lambda: (
+                not graph_alive() or rec.joint_states.stamp[-1] >= stamp0 + span * 1e9),
+                wall_limit)
+        else:
+            _spin_for(executor, span)
+            finished = True
         rec.t_end = time.monotonic()
         recorder.active = False
         if not graph_alive():
-            return rec, None, ['a node process exited during the trajectory']
+            return rec, None, [f'during the trajectory: {exited()}']
+        if not finished:
+            return rec, None, [f'the simulation did not reach the end of the trajectory within '
+                               f'{wall_limit:g} s']
     finally:
         if executor is not None:
             for node in (*nodes, recorder):
