@@ -152,7 +152,7 @@ def spin_for(executor, seconds, timeout_sec=0.05):
 
 
 def run_node(node_class, args=None):
-    """``main()`` of every node: init, spin with finite timeouts, clean shutdown on SIGINT/SIGTERM."""
+    """``main()`` of every node: init, spin with finite timeouts, clean exit on SIGINT/SIGTERM."""
     rclpy.init(args=args)
     stop = []
     # rclpy's own handler shuts the context down on SIGINT; make SIGTERM do the same explicitly.

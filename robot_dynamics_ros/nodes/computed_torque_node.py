@@ -117,8 +117,10 @@ class ComputedTorqueController(Node):
         self.enabled = bool(self.get_parameter('start_enabled').value)
         self._hold_pending = self.enabled
         self._state_timeout = float(self.get_parameter('state_timeout').value)
+        self._control_rate = float(self.get_parameter('control_rate').value)
 
-        self._pub_command = self.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
+        self._pub_command = self.create_publisher(Float64MultiArray,
+                                                  'effort_controller/commands', 10)
         self._pub_error = self.create_publisher(JointState, '~/tracking_error', 10)
         self.create_subscription(JointTrajectory, '~/reference', self._on_reference, 10)
         self.create_service(SetBool, '~/enable', self._on_enable)
@@ -148,9 +150,9 @@ class ComputedTorqueController(Node):
         names = {p.name for p in params}
         if names & {'kp', 'kd'}:
             self._update_gains()
-        if 'state_timeout' in names:
-            self._state_timeout = float(self.get_parameter('state_timeout').value)
         if names & {'control_rate', 'state_timeout'}:
+            self._state_timeout = float(self.get_parameter('state_timeout').value)
+            self._control_rate = float(self.get_parameter('control_rate').value)
             self._make_timer()
 
     def _update_gains(self):
@@ -171,9 +173,8 @@ class ComputedTorqueController(Node):
         if self._timer is not None:
             self.destroy_timer(self._timer)
             self._timer = None
-        rate = float(self.get_parameter('control_rate').value)
-        if rate > 0.0:
-            self._timer = self.create_timer(1.0 / rate, self._step)
+        if self._control_rate > 0.0:
+            self._timer = self.create_timer(1.0 / self._control_rate, self._step)
         elif self._state_timeout > 0.0:
             self._timer = self.create_timer(min(max(self._state_timeout / 2, 0.005), 0.5),
                                             self._watchdog)
@@ -294,7 +295,7 @@ class ComputedTorqueController(Node):
 
     # -- control ----------------------------------------------------------------------------
     def _on_state(self, _msg):
-        if float(self.get_parameter('control_rate').value) == 0.0:
+        if self._control_rate == 0.0:
             self._step()
 
     def _is_stale(self, now_ns):

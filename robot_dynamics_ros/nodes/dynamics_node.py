@@ -121,9 +121,10 @@ class DynamicsNode(Node):
             self._publish_matrix(self._pub_mass, 'mass matrix',
                                  lambda: rd.mass_matrix(model, q)[np.ix_(order, order)])
         if s['publish_task_space_inertia']:
-            self._publish_matrix(self._pub_lambda, 'task-space inertia', lambda: rd.task_space_inertia(
-                model, q, model.tip_frame, reference=s['task_space_reference'],
-                damping=s['task_space_damping']))
+            self._publish_matrix(
+                self._pub_lambda, 'task-space inertia', lambda: rd.task_space_inertia(
+                    model, q, model.tip_frame, reference=s['task_space_reference'],
+                    damping=s['task_space_damping']))
 
     def _compute(self, what, compute):
         try:

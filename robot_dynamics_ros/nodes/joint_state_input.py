@@ -23,7 +23,7 @@ class JointStateInput:
         self.subscription = node.create_subscription(JointState, topic, self._on_msg, qos)
 
     def reset(self, joint_names):
-        """Track ``joint_names`` (model order), forgetting everything heard so far; None = no model."""
+        """Track ``joint_names`` (model order), forgetting all heard so far; None = no model."""
         self.cache = JointStateCache(joint_names) if joint_names else None
         self.last_msg = None
 

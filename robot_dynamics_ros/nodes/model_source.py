@@ -117,7 +117,8 @@ class ModelSource:
             self.load(text, 'file')
         else:
             self._node.get_logger().info(
-                'no robot_description/urdf_path parameter: waiting for the robot_description topic')
+                'no robot_description/urdf_path parameter: '
+                'waiting for the robot_description topic')
             self._subscription = self._node.create_subscription(
                 String, 'robot_description', self._on_description, ROBOT_DESCRIPTION_QOS)
 

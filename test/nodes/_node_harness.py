@@ -8,6 +8,7 @@ finite timeouts (rclpy 9.1.2's EventsExecutor hangs without one).
 
 import inspect
 import os
+import sysconfig
 import time
 from pathlib import Path
 
@@ -24,6 +25,10 @@ UR5E_URDF = REPO / 'urdf' / 'ur5e.urdf'
 UR5E_JOINTS = ('shoulder_pan_joint', 'shoulder_lift_joint', 'elbow_joint', 'wrist_1_joint',
                'wrist_2_joint', 'wrist_3_joint')
 UR5E_HOME = (0.0, -1.5708, 1.5708, -1.5708, -1.5708, 0.0)
+# example-robot-data's Panda (a tree: 7 arm joints + 2 finger joints), installed by the `pin`
+# test dependency under the venv's cmeel prefix.
+PANDA_URDF = (Path(sysconfig.get_paths()['purelib']) / 'cmeel.prefix' / 'share'
+              / 'example-robot-data' / 'robots' / 'panda_description' / 'urdf' / 'panda.urdf')
 
 
 class Harness:
@@ -121,5 +126,3 @@ class Harness:
         self.executor.shutdown(timeout_sec=1.0)
         self.probe.destroy_node()
         rclpy.shutdown(context=self.context)
-
-

@@ -5,7 +5,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -48,7 +47,7 @@ def _setpoint_reference(q, t):
 
 def _wave_reference(q_start, duration=3.0, step=0.1, period=1.5):
     """q(t) = q_start + A (1 - cos(2πt/T)), sampled every ``step`` s with exact velocities and
-    accelerations (so the quintic interpolation is close to the wave); starts at rest at q_start."""
+    accelerations (so the quintic interpolation is close to the wave); starts at rest."""
     amplitude = np.array([0.3, -0.25, 0.3, 0.4, -0.4, 0.5])
     w = 2 * np.pi / period
     msg = JointTrajectory(joint_names=list(UR5E_JOINTS))

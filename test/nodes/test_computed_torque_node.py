@@ -97,6 +97,7 @@ def test_gains_set_at_run_time_are_validated(graph, ur5e_xml, ur5e_model):
         result = loop.node.set_parameters([Parameter(name, value=value)])[0]
         assert not result.successful and reason in result.reason, (name, value, result.reason)
     # Through the node's /set_parameters service, as `ros2 param set` does: rejected and accepted.
+
     def remote(values):
         request = SetParameters.Request(parameters=[ParameterMsg(name='kp', value=ParameterValue(
             type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=values))])

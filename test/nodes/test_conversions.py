@@ -81,8 +81,9 @@ def test_index_map():
 
 
 def _point(t, q, v=(), a=()):
+    duration = Duration(sec=int(t), nanosec=int(round(t % 1 * 1e9)))
     return JointTrajectoryPoint(positions=list(q), velocities=list(v), accelerations=list(a),
-                                time_from_start=Duration(sec=int(t), nanosec=int(round(t % 1 * 1e9))))
+                                time_from_start=duration)
 
 
 def test_joint_trajectory_arrays():

@@ -76,7 +76,7 @@ def test_outputs_equal_the_core_for_published_states(graph, ur5e_xml, ur5e_model
 def test_partial_reordered_states_from_two_publishers(graph, ur5e_xml, ur5e_model):
     ros = graph
     node = ros.add(DynamicsNode, {'robot_description': ur5e_xml, 'publish_mass_matrix': False,
-                           'publish_task_space_inertia': False})
+                                  'publish_task_space_inertia': False})
     gravity = ros.collect(JointState, f'/{node.get_name()}/gravity_torques')
     pub_a = ros.publisher(JointState, '/joint_states')
     pub_b = ros.publisher(JointState, '/joint_states')
@@ -103,8 +103,8 @@ def test_partial_reordered_states_from_two_publishers(graph, ur5e_xml, ur5e_mode
 
 def test_robot_description_topic_published_after_start(graph, ur5e_xml, ur5e_model):
     ros = graph
-    node = ros.add(DynamicsNode, {'publish_mass_matrix': False, 'publish_task_space_inertia': False,
-                           'publish_coriolis': False})
+    node = ros.add(DynamicsNode, {'publish_mass_matrix': False,
+                                  'publish_task_space_inertia': False, 'publish_coriolis': False})
     gravity = ros.collect(JointState, f'/{node.get_name()}/gravity_torques')
     states = ros.publisher(JointState, '/joint_states')
     q = np.array(UR5E_HOME)
@@ -126,7 +126,7 @@ def test_joint_subset_locks_the_others_and_sets_the_order(graph, ur5e_xml):
     ros = graph
     joints = ['elbow_joint', 'shoulder_lift_joint']
     node = ros.add(DynamicsNode, {'robot_description': ur5e_xml, 'joints': joints,
-                           'publish_task_space_inertia': False})
+                                  'publish_task_space_inertia': False})
     gravity = ros.collect(JointState, f'/{node.get_name()}/gravity_torques')
     mass = ros.collect(Float64MultiArray, f'/{node.get_name()}/mass_matrix')
     pub = ros.publisher(JointState, '/joint_states')
@@ -178,3 +178,38 @@ def test_bad_messages_warn_and_publish_no_nan(graph, ur5e_xml, ur5e_model):
     assert ros.spin_until(lambda: len(out['gravity_torques']) >= 2)
     ros.spin(0.1)
     assert len(out['mass_matrix']) == n_mass
+
+
+def test_panda_tree_with_fingers_locked(graph):
+    """A 7-joint arm whose URDF is a tree (two finger joints): joints = the arm, fingers locked
+    at 0; /joint_states also carries the fingers, which are ignored."""
+    from _node_harness import PANDA_URDF
+    if not PANDA_URDF.exists():
+        pytest.skip('example-robot-data (test dependency) is not installed')
+    ros = graph
+    arm = [f'panda_joint{i}' for i in range(1, 8)]
+    node = ros.add(DynamicsNode, {'urdf_path': str(PANDA_URDF), 'joints': arm})
+    out = _outputs(ros, node)
+    pub = ros.publisher(JointState, '/joint_states')
+    q = np.array([0.1, -0.4, 0.2, -2.0, 0.3, 1.6, 0.7])
+    pub.publish(make_joint_state(arm[::-1] + ['panda_finger_joint1', 'panda_finger_joint2'],
+                                 position=list(q[::-1]) + [0.04, 0.04]))
+    assert ros.spin_until(lambda: all(out.values()))
+    model = rd.load_urdf(str(PANDA_URDF),
+                         locked_joints={'panda_finger_joint1': 0.0, 'panda_finger_joint2': 0.0})
+    assert list(model.joint_names) == arm
+    np.testing.assert_allclose(out['gravity_torques'][-1].effort, rd.gravity_torques(model, q),
+                               atol=1e-9)
+    assert [d.size for d in out['mass_matrix'][-1].layout.dim] == [7, 7]
+    assert [d.size for d in out['task_space_inertia'][-1].layout.dim] == [6, 6]
+    _all_finite(out)
+
+
+def test_default_node_names():
+    from robot_dynamics_ros.nodes.computed_torque_node import ComputedTorqueController
+    from robot_dynamics_ros.nodes.simulator_node import SimulatorNode
+    import inspect
+    for cls, name in ((DynamicsNode, 'dynamics_node'),
+                      (ComputedTorqueController, 'computed_torque_controller'),
+                      (SimulatorNode, 'simulator_node')):
+        assert inspect.signature(cls.__init__).parameters['node_name'].default == name

@@ -101,7 +101,8 @@ def test_rate_clock_and_robot_description(graph, ur5e_xml):
     assert not bad.successful and 'integrator' in bad.reason
     bad = node.set_parameters([Parameter('initial_positions', value=[0.0, 1.0])])[0]
     assert not bad.successful and '0 or 6' in bad.reason
-    assert node.set_parameters([Parameter('integrator', value='semi_implicit_euler')])[0].successful
+    ok = node.set_parameters([Parameter('integrator', value='semi_implicit_euler')])[0]
+    assert ok.successful
 
 
 def test_commands_saturation_timeout_and_bad_commands(graph, ur5e_model):
