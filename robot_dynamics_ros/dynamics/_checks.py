@@ -4,7 +4,8 @@ import numpy as np
 
 
 def vector(model, x, name, n=None):
-    """x as a contiguous finite float64 vector of length n (default model.nq), or ValueError naming it."""
+    """x as a contiguous finite float64 vector of length n (default model.nq), or ValueError naming it.
+    An argument that already is one is returned as is."""
     n = model.nq if n is None else n
     try:
         a = np.asarray(x, dtype=np.float64)
@@ -34,16 +35,28 @@ def array(model, x, name, shape):
 
 
 def _writeable_contiguous(a):
-    """The kernels take C-contiguous, writeable float64 arrays (read-only ones are typed apart)."""
+    """A C-contiguous float64 array the caller may keep (a copy when `a` was read-only)."""
     a = np.ascontiguousarray(a)
     return a if a.flags.writeable else a.copy()
 
 
-def is_clean(*arrays):
-    """True when every argument already is a finite 1-D contiguous float64 vector, i.e. what the
-    kernels accept, so that a failure was not the input's fault."""
-    return all(a is None or (isinstance(a, np.ndarray) and a.dtype == np.float64 and a.strides == (8,)
-                             and bool(np.all(np.isfinite(a)))) for a in arrays)
+def converted(model, *specs, optional=("f_tip",)):
+    """The arguments of a failed kernel call, each spec (value, name[, length]) passed through
+    vector(), so a bad argument raises a ValueError naming it (None stays None for the `optional`
+    names). Returns None when no argument had to change: the failure was not the input's, and the
+    caller re-raises it."""
+    values = tuple(None if spec[0] is None and spec[1] in optional else vector(model, *spec) for spec in specs)
+    return None if all(v is spec[0] for v, spec in zip(values, specs)) else values
+
+
+def work(model, data):
+    """The kernels' workspace: the model's own, or that of a Data made for a model of this size."""
+    if data is None:
+        return model._data.work
+    w = getattr(data, "work", None)
+    if not isinstance(w, np.ndarray) or w.shape[0] < max(model.nq, 1) or w.shape[1] != model._data.work.shape[1]:
+        raise ValueError(f"data must be a Data made for this model (Data(model)), got {data!r}")
+    return w
 
 
 def scalar(x, name, minimum=None):

@@ -967,17 +967,21 @@ def _step_into(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_
 # Compiled entry points (argument checks, result allocation); one per public call.
 # Explicit signatures: anything but C-contiguous float64 arrays is refused with a TypeError instead
 # of compiling a new specialisation, and the Python layer converts or explains (_checks.py).
+# Results are allocated by the caller: returning a fresh array from compiled code costs more
+# (boxing) than a 7-joint RNEA.
 # ---------------------------------------------------------------------------------------------
 
 _MB = types.Array(types.float64, 2, "C", readonly=True)   # the packed model (frozen)
 _W = types.float64[:, ::1]                                # the Data workspace
-_V = types.float64[::1]                                   # a vector
-_T = types.float64[:, ::1]                                # a trajectory (N, n)
+_V = types.float64[::1]                                   # a result vector
+_T = types.float64[:, ::1]                                # a result matrix or trajectory (N, n)
+_VI = types.Array(types.float64, 1, "C", readonly=True)   # an input vector (writeable ones convert)
+_TI = types.Array(types.float64, 2, "C", readonly=True)   # an input trajectory / matrix
 _I = types.int64
 _F = types.float64
 _B = types.boolean
 
-@njit(types.none(_MB, _W, _V, _V, _V, _I, _V, _V), cache=True)
+@njit(types.none(_MB, _W, _VI, _VI, _VI, _I, _VI, _V), cache=True)
 def rnea(mb, w, q, qd, qdd, frame, f_tip, tau):
     n = _n_bodies(mb)
     _check_vector(q, n)
@@ -988,7 +992,7 @@ def rnea(mb, w, q, qd, qdd, frame, f_tip, tau):
     _rnea_into(mb, w, q, qd, qdd, True, True, True, frame, f_tip, tau)
 
 
-@njit(types.none(_MB, _W, _V, _V, _B, _B, _V), cache=True)
+@njit(types.none(_MB, _W, _VI, _VI, _B, _B, _V), cache=True)
 def rnea_terms(mb, w, q, qd, use_qd, gravity, tau):
     """Bias terms by RNEA with qdd = 0: c + g, c (gravity False), or g (use_qd False)."""
     n = _n_bodies(mb)
@@ -998,7 +1002,7 @@ def rnea_terms(mb, w, q, qd, use_qd, gravity, tau):
     _rnea_into(mb, w, q, qd, qd, use_qd, False, gravity, -1, q, tau)
 
 
-@njit(_T(_MB, _W, _T, _T, _T, _I, _T), cache=True)
+@njit(_T(_MB, _W, _TI, _TI, _TI, _I, _TI), cache=True)
 def rnea_batch(mb, w, q, qd, qdd, frame, f_tip):
     """RNEA over N states (rows); f_tip (N, 6) applied at `frame` when frame >= 0."""
     N, n = q.shape
@@ -1014,13 +1018,13 @@ def rnea_batch(mb, w, q, qd, qdd, frame, f_tip):
     return tau
 
 
-@njit(types.none(_MB, _W, _V, _T), cache=True)
+@njit(types.none(_MB, _W, _VI, _T), cache=True)
 def crba(mb, w, q, M):
     _check_vector(q, _n_bodies(mb))
     _crba_into(mb, w, q, M)
 
 
-@njit(types.float64[:, :, ::1](_MB, _W, _T), cache=True)
+@njit(types.float64[:, :, ::1](_MB, _W, _TI), cache=True)
 def crba_batch(mb, w, q):
     N, n = q.shape
     if n != _n_bodies(mb):
@@ -1033,7 +1037,7 @@ def crba_batch(mb, w, q):
     return M
 
 
-@njit(types.none(_MB, _W, _V, _V, _V, _I, _V, _V), cache=True)
+@njit(types.none(_MB, _W, _VI, _VI, _VI, _I, _VI, _V), cache=True)
 def aba(mb, w, q, qd, tau, frame, f_tip, qdd):
     n = _n_bodies(mb)
     _check_vector(q, n)
@@ -1044,7 +1048,7 @@ def aba(mb, w, q, qd, tau, frame, f_tip, qdd):
     _aba_into(mb, w, q, qd, tau, frame, f_tip, qdd)
 
 
-@njit(_T(_MB, _W, _T, _T, _T), cache=True)
+@njit(_T(_MB, _W, _TI, _TI, _TI), cache=True)
 def aba_batch(mb, w, q, qd, tau):
     N, n = q.shape
     if n != _n_bodies(mb) or qd.shape != q.shape or tau.shape != q.shape:
@@ -1057,7 +1061,7 @@ def aba_batch(mb, w, q, qd, tau):
     return qdd
 
 
-@njit(_V(_MB, _W, _V, _V, _V, _I, _V), cache=True)
+@njit(_V(_MB, _W, _VI, _VI, _VI, _I, _VI), cache=True)
 def fd_via_mass_matrix(mb, w, q, qd, tau, frame, f_tip):
     """qdd = M^-1 (tau - b) with M = L L^T (the textbook's GetJointAccel, no explicit inverse)."""
     n = _n_bodies(mb)
@@ -1078,7 +1082,7 @@ def fd_via_mass_matrix(mb, w, q, qd, tau, frame, f_tip):
     return b
 
 
-@njit(types.none(_MB, _W, _V, _V, _T), cache=True)
+@njit(types.none(_MB, _W, _VI, _VI, _T), cache=True)
 def coriolis_matrix(mb, w, q, qd, C):
     n = _n_bodies(mb)
     _check_vector(q, n)
@@ -1086,7 +1090,7 @@ def coriolis_matrix(mb, w, q, qd, C):
     _coriolis_matrix_into(mb, w, q, qd, C)
 
 
-@njit(types.float64[:, :, ::1](_MB, _W, _V), cache=True)
+@njit(types.float64[:, :, ::1](_MB, _W, _VI), cache=True)
 def mass_matrix_derivatives(mb, w, q):
     """dM/dq_k = C(q, e_k) + C(q, e_k)^T, since Mdot = C + C^T is linear in qd; shape (n, n, n)."""
     n = _n_bodies(mb)
@@ -1104,14 +1108,14 @@ def mass_matrix_derivatives(mb, w, q):
     return dM
 
 
-@njit(types.none(_MB, _W, _V, _I, _T), cache=True)
+@njit(types.none(_MB, _W, _VI, _I, _T), cache=True)
 def frame_pose(mb, w, q, frame, T):
     _check_vector(q, _n_bodies(mb))
     _world_kinematics_into(mb, w, q)
     _frame_pose_into(mb, w, frame, T)
 
 
-@njit(types.float64[:, :, ::1](_MB, _W, _V), cache=True)
+@njit(types.float64[:, :, ::1](_MB, _W, _VI), cache=True)
 def body_poses(mb, w, q):
     """T_{0i} of every body, (n, 4, 4)."""
     n = _n_bodies(mb)
@@ -1127,14 +1131,14 @@ def body_poses(mb, w, q):
     return T
 
 
-@njit(types.none(_MB, _W, _V, _I, _I, _T), cache=True)
+@njit(types.none(_MB, _W, _VI, _I, _I, _T), cache=True)
 def jacobian(mb, w, q, frame, reference, J):
     _check_vector(q, _n_bodies(mb))
     T = np.empty((4, 4))
     _jacobian_into(mb, w, q, frame, reference, T, J)
 
 
-@njit(types.none(_MB, _W, _V, _V, _I, _I, _T), cache=True)
+@njit(types.none(_MB, _W, _VI, _VI, _I, _I, _T), cache=True)
 def jacobian_derivative(mb, w, q, qd, frame, reference, dJ):
     n = _n_bodies(mb)
     _check_vector(q, n)
@@ -1143,7 +1147,7 @@ def jacobian_derivative(mb, w, q, qd, frame, reference, dJ):
     _jacobian_derivative_into(mb, w, q, qd, frame, reference, T, dJ)
 
 
-@njit(types.none(_MB, _W, _V, _I, _I, _F, _T), cache=True)
+@njit(types.none(_MB, _W, _VI, _I, _I, _F, _T), cache=True)
 def task_space_inertia(mb, w, q, frame, reference, damping, Lam):
     """Lambda = (J M^-1 J^T + damping 1)^-1 (eq. 9.98 when J is square and invertible)."""
     n = _n_bodies(mb)
@@ -1183,7 +1187,7 @@ def task_space_inertia(mb, w, q, frame, reference, damping, Lam):
             Lam[r, c] = e[r]
 
 
-@njit(_T(_T), cache=True)
+@njit(_T(_TI), cache=True)
 def cholesky(A):
     """Lower-triangular L with L L^T = A; raises ValueError if A is not positive definite."""
     n = A.shape[0]
@@ -1196,7 +1200,7 @@ def cholesky(A):
     return L
 
 
-@njit(types.none(_MB, _W, _V, _V, _V, _F, _I, _I, _V, _V, _V, _V, _V), cache=True)
+@njit(types.none(_MB, _W, _VI, _VI, _VI, _F, _I, _I, _VI, _VI, _VI, _V, _V), cache=True)
 def step(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_out, qd_out):
     n = _n_bodies(mb)
     _check_vector(q, n)
@@ -1206,7 +1210,7 @@ def step(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_out, q
     _step_into(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_out, qd_out, np.empty((8, n)))
 
 
-@njit(types.UniTuple(_T, 2)(_MB, _W, _V, _V, _T, _F, _I, _I, _V, _V, _V), cache=True)
+@njit(types.UniTuple(_T, 2)(_MB, _W, _VI, _VI, _TI, _F, _I, _I, _VI, _VI, _VI), cache=True)
 def simulate(mb, w, q0, qd0, tau, dt, method, frame, f_tip, viscous, coulomb):
     """(q, qd) trajectories of shape (steps + 1, n) under tau[k] held over step k."""
     n = _n_bodies(mb)
@@ -1224,15 +1228,3 @@ def simulate(mb, w, q0, qd0, tau, dt, method, frame, f_tip, viscous, coulomb):
         _step_into(mb, w, q[k], qd[k], tau[k], dt, method, frame, f_tip, viscous, coulomb, q[k + 1], qd[k + 1], s)
     return q, qd
 
-
-def entry(dispatcher):
-    """The machine-code entry point behind a single-signature kernel, callable without numba's
-    per-call type dispatch (which costs more than a 7-joint RNEA). The entry point converts dtypes
-    safely (TypeError otherwise) but trusts dimensions and layout: callers pass only vectors with
-    `x.strides == (8,)` (1-D, contiguous float64) and fall back to the dispatcher otherwise.
-    With NUMBA_DISABLE_JIT=1 it is the plain Python function."""
-    overloads = getattr(dispatcher, "overloads", None)
-    if not overloads:
-        return dispatcher
-    (compiled,) = overloads.values()
-    return compiled.entry_point

@@ -4,8 +4,6 @@ import numpy as np
 from . import _checks
 from . import _kernels as _k
 
-_coriolis_matrix = _k.entry(_k.coriolis_matrix)
-_mass_matrix_derivatives = _k.entry(_k.mass_matrix_derivatives)
 
 
 def coriolis_matrix(model, q, qd, data=None):
@@ -17,14 +15,13 @@ def coriolis_matrix(model, q, qd, data=None):
     """
     C = np.empty((model.nq, model.nq))
     try:
-        if q.strides != (8,) or qd.strides != (8,):
-            raise TypeError
-        _coriolis_matrix(model._packed, (data or model._data).work, q, qd, C)
+        _k.coriolis_matrix(model._packed, _checks.work(model, data), q, qd, C)
         return C
-    except (AttributeError, TypeError, ValueError):
-        if _checks.is_clean(q, qd):
+    except (TypeError, ValueError):
+        args = _checks.converted(model, (q, "q"), (qd, "qd"))
+        if args is None:
             raise
-        return coriolis_matrix(model, _checks.vector(model, q, "q"), _checks.vector(model, qd, "qd"), data)
+        return coriolis_matrix(model, *args, data)
 
 
 def mass_matrix_derivatives(model, q, data=None):
@@ -34,13 +31,12 @@ def mass_matrix_derivatives(model, q, data=None):
     q̇, ∂M/∂q_k = C(q, e_k) + C(q, e_k)ᵀ: n Coriolis matrices, O(n³).
     """
     try:
-        if q.strides != (8,):
-            raise TypeError
-        return _mass_matrix_derivatives(model._packed, (data or model._data).work, q)
-    except (AttributeError, TypeError, ValueError):
-        if _checks.is_clean(q):
+        return _k.mass_matrix_derivatives(model._packed, _checks.work(model, data), q)
+    except (TypeError, ValueError):
+        args = _checks.converted(model, (q, "q"))
+        if args is None:
             raise
-        return mass_matrix_derivatives(model, _checks.vector(model, q, "q"), data)
+        return mass_matrix_derivatives(model, *args, data)
 
 
 def christoffel_symbols(model, q, data=None):

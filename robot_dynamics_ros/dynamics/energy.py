@@ -3,18 +3,17 @@ import numpy as np
 
 from . import _checks
 from . import _kernels as _k
-from .jacobians import jacobian
+from .jacobians import body_jacobians
 from .spatial import spatial_inertia
 
 
 def kinetic_energy(model, q, qd):
     """K = ½ Σ_i V_iᵀ G_i V_i (eq. 9.59), V_i = J_ib q̇ the twist of link frame {i} in {i}.
     Equals ½ q̇ᵀ M(q) q̇ (eq. 9.10)."""
-    q = _checks.vector(model, q, "q")
     qd = _checks.vector(model, qd, "qd")
     K = 0.0
-    for i, link in enumerate(model.link_names):
-        V = jacobian(model, q, link, reference="body") @ qd
+    for i, J in enumerate(body_jacobians(model, q)):
+        V = J @ qd
         K += 0.5 * V @ spatial_inertia(model.mass[i], model.com[i], model.inertia_com[i]) @ V
     return float(K)
 

@@ -6,10 +6,7 @@ from . import _checks
 from . import _kernels as _k
 from .friction import friction_coefficients
 
-_VEC = (8,)     # strides of a 1-D contiguous float64 vector (see _kernels.entry)
-_aba = _k.entry(_k.aba)
 _NO_WRENCH = np.zeros(6)
-_fd_via_mass_matrix = _k.entry(_k.fd_via_mass_matrix)
 
 
 def _net_torque(model, qd, tau, friction):
@@ -30,21 +27,14 @@ def forward_dynamics(model, q, qd, tau, f_tip=None, frame=None, friction=None, d
         tau = _net_torque(model, qd, tau, friction)
     qdd = np.empty(model.nq)
     try:
-        if q.strides != _VEC or qd.strides != _VEC or tau.strides != _VEC:
-            raise TypeError
-        if f_tip is None:
-            _aba(model._packed, (data or model._data).work, q, qd, tau, -1, _NO_WRENCH, qdd)
-        elif f_tip.strides != _VEC:
-            raise TypeError
-        else:
-            _aba(model._packed, (data or model._data).work, q, qd, tau, model.frame_index(frame), f_tip, qdd)
+        fr, tip = (-1, _NO_WRENCH) if f_tip is None else (model.frame_index(frame), f_tip)
+        _k.aba(model._packed, _checks.work(model, data), q, qd, tau, fr, tip, qdd)
         return qdd
-    except (AttributeError, TypeError, ValueError):
-        if _checks.is_clean(q, qd, tau, f_tip):
+    except (TypeError, ValueError):
+        args = _checks.converted(model, (q, "q"), (qd, "qd"), (tau, "tau"), (f_tip, "f_tip", 6))
+        if args is None:
             raise
-        return forward_dynamics(model, _checks.vector(model, q, "q"), _checks.vector(model, qd, "qd"),
-                                _checks.vector(model, tau, "tau"),
-                                None if f_tip is None else _checks.vector(model, f_tip, "f_tip", 6), frame, None, data)
+        return forward_dynamics(model, *args, frame, None, data)
 
 
 def forward_dynamics_via_mass_matrix(model, q, qd, tau, f_tip=None, frame=None, friction=None, data=None):
@@ -54,15 +44,12 @@ def forward_dynamics_via_mass_matrix(model, q, qd, tau, f_tip=None, frame=None, 
         tau = _net_torque(model, qd, tau, friction)
     try:
         fr, tip = (-1, _NO_WRENCH) if f_tip is None else (model.frame_index(frame), f_tip)
-        if q.strides != _VEC or qd.strides != _VEC or tau.strides != _VEC or tip.strides != _VEC:
-            raise TypeError
-        return _fd_via_mass_matrix(model._packed, (data or model._data).work, q, qd, tau, fr, tip)
-    except (AttributeError, TypeError, ValueError):
-        if _checks.is_clean(q, qd, tau, f_tip):
+        return _k.fd_via_mass_matrix(model._packed, _checks.work(model, data), q, qd, tau, fr, tip)
+    except (TypeError, ValueError):
+        args = _checks.converted(model, (q, "q"), (qd, "qd"), (tau, "tau"), (f_tip, "f_tip", 6))
+        if args is None:
             raise
-        return forward_dynamics_via_mass_matrix(
-            model, _checks.vector(model, q, "q"), _checks.vector(model, qd, "qd"), _checks.vector(model, tau, "tau"),
-            None if f_tip is None else _checks.vector(model, f_tip, "f_tip", 6), frame, None, data)
+        return forward_dynamics_via_mass_matrix(model, *args, frame, None, data)
 
 
 def forward_dynamics_trajectory(model, q, qd, tau, friction=None, data=None):
@@ -74,4 +61,4 @@ def forward_dynamics_trajectory(model, q, qd, tau, friction=None, data=None):
     coefficients = friction_coefficients(model, friction)
     if coefficients is not None:
         tau = tau - (coefficients[0] * qd + coefficients[1] * np.sign(qd))
-    return _k.aba_batch(model._packed, (data or model._data).work, q, qd, tau)
+    return _k.aba_batch(model._packed, _checks.work(model, data), q, qd, tau)

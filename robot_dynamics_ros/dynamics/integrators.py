@@ -7,7 +7,6 @@ from . import _checks
 from . import _kernels as _k
 from .friction import friction_coefficients
 
-_step_kernel = _k.entry(_k.step)
 METHODS = {"euler": _k.METHOD_EULER, "semi_implicit_euler": _k.METHOD_SEMI_IMPLICIT, "rk4": _k.METHOD_RK4}
 
 
@@ -31,17 +30,15 @@ def _extras(model, f_tip, frame, friction):
 def _step(method, model, q, qd, tau, dt, f_tip, frame, friction, data):
     dt = _checks.scalar(dt, "dt", minimum=0.0)
     fr, tip, fv, fs = _extras(model, f_tip, frame, friction)
-    w = (data or model._data).work
+    w = _checks.work(model, data)
     q_next, qd_next = np.empty(model.nq), np.empty(model.nq)
     try:
-        if q.strides != (8,) or qd.strides != (8,) or tau.strides != (8,):
-            raise TypeError
-        _step_kernel(model._packed, w, q, qd, tau, dt, method, fr, tip, fv, fs, q_next, qd_next)
-    except (AttributeError, TypeError, ValueError):
-        if _checks.is_clean(q, qd, tau):
+        _k.step(model._packed, w, q, qd, tau, dt, method, fr, tip, fv, fs, q_next, qd_next)
+    except (TypeError, ValueError):
+        args = _checks.converted(model, (q, "q"), (qd, "qd"), (tau, "tau"))
+        if args is None:
             raise
-        _step_kernel(model._packed, w, _checks.vector(model, q, "q"), _checks.vector(model, qd, "qd"),
-                     _checks.vector(model, tau, "tau"), dt, method, fr, tip, fv, fs, q_next, qd_next)
+        _k.step(model._packed, w, *args, dt, method, fr, tip, fv, fs, q_next, qd_next)
     return q_next, qd_next
 
 
@@ -91,7 +88,7 @@ def simulate(model, q0, qd0, tau, dt, steps, method="rk4", f_tip=None, frame=Non
     q0 = _checks.vector(model, q0, "q0")
     qd0 = _checks.vector(model, qd0, "qd0")
     fr, tip, fv, fs = _extras(model, f_tip, frame, friction)
-    w = (data or model._data).work
+    w = _checks.work(model, data)
     t = dt * np.arange(steps + 1)
     if callable(tau):
         q = np.empty((steps + 1, model.nq))
@@ -100,11 +97,10 @@ def simulate(model, q0, qd0, tau, dt, steps, method="rk4", f_tip=None, frame=Non
         q[0], qd[0] = q0, qd0
         for k in range(steps):
             applied[k] = _checks.vector(model, tau(t[k], q[k].copy(), qd[k].copy()), "tau(t, q, qd)")
-            _step_kernel(model._packed, w, q[k], qd[k], applied[k], dt, code, fr, tip, fv, fs, q[k + 1], qd[k + 1])
+            _k.step(model._packed, w, q[k], qd[k], applied[k], dt, code, fr, tip, fv, fs, q[k + 1], qd[k + 1])
         return Trajectory(t, q, qd, applied)
-    tau = np.asarray(tau, dtype=float)
-    if tau.ndim == 1:
-        tau = np.broadcast_to(tau, (steps, model.nq))
+    if np.ndim(tau) == 1:
+        tau = np.broadcast_to(_checks.vector(model, tau, "tau"), (steps, model.nq))
     applied = _checks.array(model, tau, "tau", (steps, model.nq))
     q, qd = _k.simulate(model._packed, w, q0, qd0, applied, dt, code, fr, tip, fv, fs)
     return Trajectory(t, q, qd, applied)

@@ -5,9 +5,6 @@ from . import _checks
 from . import _kernels as _k
 from .friction import friction_coefficients
 
-_VEC = (8,)     # strides of a 1-D contiguous float64 vector: the kernels' fast path (see _kernels.entry)
-_rnea = _k.entry(_k.rnea)
-_rnea_terms = _k.entry(_k.rnea_terms)
 _NO_WRENCH = np.zeros(6)
 
 
@@ -21,21 +18,13 @@ def inverse_dynamics(model, q, qd, qdd, f_tip=None, frame=None, friction=None, d
     """
     tau = np.empty(model.nq)
     try:
-        if q.strides != _VEC or qd.strides != _VEC or qdd.strides != _VEC:
-            raise TypeError
-        if f_tip is None:
-            _rnea(model._packed, (data or model._data).work, q, qd, qdd, -1, _NO_WRENCH, tau)
-        elif f_tip.strides != _VEC:
-            raise TypeError
-        else:
-            _rnea(model._packed, (data or model._data).work, q, qd, qdd, model.frame_index(frame), f_tip, tau)
-    except (AttributeError, TypeError, ValueError):
-        if _checks.is_clean(q, qd, qdd, f_tip):
+        fr, tip = (-1, _NO_WRENCH) if f_tip is None else (model.frame_index(frame), f_tip)
+        _k.rnea(model._packed, _checks.work(model, data), q, qd, qdd, fr, tip, tau)
+    except (TypeError, ValueError):
+        args = _checks.converted(model, (q, "q"), (qd, "qd"), (qdd, "qdd"), (f_tip, "f_tip", 6))
+        if args is None:
             raise
-        return inverse_dynamics(model, _checks.vector(model, q, "q"), _checks.vector(model, qd, "qd"),
-                                _checks.vector(model, qdd, "qdd"),
-                                None if f_tip is None else _checks.vector(model, f_tip, "f_tip", 6),
-                                frame, friction, data)
+        return inverse_dynamics(model, *args, frame, friction, data)
     if friction is not None:
         tau += _friction(model, qd, friction)
     return tau
@@ -51,15 +40,13 @@ def _friction(model, qd, friction):
 def _bias_term(model, q, qd, use_qd, gravity, data):
     tau = np.empty(model.nq)
     try:
-        if q.strides != _VEC or use_qd and qd.strides != _VEC:
-            raise TypeError
-        _rnea_terms(model._packed, (data or model._data).work, q, qd if use_qd else q, use_qd, gravity, tau)
+        _k.rnea_terms(model._packed, _checks.work(model, data), q, qd if use_qd else q, use_qd, gravity, tau)
         return tau
-    except (AttributeError, TypeError, ValueError):
-        if _checks.is_clean(q, qd if use_qd else None):
+    except (TypeError, ValueError):
+        args = _checks.converted(model, (q, "q"), (qd if use_qd else None, "qd"), optional=() if use_qd else ("qd",))
+        if args is None:
             raise
-        return _bias_term(model, _checks.vector(model, q, "q"),
-                          _checks.vector(model, qd, "qd") if use_qd else None, use_qd, gravity, data)
+        return _bias_term(model, *args, use_qd, gravity, data)
 
 
 def gravity_torques(model, q, data=None):
@@ -96,7 +83,7 @@ def inverse_dynamics_trajectory(model, q, qd, qdd, f_tip=None, frame=None, frict
         fr = model.frame_index(frame)
         tips = np.ascontiguousarray(np.broadcast_to(np.asarray(f_tip, dtype=float), (N, 6)))
         tips = _checks.array(model, tips, "f_tip", (N, 6))
-    tau = _k.rnea_batch(model._packed, (data or model._data).work, q, qd, qdd, fr, tips)
+    tau = _k.rnea_batch(model._packed, _checks.work(model, data), q, qd, qdd, fr, tips)
     if friction is not None:
         tau += _friction(model, qd, friction)
     return tau

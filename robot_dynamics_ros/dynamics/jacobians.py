@@ -3,10 +3,8 @@ import numpy as np
 
 from . import _checks
 from . import _kernels as _k
+from .spatial import adjoint
 
-_frame_pose = _k.entry(_k.frame_pose)
-_jacobian = _k.entry(_k.jacobian)
-_jacobian_derivative = _k.entry(_k.jacobian_derivative)
 
 REFERENCES = {"space": _k.REF_SPACE, "body": _k.REF_BODY, "world_aligned": _k.REF_WORLD_ALIGNED}
 
@@ -22,14 +20,13 @@ def frame_pose(model, q, frame=None, data=None):
     """T_{0f}(q) (4, 4): pose of a named frame (default model.tip_frame) in the root frame (eq. 9.37)."""
     T = np.empty((4, 4))
     try:
-        if q.strides != (8,):
-            raise TypeError
-        _frame_pose(model._packed, (data or model._data).work, q, model.frame_index(frame), T)
+        _k.frame_pose(model._packed, _checks.work(model, data), q, model.frame_index(frame), T)
         return T
-    except (AttributeError, TypeError, ValueError):
-        if _checks.is_clean(q):
+    except (TypeError, ValueError):
+        args = _checks.converted(model, (q, "q"))
+        if args is None:
             raise
-        return frame_pose(model, _checks.vector(model, q, "q"), frame, data)
+        return frame_pose(model, *args, frame, data)
 
 
 def jacobian(model, q, frame=None, reference="space", data=None):
@@ -42,14 +39,13 @@ def jacobian(model, q, frame=None, reference="space", data=None):
     """
     J = np.empty((6, model.nq))
     try:
-        if q.strides != (8,):
-            raise TypeError
-        _jacobian(model._packed, (data or model._data).work, q, model.frame_index(frame), reference_code(reference), J)
+        _k.jacobian(model._packed, _checks.work(model, data), q, model.frame_index(frame), reference_code(reference), J)
         return J
-    except (AttributeError, TypeError, ValueError):
-        if _checks.is_clean(q):
+    except (TypeError, ValueError):
+        args = _checks.converted(model, (q, "q"))
+        if args is None:
             raise
-        return jacobian(model, _checks.vector(model, q, "q"), frame, reference, data)
+        return jacobian(model, *args, frame, reference, data)
 
 
 def jacobian_derivative(model, q, qd, frame=None, reference="space", data=None):
@@ -57,13 +53,23 @@ def jacobian_derivative(model, q, qd, frame=None, reference="space", data=None):
     acceleration is V̇ = J q̈ + J̇ q̇ in the same reference (eq. 9.92)."""
     dJ = np.empty((6, model.nq))
     try:
-        if q.strides != (8,) or qd.strides != (8,):
-            raise TypeError
-        _jacobian_derivative(model._packed, (data or model._data).work, q, qd, model.frame_index(frame),
+        _k.jacobian_derivative(model._packed, _checks.work(model, data), q, qd, model.frame_index(frame),
                              reference_code(reference), dJ)
         return dJ
-    except (AttributeError, TypeError, ValueError):
-        if _checks.is_clean(q, qd):
+    except (TypeError, ValueError):
+        args = _checks.converted(model, (q, "q"), (qd, "qd"))
+        if args is None:
             raise
-        return jacobian_derivative(model, _checks.vector(model, q, "q"), _checks.vector(model, qd, "qd"),
-                                   frame, reference, data)
+        return jacobian_derivative(model, *args, frame, reference, data)
+
+
+def body_jacobians(model, q, data=None):
+    """J_ib(q) (n, 6, n): the body Jacobian of every body frame {i} (the frame joint i moves, eq. 9.60),
+    so that V_i = J_ib q̇ is link i's twist in {i}. From each link's named frame f on body i:
+    J_ib = [Ad_{T_if}] J_fb, T_if the frame's fixed placement on the body."""
+    q = _checks.vector(model, q, "q")
+    out = np.empty((model.nq, 6, model.nq))
+    for i, link in enumerate(model.link_names):
+        f = model.frame_index(link)
+        out[i] = adjoint(model.frame_placement[f]) @ jacobian(model, q, link, reference="body", data=data)
+    return out

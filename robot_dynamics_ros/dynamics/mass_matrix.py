@@ -3,10 +3,9 @@ import numpy as np
 
 from . import _checks
 from . import _kernels as _k
-from .jacobians import jacobian
+from .jacobians import body_jacobians
 from .spatial import spatial_inertia
 
-_crba = _k.entry(_k.crba)
 
 
 def mass_matrix(model, q, data=None):
@@ -16,28 +15,25 @@ def mass_matrix(model, q, data=None):
     """
     M = np.empty((model.nq, model.nq))
     try:
-        if q.strides != (8,):
-            raise TypeError
-        _crba(model._packed, (data or model._data).work, q, M)
+        _k.crba(model._packed, _checks.work(model, data), q, M)
         return M
-    except (AttributeError, TypeError, ValueError):
-        if _checks.is_clean(q):
+    except (TypeError, ValueError):
+        args = _checks.converted(model, (q, "q"))
+        if args is None:
             raise
-        return mass_matrix(model, _checks.vector(model, q, "q"), data)
+        return mass_matrix(model, *args, data)
 
 
 def mass_matrix_trajectory(model, q, data=None):
     """M(q_k) for N configurations q (N, n) at once (CRBA in one compiled loop): (N, n, n)."""
     q = _checks.array(model, q, "q", (None, model.nq))
-    return _k.crba_batch(model._packed, (data or model._data).work, q)
+    return _k.crba_batch(model._packed, _checks.work(model, data), q)
 
 
 def mass_matrix_via_jacobians(model, q):
     """M(q) = Σ_i J_ibᵀ(q) G_i J_ib(q) (eq. 9.61): body Jacobians of every link frame {i} and the
     links' spatial inertias G_i in {i}. O(n²) per link; a cross-check of mass_matrix."""
-    q = _checks.vector(model, q, "q")
     M = np.zeros((model.nq, model.nq))
-    for i, link in enumerate(model.link_names):
-        J = jacobian(model, q, link, reference="body")
+    for i, J in enumerate(body_jacobians(model, q)):
         M += J.T @ spatial_inertia(model.mass[i], model.com[i], model.inertia_com[i]) @ J
     return M

@@ -75,7 +75,10 @@ class Model:
         set_(self, "frame_placement", _frozen(frame_placement).reshape(-1, 4, 4))
         set_(self, "root_link", root_link)
         set_(self, "tip_frame", tip_frame)
-        set_(self, "gravity", _frozen(gravity).reshape(3))
+        gravity = np.asarray(gravity, dtype=float)
+        if gravity.shape != (3,) or not np.all(np.isfinite(gravity)):
+            raise ValueError(f"gravity must be a finite 3-vector (base frame), got {gravity.tolist()!r}")
+        set_(self, "gravity", _frozen(gravity))
         inf = np.full(n, np.inf)
         set_(self, "lower", _frozen(-inf if lower is None else lower))
         set_(self, "upper", _frozen(inf if upper is None else upper))
@@ -160,6 +163,11 @@ class Model:
             raise ValueError("frame names must be unique")
         if self.tip_frame not in self._frame_index:
             raise ValueError(f"tip frame {self.tip_frame!r} is not a frame of the model")
+        for values, what in ((self.damping, "damping"), (self.friction, "friction"),
+                             (self.velocity_limit, "velocity limit"), (self.effort_limit, "effort limit")):
+            if values.shape != (n,) or np.any(np.isnan(values)) or np.any(values < 0):
+                bad = [name for name, v in zip(self.joint_names, np.atleast_1d(values)) if not v >= 0]
+                raise ValueError(f"joint {bad[0] if bad else '?'!r}: {what} must be non-negative (one per joint)")
         if np.any(self.lower > self.upper):
             bad = self.joint_names[int(np.argmax(self.lower > self.upper))]
             raise ValueError(f"joint {bad!r}: lower position limit exceeds upper limit")

@@ -6,7 +6,6 @@ from . import _kernels as _k
 from .forward_dynamics import forward_dynamics
 from .jacobians import jacobian, jacobian_derivative, reference_code
 
-_task_space_inertia = _k.entry(_k.task_space_inertia)
 _INF = float("inf")
 
 
@@ -21,15 +20,14 @@ def task_space_inertia(model, q, frame=None, reference="space", damping=0.0, dat
         damping = _checks.scalar(damping, "damping", minimum=0.0)
     Lam = np.empty((6, 6))
     try:
-        if q.strides != (8,):
-            raise TypeError
-        _task_space_inertia(model._packed, (data or model._data).work, q, model.frame_index(frame),
+        _k.task_space_inertia(model._packed, _checks.work(model, data), q, model.frame_index(frame),
                             reference_code(reference), damping, Lam)
         return Lam
-    except (AttributeError, TypeError, ValueError):
-        if _checks.is_clean(q):
+    except (TypeError, ValueError):
+        args = _checks.converted(model, (q, "q"))
+        if args is None:
             raise
-        return task_space_inertia(model, _checks.vector(model, q, "q"), frame, reference, damping, data)
+        return task_space_inertia(model, *args, frame, reference, damping, data)
 
 
 def task_space_bias(model, q, qd, frame=None, reference="space", damping=0.0, data=None):

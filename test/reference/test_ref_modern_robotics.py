@@ -312,8 +312,6 @@ def test_potential_energy(check):
               mr_potential_energy(th, SLIST_UNIT))
 
 
-@pytest.mark.xfail(strict=True, reason="core bug (reported): kinetic_energy / mass_matrix_via_jacobians pair the "
-                   "Jacobian of frame 'link{i}' (the Mlist frame) with the inertia of body frame {i}")
 def test_kinetic_energy_and_mass_matrix_via_jacobians(check):
     """K = ½ θ̇ᵀ M θ̇ and Σ J_iᵀ G_i J_i = M with M = mr.MassMatrix. The example's joint 2 and 3 axes
     do not pass through the origins of {2}, {3}, so from_modern_robotics offsets the body frames."""

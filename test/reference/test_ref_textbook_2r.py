@@ -209,19 +209,10 @@ def test_against_derived_closed_form(arm, check):
         check("2R forward_dynamics", robot, rd.forward_dynamics(model, th, thd, tau_2r(th, thd, thdd)), thdd, tol=1e-10)
 
 
-#: Core bug (reported to the lead): kinetic_energy and mass_matrix_via_jacobians take the body Jacobian
-#: of the frame named model.link_names[i] but the spatial inertia of body i in ITS joint frame. For
-#: from_modern_robotics models the frame 'link{i}' is the Mlist frame {i}, which is offset from the
-#: body (joint) frame whenever joint i's axis does not pass through {i}'s origin (here by -L1 and -L2
-#: along x), so both are wrong; mass_matrix (CRBA) is right. URDF models are unaffected.
-MR_FRAME_BUG = pytest.mark.xfail(strict=True, reason="core bug: kinetic_energy / mass_matrix_via_jacobians use "
-                                 "frame 'link{i}' (Mlist frame) with the inertia of body frame {i}")
-
-
-def test_kinetic_energy_and_mass_matrix_via_jacobians(arm, check, request):
+def test_kinetic_energy_and_mass_matrix_via_jacobians(arm, check):
+    """Eqs. 9.59-9.61 on the 2R arm. For from_modern_robotics the named frames 'link{i}' are offset
+    from the joint (body) frames, which once paired the wrong Jacobian with each inertia."""
     name, model = arm
-    if name == "from_modern_robotics":
-        request.applymarker(MR_FRAME_BUG)
     for th, thd, _ in zip(*states(seed=4)):
         check("2R kinetic_energy", f"2R {name}", rd.kinetic_energy(model, th, thd), kinetic_energy_2r(th, thd), tol=TOL)
         check("2R mass_matrix_via_jacobians", f"2R {name}", rd.mass_matrix_via_jacobians(model, th),
