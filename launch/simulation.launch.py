@@ -37,7 +37,8 @@ def generate_launch_description():
             'urdf',
             default_value=PathJoinSubstitution([share, 'urdf', 'ur5e.urdf']),
             description='URDF of the simulated robot, loaded by all three nodes (urdf_path); '
-                        'the simulator also publishes it on /robot_description.',
+                        'the simulator also publishes it on /robot_description. Another robot '
+                        'needs its own config (initial positions, gains, tip link).',
         ),
         DeclareLaunchArgument(
             'config',
