@@ -218,3 +218,56 @@ def test_bad_joint_states_are_dropped(graph, ur5e_xml):
     assert ros.warnings(loop.name, 'not finite') and ros.warnings(loop.name, 'length mismatch')
     assert all(math.isfinite(v) for m in loop.commands for v in m.data)
     assert loop.send(Q0, z) is not None, 'controller stopped answering'
+
+
+def test_joint_subset_sets_the_command_order(graph, ur5e_xml):
+    ros = graph
+    joints = ['elbow_joint', 'shoulder_lift_joint']
+    loop = Loop(ros, {'robot_description': ur5e_xml, 'joints': joints, 'kp': [50.0, 80.0]})
+    q = np.array(UR5E_HOME)
+    loop.send(q, np.zeros(6))
+    dq = np.zeros(6)
+    dq[UR5E_JOINTS.index('elbow_joint')] = 0.02
+    tau = loop.send(q + dq, np.zeros(6))
+    assert tau.shape == (2,) and list(loop.errors[-1].name) == joints
+    model = rd.load_urdf(ur5e_xml, locked_joints={j: 0.0 for j in UR5E_JOINTS if j not in joints})
+    to_model = [joints.index(j) for j in model.joint_names]   # model order from joints order
+    qm = np.array([(q + dq)[UR5E_JOINTS.index(j)] for j in model.joint_names])
+    qh = np.array([q[UR5E_JOINTS.index(j)] for j in model.joint_names])
+    z = np.zeros(2)
+    kp = np.array([50.0, 80.0])[to_model]
+    tau_model = expected(model, qm, z, qh, z, z, kp, 20.0)
+    np.testing.assert_allclose(tau, [tau_model[model.joint_names.index(j)] for j in joints],
+                               atol=1e-9)
+
+
+def test_reference_stamped_in_the_future_starts_at_its_stamp(graph, ur5e_xml):
+    ros = graph
+    loop = Loop(ros, {'robot_description': ur5e_xml})
+    z = np.zeros(6)
+    loop.send(Q0, z)
+    msg = JointTrajectory(joint_names=['wrist_1_joint'], points=[_point(0.2, [Q0[3] + 0.1])])
+    msg.header.stamp = (loop.node.get_clock().now() + rclpy_duration(0.4)).to_msg()
+    loop.reference.publish(msg)
+    ros.spin(0.2)
+    loop.send(Q0, z)
+    assert loop.errors[-1].position[3] == 0.0, 'moved before its stamp'
+    ros.spin(0.5)
+    loop.send(Q0, z)
+    assert abs(loop.errors[-1].position[3] - 0.1) < 1e-12, 'not at the point after stamp + 0.2 s'
+
+
+def test_control_rate_changes_at_run_time(graph, ur5e_xml):
+    ros = graph
+    loop = Loop(ros, {'robot_description': ur5e_xml, 'control_rate': 100.0})
+    loop.states.publish(make_joint_state(UR5E_JOINTS, position=Q0))
+    assert ros.spin_until(lambda: len(loop.commands) > 5, 2.0)
+    assert loop.node.set_parameters([Parameter('control_rate', value=0.0)])[0].successful
+    ros.spin(0.05)
+    assert loop.quiet(0.3), 'timer still running at control_rate 0'
+    assert loop.send(Q0, np.zeros(6)) is not None, 'no command per state at control_rate 0'
+
+
+def rclpy_duration(seconds):
+    from rclpy.duration import Duration as RclpyDuration
+    return RclpyDuration(nanoseconds=int(seconds * 1e9))
