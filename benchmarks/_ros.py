@@ -18,12 +18,14 @@ Matching responses to requests (the send time of k is taken just before publish(
   whose table entry is nearest (searched just ahead of the previous match; accepted when the
   error is below a quarter of the gap to the neighbouring entry, which is about 1e-6 N·m, while
   the rounding noise is about 1e-13). Arrival order is not trusted; it is checked (a decoded k
-  that is not above the previous one counts as out of order).
+  below an earlier one counts as out of order; a k seen before is a duplicate, e.g. the
+  controller's stale-state watchdog republishing g(q) of the last state after a stall).
 Round trip = arrival - send of the same k; "lost" = requests sent inside the window without any
 response by the end of a 0.5 s drain. Node CPU = (utime + stime) from /proc/<pid>/stat over the
 window / window wall time.
 """
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -80,17 +82,15 @@ class NodeProcess:
         return self.proc.poll() is None
 
     def stop(self):
+        # SIGTERM: the nodes' main() stops its spin loop cleanly on it (SIGINT raises
+        # KeyboardInterrupt inside whatever callback is running, which rclpy logs as FATAL).
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
+            self.proc.send_signal(signal.SIGTERM)
             try:
                 self.proc.wait(5)
             except subprocess.TimeoutExpired:
-                self.proc.terminate()
-                try:
-                    self.proc.wait(3)
-                except subprocess.TimeoutExpired:
-                    self.proc.kill()
-                    self.proc.wait()
+                self.proc.kill()
+                self.proc.wait()
         self._log.close()
 
     def tail(self, lines=15):
@@ -306,13 +306,13 @@ def measure_round_trip(probe, kind, env, log_dir, duration, warmup=1.0, drain=0.
         if k is None:
             undecoded += 1
             continue
-        if k <= last:
-            out_of_order += 1
-        last = max(last, k)
         if k in first:
             duplicates += 1
-        else:
-            first[k] = t_ns
+            continue
+        if k < last:
+            out_of_order += 1
+        last = max(last, k)
+        first[k] = t_ns
     rts = [first[k] - probe.send_ns[k] for k in range(s0, s1) if k in first]
     missing = [k for k in range(s0, s1) if k not in first]
     bursts = np.split(np.asarray(missing), np.flatnonzero(np.diff(missing) != 1) + 1) if missing else []
@@ -394,4 +394,7 @@ def run(domain_id, *, duration, sim_duration, ready_runs, do_node=True, do_sim=T
     finally:
         probe.publishing = False
         probe.close()
+    if not any(isinstance(v, dict) and ("error" in v or v.get("notes")) for v in out.values()):
+        shutil.rmtree(log_dir, ignore_errors=True)      # keep the node logs only when something failed
+        out["node_logs"] = None
     return out

@@ -461,15 +461,16 @@ def print_ros(r):
             continue
         x = r[key]
         if "error" in x:
-            rows.append((x["topic"], "-", "-", "-", "-", "-", "-", "-", "-", x["error"].splitlines()[0]))
+            rows.append((x["topic"], "-", "-", "-", "-", "-", "-", "-", "-", "-", x["error"].splitlines()[0]))
             continue
-        rows.append((x["topic"], f"{x['window_s']:.1f}", f"{x['publish_rate_hz']:.0f}", x["sent"], x["lost"],
+        rows.append((x["topic"], f"{x['window_s']:.1f}", f"{x['publish_rate_hz']:.0f}", x["sent"],
+                     f"{x['lost']} ({x['lost_bursts']}, {x['longest_lost_burst']})",
                      f"{x.get('median_ms', float('nan')):.3f}", f"{x.get('p99_ms', float('nan')):.3f}",
-                     f"{x.get('max_ms', float('nan')):.2f}", f"{x['cpu_percent']:.1f}",
-                     f"ready {x['ready_s']:.2f} s; undecoded {x['undecoded']}, out of order {x['out_of_order']}"))
+                     f"{x.get('max_ms', float('nan')):.2f}", f"{x['cpu_percent']:.1f}", f"{x['ready_s']:.2f}",
+                     f"{x['out_of_order']}/{x['duplicates']}/{x['undecoded']}"))
     if rows:
-        table(["output", "window s", "rate Hz", "sent", "lost", "median ms", "p99 ms", "max ms", "node CPU %",
-               "notes"], rows,
+        table(["output", "window s", "rate Hz", "sent", "lost (bursts, longest)", "median ms", "p99 ms", "max ms",
+               "node CPU %", "ready s", "disorder/dup/undecoded"], rows,
               "Node path: /joint_states at 1 kHz from this process -> node process -> back (round trip)")
         print("  Panda, joints = 7 arm joints. Controller: kp = kd = 0, its command g(q_k) decoded against a "
               "table to the sequence k;\n  dynamics_node: k from the copied header stamp (also computes c, M, "
