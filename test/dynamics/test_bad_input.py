@@ -65,27 +65,6 @@ def _bad_values():
             "2-d": np.zeros((N, 1)), "text": "abc", "none": None}
 
 
-# Combinations that fail today (core bugs, see the final report); strict, so they flag the fix.
-_KERNEL_BACKED = {"inverse_dynamics", "forward_dynamics", "forward_dynamics_via_mass_matrix", "mass_matrix",
-                  "gravity_torques", "coriolis_forces", "bias_forces", "coriolis_matrix", "christoffel_symbols",
-                  "mass_matrix_derivatives", "frame_pose", "jacobian", "jacobian_derivative", "task_space_inertia",
-                  "euler_step", "semi_implicit_euler_step", "rk4_step"}
-BUG_LENGTH = ("core bug: a float64 vector of the wrong length passes _checks.is_clean (dtype, layout and "
-              "finiteness are checked, the length is not), so the kernel's anonymous 'invalid input vector' escapes")
-BUG_NONE = "core bug: None reaches `x.strides` (AttributeError), and is_clean() treats None as clean, so it is re-raised"
-BUG_SIMULATE_TAU = "core bug: simulate broadcasts/converts a 1-D tau before checking it, so the message does not name tau"
-
-
-def _known_bug(fname, arg, bad):
-    if fname in _KERNEL_BACKED and bad == "too-long":
-        return BUG_LENGTH
-    if fname in _KERNEL_BACKED and bad == "none":
-        return BUG_NONE
-    if fname == "simulate" and arg == "tau" and bad in ("too-long", "too-short-list", "text"):
-        return BUG_SIMULATE_TAU
-    return None
-
-
 def _misreported(cases):
     """The (function-arg-bad) cases that do not raise a ValueError naming the argument."""
     wrong = []
@@ -103,45 +82,21 @@ def _misreported(cases):
 
 @pytest.mark.parametrize("entry", CALLS, ids=[c[0] for c in CALLS])
 def test_bad_vector_raises_value_error_naming_it(entry):
-    """NaN, ±inf, wrong length, wrong rank, text, None in every vector argument (known bugs apart,
-    tested below): ValueError whose message names the argument."""
-    cases = [(entry, arg, bad) for arg in entry[2] for bad in _bad_values() if not _known_bug(entry[0], arg, bad)]
-    assert not _misreported(cases)
-
-
-@pytest.mark.parametrize("bug", [
-    pytest.param(BUG_LENGTH, id="wrong-length-float64", marks=pytest.mark.xfail(strict=True, reason=BUG_LENGTH)),
-    pytest.param(BUG_NONE, id="none", marks=pytest.mark.xfail(strict=True, reason=BUG_NONE)),
-    pytest.param(BUG_SIMULATE_TAU, id="simulate-1d-tau", marks=pytest.mark.xfail(strict=True, reason=BUG_SIMULATE_TAU)),
-])
-def test_bad_vector_known_bugs(bug):
-    cases = [(entry, arg, bad) for entry in CALLS for arg in entry[2] for bad in _bad_values()
-             if _known_bug(entry[0], arg, bad) == bug]
-    assert cases and not _misreported(cases)
+    """NaN, ±inf, wrong length (float64 and list), wrong rank, text and None in every vector argument:
+    a ValueError whose message names the argument."""
+    wrong = _misreported([(entry, arg, bad) for arg in entry[2] for bad in _bad_values()])
+    assert not wrong, "\n".join(wrong)
 
 
 TIP_CALLS = [e for e in CALLS if "f_tip" in e[3]]
 
 
 @pytest.mark.parametrize("entry", TIP_CALLS, ids=lambda e: e[0])
-@pytest.mark.parametrize("bad", [[1.0] * 7, np.array([0, 0, np.nan, 0, 0, 0]), np.zeros((6, 1)), "wrench"],
-                         ids=["long-list", "nan", "2-d", "text"])
+@pytest.mark.parametrize("bad", [np.zeros(5), [1.0] * 7, np.array([0, 0, np.nan, 0, 0, 0]), np.zeros((6, 1)), "wrench"],
+                         ids=["short", "long-list", "nan", "2-d", "text"])
 def test_bad_tip_wrench_names_f_tip(entry, bad):
     with pytest.raises(ValueError, match="f_tip"):
         _call(entry, f_tip=bad)
-
-
-@pytest.mark.xfail(strict=True, reason=BUG_LENGTH)
-def test_tip_wrench_of_wrong_length_names_f_tip():
-    wrong = []
-    for entry in TIP_CALLS:
-        try:
-            _call(entry, f_tip=np.zeros(5))
-            wrong.append(f"{entry[0]}: no error")
-        except ValueError as e:
-            if "f_tip" not in str(e):
-                wrong.append(f"{entry[0]}: {e}")
-    assert not wrong, wrong
 
 
 FRAME_CALLS = [
@@ -228,8 +183,6 @@ FORMS = {
     "reversed-view": lambda x: np.asarray(x, float)[::-1][::-1],
     "read-only": lambda x: _read_only(x),
 }
-BUG_INT64 = ("core bug: int64 vectors have strides (8,), take the kernels' fast path (_kernels.entry) and "
-             "are read as float64 bit patterns (≈ 0): silently wrong results")
 
 
 def _read_only(x):
@@ -240,8 +193,8 @@ def _read_only(x):
 
 def _exact_values(entry):
     """The call's vectors as small positive integers, so that every form (int and float32 included)
-    holds exactly the same numbers. Positive on purpose: a negative int64 reads as a NaN bit pattern
-    and so falls back to the converting path, hiding the int64 bug."""
+    holds exactly the same numbers. Positive on purpose: before 5cfc768 non-negative int64 vectors were
+    read as float64 bit patterns (≈ 0) while negative ones (NaN patterns) took the converting path."""
     return {k: np.abs(np.round(v * 2.0)) + 1.0 for k, v in entry[2].items()}
 
 
@@ -259,27 +212,20 @@ def _form_mismatches(entry, forms):
 @pytest.mark.parametrize("entry", CALLS, ids=[c[0] for c in CALLS])
 def test_vector_forms_are_accepted(entry):
     """Lists, tuples, float32/int32/int64 arrays, strided and Fortran-order views, read-only arrays give
-    exactly the float64 result (int64 on the compiled fast path apart: known bug, below)."""
-    forms = [f for f in FORMS if not (f == "int64" and entry[0] in _KERNEL_BACKED)]
-    assert not _form_mismatches(entry, forms)
-
-
-@pytest.mark.xfail(strict=True, reason=BUG_INT64)
-def test_int64_vectors_are_accepted_by_compiled_calls():
-    wrong = [w for entry in CALLS if entry[0] in _KERNEL_BACKED for w in _form_mismatches(entry, ["int64"])]
+    exactly the float64 result."""
+    wrong = _form_mismatches(entry, FORMS)
     assert not wrong, "\n".join(wrong)
 
 
 def test_tip_wrench_forms_are_accepted():
     F = np.array([1.0, -2.0, 3.0, 0.0, 5.0, -1.0])
     expected = rd.inverse_dynamics(MODEL, Q, QD, QDD, f_tip=F)
-    for form in ("list", "tuple", "float32", "strided-view", "read-only"):
+    for form in ("list", "tuple", "float32", "strided-view", "read-only"):   # int64 below
         np.testing.assert_array_equal(rd.inverse_dynamics(MODEL, Q, QD, QDD, f_tip=FORMS[form](F)), expected)
         np.testing.assert_array_equal(rd.forward_dynamics(MODEL, Q, QD, TAU, f_tip=FORMS[form](F)),
                                       rd.forward_dynamics(MODEL, Q, QD, TAU, f_tip=F))
 
 
-@pytest.mark.xfail(strict=True, reason=BUG_INT64)
 def test_integer_tip_wrench_is_accepted():
     F = np.array([1, 2, 3, 0, 5, 1])       # non-negative: see _exact_values
     np.testing.assert_array_equal(rd.forward_dynamics(MODEL, Q, QD, TAU, f_tip=F),
@@ -355,39 +301,28 @@ MALFORMED = [
     ("gravity-wrong-length", lambda: rd.load_urdf(BASE.to_urdf(), gravity=(0.0, -9.81)), r"gravity"),
     ("negative-urdf-damping", lambda: rd.load_urdf(_edited(lambda t: _set(t.joint("joint2"), damping=-0.5))),
      r"'joint2'.*damping"),
+    ("negative-urdf-friction", lambda: rd.load_urdf(_edited(lambda t: _set(t.joint("joint3"), friction=-0.1))),
+     r"'joint3'.*friction"),
 ]
-MALFORMED_BUGS = {
-    "gravity-wrong-length": "core bug: gravity of the wrong length fails in a numpy reshape whose message does not name gravity",
-    "negative-urdf-damping": ("core gap: <dynamics damping='-0.5'> is accepted, and friction=True then feeds energy in "
-                              "(explicit negative coefficients are refused)"),
-}
-
-
-@pytest.mark.parametrize("load,match", [
-    pytest.param(load, match, id=name,
-                 marks=[pytest.mark.xfail(strict=True, reason=MALFORMED_BUGS[name])] if name in MALFORMED_BUGS else [])
-    for name, load, match in MALFORMED])
+@pytest.mark.parametrize("load,match", [pytest.param(load, match, id=name) for name, load, match in MALFORMED])
 def test_malformed_urdf_raises_value_error_naming_the_element(load, match):
     with pytest.raises(ValueError, match=match):
         load()
 
 
 def test_loader_still_works_after_errors():
-    for name, load, _ in MALFORMED:
-        if name not in MALFORMED_BUGS:
-            with pytest.raises(ValueError):
-                load()
+    for _, load, _ in MALFORMED:
+        with pytest.raises(ValueError):
+            load()
     model = rd.load_urdf(BASE.to_urdf())
     np.testing.assert_array_equal(rd.mass_matrix(model, np.ones(3)),
                                   rd.mass_matrix(rd.load_urdf(BASE.to_urdf()), np.ones(3)))
 
 
 # -- a Data of another model ------------------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason=(
-    "core bug: Data(model_a) passed with model_b (more joints) is not checked (Data.model_id is never "
-    "read); the kernels write past the smaller workspace: heap corruption, the process aborts"))
 def test_data_of_another_model_raises_value_error():
-    """Run in a subprocess: today this corrupts memory and aborts the interpreter."""
+    """Run in a subprocess: before 5cfc768 the kernels wrote past the smaller workspace (heap
+    corruption, the interpreter aborted), which would take the whole test session down."""
     code = textwrap.dedent("""
         import numpy as np
         from robot_dynamics_ros import dynamics as rd
