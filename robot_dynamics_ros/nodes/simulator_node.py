@@ -41,8 +41,13 @@ would wait for its own /clock): each tick advances the simulation by the elapsed
 real_time_factor, returning right after each joint-state publication (so a controller answers
 every state before the simulation runs on); a backlog beyond two publication periods is dropped
 with a warning (the simulation then runs slower than real time, like Gazebo, instead of running
-open loop in bursts). At real_time_factor 0 it steps for ``FAST_BUDGET`` s of wall time per tick
-and returns so the executor services other callbacks (a controller then lags in simulated time).
+open loop in bursts). At real_time_factor 0 the timer has period 0 (it runs whenever the
+executor has nothing else to do) and steps for at most ``FAST_BUDGET`` s of wall time per tick.
+There, when some node publishes commands, the simulation runs in lock-step: after each published
+state it waits (up to ``LOCKSTEP_TIMEOUT`` s of wall time) for the next command, so a controller
+answering every state (control_rate 0) closes the loop exactly as in real time, only faster. If a
+wait times out (controller disabled, or slower than publish_rate), it runs freely until the next
+command arrives.
 """
 
 import math
@@ -76,6 +81,7 @@ INTEGRATORS = {
     'euler': 'euler_step',
 }
 FAST_BUDGET = 0.01     # s of wall time spent stepping per tick at real_time_factor 0
+LOCKSTEP_TIMEOUT = 0.05  # s of wall time waiting for a command after a state (rtf 0)
 
 
 class SimulatorNode(Node):
@@ -99,6 +105,10 @@ class SimulatorNode(Node):
         self._sim_budget = 0.0                  # simulated seconds owed to real time
         self._published = False                 # the last step published a joint state
         self._dropped = 0.0                     # simulated seconds dropped (CPU too slow)
+        self._command_seq = 0                   # valid commands received
+        self._lockstep = True                   # rtf 0: wait for a command after each state
+        self._awaiting = None                   # rtf 0: (command_seq, since) while waiting
+        self._clock_steps = -1                  # step count last published on /clock
         self._last_wall = time.monotonic()
         self._last_paused_publish = -math.inf
 
@@ -128,7 +138,7 @@ class SimulatorNode(Node):
             'Simulated seconds an external wrench is applied after its message (0 = until the '
             'next message).', min_value=0.0))
         self.add_on_set_parameters_callback(self._validate_parameters)
-        self.add_post_set_parameters_callback(lambda _p: self._read_settings())
+        self.add_post_set_parameters_callback(self._apply_parameters)
         self.dt = float(self.get_parameter('dt').value)
         self._publish_clock = bool(self.get_parameter('publish_clock').value)
         self._read_settings()
@@ -137,8 +147,8 @@ class SimulatorNode(Node):
         self._pub_clock = (self.create_publisher(ClockMsg, '/clock', 10)
                            if self._publish_clock else None)
         self._pub_description = None
-        self.create_subscription(Float64MultiArray, 'effort_controller/commands',
-                                 self._on_command, 10)
+        self._sub_command = self.create_subscription(
+            Float64MultiArray, 'effort_controller/commands', self._on_command, 10)
         self.create_subscription(WrenchStamped, '~/external_wrench', self._on_wrench, 10)
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_service(SetBool, '~/pause', self._on_pause)
@@ -148,8 +158,19 @@ class SimulatorNode(Node):
             self._pub_description = self.create_publisher(String, 'robot_description',
                                                           ROBOT_DESCRIPTION_QOS)
             self._pub_description.publish(String(data=self._source.urdf_xml))
-        period = min(max(self.dt, 0.001), 1.0 / self._settings['publish_rate'])
-        self._last_wall = time.monotonic()  # not the construction time: loading took a while
+        self._timer = None
+        self._make_timer()
+
+    def _make_timer(self):
+        """The stepping timer, on the steady clock: period 0 at real_time_factor 0."""
+        if self._timer is not None:
+            self.destroy_timer(self._timer)
+        if self._settings['real_time_factor'] > 0.0:
+            period = min(max(self.dt, 0.001), 1.0 / self._settings['publish_rate'])
+        else:
+            period = 0.0
+        self._last_wall = time.monotonic()
+        self._sim_budget = 0.0
         self._timer = self.create_timer(period, self._tick,
                                         clock=Clock(clock_type=ClockType.STEADY_TIME))
 
@@ -171,6 +192,11 @@ class SimulatorNode(Node):
         except ValueError as exc:
             return SetParametersResult(successful=False, reason=str(exc))
         return SetParametersResult(successful=True)
+
+    def _apply_parameters(self, params):
+        self._read_settings()
+        if {p.name for p in params} & {'real_time_factor', 'publish_rate'}:
+            self._make_timer()
 
     def _read_settings(self):
         names = ('integrator', 'friction', 'publish_rate', 'real_time_factor', 'command_timeout',
@@ -242,6 +268,8 @@ class SimulatorNode(Node):
         self._command = tau[self._to_model]
         self._command_steps = self.steps
         self._command_timed_out = False
+        self._command_seq += 1
+        self._lockstep = True
 
     def _on_wrench(self, msg):
         if self.model is None:
@@ -279,6 +307,7 @@ class SimulatorNode(Node):
         self.paused = bool(request.data)
         self._last_wall = time.monotonic()
         self._sim_budget = 0.0
+        self._awaiting = None
         response.success = True
         response.message = f"{'paused' if self.paused else 'running'} at simulated time " \
                            f'{self.sim_time:.3f} s'
@@ -318,10 +347,24 @@ class SimulatorNode(Node):
                 if not self._step() or self._published:
                     break
         else:
+            if self._awaiting is not None:
+                seq, since = self._awaiting
+                if self._command_seq == seq:
+                    if now - since < LOCKSTEP_TIMEOUT:
+                        return
+                    self._lockstep = False
+                    self._throttle.warn('lockstep', f'no command within {LOCKSTEP_TIMEOUT} s of '
+                                                    'a joint state: running freely until the '
+                                                    'next command')
+                self._awaiting = None
             deadline = now + FAST_BUDGET
             while time.monotonic() < deadline and self._step():
-                pass
-        if self._pub_clock is not None:
+                if (self._published and self._lockstep
+                        and self._sub_command.get_publisher_count() > 0):
+                    self._awaiting = (self._command_seq, time.monotonic())
+                    break
+        if self._pub_clock is not None and self._clock_steps != self.steps:
+            self._clock_steps = self.steps
             self._pub_clock.publish(ClockMsg(clock=self._stamp()))
 
     def _applied_effort(self):
@@ -386,7 +429,8 @@ class SimulatorNode(Node):
 
     def _publish_state(self):
         stamp = self._stamp()
-        if self._pub_clock is not None:
+        if self._pub_clock is not None and self._clock_steps != self.steps:
+            self._clock_steps = self.steps
             self._pub_clock.publish(ClockMsg(clock=stamp))
         o = self._to_order
         self._pub_joint_states.publish(make_joint_state(

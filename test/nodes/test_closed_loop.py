@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -153,3 +154,33 @@ def test_separate_processes_share_the_model_and_stop_cleanly(graph):
     assert code_sim == 0, out_sim
     assert code_dyn == 0, out_dyn
     assert 'Traceback' not in out_sim + out_dyn, out_sim + out_dyn
+
+
+def test_as_fast_as_possible_in_lock_step(graph, ur5e_xml):
+    """real_time_factor 0: the simulator waits for the controller's answer to every state, so the
+    loop behaves as in real time, only faster (everything on simulated time)."""
+    ros = graph
+    ctrl = ros.add(ComputedTorqueController, {'robot_description': ur5e_xml, **GAINS,
+                                              'use_sim_time': True})
+    ros.add(SimulatorNode, {'robot_description': ur5e_xml, 'initial_positions': list(Q0),
+                            'publish_rate': 200.0, 'friction': False, 'publish_clock': True,
+                            'real_time_factor': 0.0})
+    states = ros.collect(JointState, '/joint_states')
+    errors = ros.collect(JointState, f'/{ctrl.get_name()}/tracking_error')
+    reference = ros.publisher(JointTrajectory, f'/{ctrl.get_name()}/reference')
+    assert ros.spin_until(lambda: errors, 5.0)
+    start = time.monotonic()
+    reference.publish(_wave_reference(Q0))
+    n = len(errors)
+    assert ros.spin_until(lambda: len(errors) > n and _stamp(errors[-1]) > _stamp(errors[n]) + 3.0,
+                          20.0), 'the wave did not finish'
+    wall = time.monotonic() - start
+    e = np.abs(np.array([m.position for m in errors[n:]]))
+    simulated = _stamp(errors[-1]) - _stamp(errors[n])
+    print(f'\nlock-step: {simulated:.2f} s simulated in {wall:.2f} s, max |e| {e.max():.2e} rad')
+    assert e.max() < TRACKING_BOUND, f'max tracking error {e.max():.2e} rad at real_time_factor 0'
+    assert len(e) >= 0.9 * 200 * simulated, 'states were not answered one by one'
+
+
+def _stamp(msg):
+    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
