@@ -38,16 +38,21 @@ Parameters: the model parameters of model_source, plus
 
 The stepping runs in a steady-clock timer (never the ROS clock: with use_sim_time the simulator
 would wait for its own /clock): each tick advances the simulation by the elapsed wall time ×
-real_time_factor, returning right after each joint-state publication (so a controller answers
-every state before the simulation runs on); a backlog beyond two publication periods is dropped
-with a warning (the simulation then runs slower than real time, like Gazebo, instead of running
-open loop in bursts). At real_time_factor 0 the timer has period 0 (it runs whenever the
-executor has nothing else to do) and steps for at most ``FAST_BUDGET`` s of wall time per tick.
-There, when some node publishes commands, the simulation runs in lock-step: after each published
-state it waits (up to ``LOCKSTEP_TIMEOUT`` s of wall time) for the next command, so a controller
-answering every state (control_rate 0) closes the loop exactly as in real time, only faster. If a
-wait times out (controller disabled, or slower than publish_rate), it runs freely until the next
-command arrives.
+real_time_factor, returning right after each joint-state publication (so a controller in the
+same executor answers every state before the simulation runs on); a backlog beyond two
+publication periods is dropped with a warning (the simulation then runs slower than real time,
+like Gazebo, instead of running open loop in bursts). At real_time_factor 0 the timer has period
+0 (it runs whenever the executor has nothing else to do) and steps for at most ``FAST_BUDGET`` s
+of wall time per tick.
+
+Lock-step with the controller: after publishing a state the simulator may wait (at most
+``LOCKSTEP_TIMEOUT`` s of wall time, without stepping) for the next effort command. In real time
+it does so once a controller has answered ``LOCKSTEP_STREAK`` states in a row (a controller on
+every joint state, in this process or another one): a controller starved of CPU then slows the
+simulation down instead of leaving it open loop. At real_time_factor 0 it does so whenever some
+node publishes commands, so the loop runs as in real time, only faster. A wait that times out
+(controller disabled or slower than publish_rate) ends lock-step until the controller answers
+again.
 """
 
 import math
@@ -81,7 +86,8 @@ INTEGRATORS = {
     'euler': 'euler_step',
 }
 FAST_BUDGET = 0.01     # s of wall time spent stepping per tick at real_time_factor 0
-LOCKSTEP_TIMEOUT = 0.05  # s of wall time waiting for a command after a state (rtf 0)
+LOCKSTEP_TIMEOUT = 0.05  # s of wall time waiting at most for a command after a state
+LOCKSTEP_STREAK = 3      # real time: states answered in a row before the simulator waits
 
 
 class SimulatorNode(Node):
@@ -106,8 +112,10 @@ class SimulatorNode(Node):
         self._published = False                 # the last step published a joint state
         self._dropped = 0.0                     # simulated seconds dropped (CPU too slow)
         self._command_seq = 0                   # valid commands received
-        self._lockstep = True                   # rtf 0: wait for a command after each state
-        self._awaiting = None                   # rtf 0: (command_seq, since) while waiting
+        self._lockstep = True                   # rtf 0: wait for commands (until a timeout)
+        self._awaiting = None                   # (command_seq, since) while waiting
+        self._answered = 0                      # consecutive states answered by a command
+        self._seq_at_publication = 0            # command_seq when the last state was published
         self._clock_steps = -1                  # step count last published on /clock
         self._last_wall = time.monotonic()
         self._last_paused_publish = -math.inf
@@ -246,6 +254,7 @@ class SimulatorNode(Node):
         self._command = None
         self._command_timed_out = True
         self._f_tip = None
+        self._awaiting = None
         self._next_publish_steps = float(self.steps)  # publish the new state at once
 
     @property
@@ -339,7 +348,11 @@ class SimulatorNode(Node):
                 if self._dropped > 0.05:
                     self._throttle.warn('lag', f'simulation slower than real_time_factor {rtf:g}: '
                                                f'{self._dropped:.3f} s of simulated time '
-                                               'dropped so far (CPU overloaded?)')
+                                               'dropped so far (CPU overloaded, or waiting for '
+                                               'a controller)')
+        if self._waiting_for_command(now):
+            return
+        if rtf > 0.0:
             # Stop after publishing a state: the controller answers it before the simulation
             # runs on (the tick is due again at once if behind).
             while self._sim_budget >= self.dt * (1 - 1e-9):
@@ -347,25 +360,50 @@ class SimulatorNode(Node):
                 if not self._step() or self._published:
                     break
         else:
-            if self._awaiting is not None:
-                seq, since = self._awaiting
-                if self._command_seq == seq:
-                    if now - since < LOCKSTEP_TIMEOUT:
-                        return
-                    self._lockstep = False
-                    self._throttle.warn('lockstep', f'no command within {LOCKSTEP_TIMEOUT} s of '
-                                                    'a joint state: running freely until the '
-                                                    'next command')
-                self._awaiting = None
             deadline = now + FAST_BUDGET
             while time.monotonic() < deadline and self._step():
-                if (self._published and self._lockstep
-                        and self._sub_command.get_publisher_count() > 0):
-                    self._awaiting = (self._command_seq, time.monotonic())
+                if self._awaiting is not None:
                     break
         if self._pub_clock is not None and self._clock_steps != self.steps:
             self._clock_steps = self.steps
             self._pub_clock.publish(ClockMsg(clock=self._stamp()))
+
+    def _waiting_for_command(self, now):
+        """Lock-step: True while the simulation waits for the answer to the last state."""
+        if self._awaiting is None:
+            return False
+        seq, since = self._awaiting
+        if self._command_seq != seq:
+            self._awaiting = None
+            return False
+        if now - since < LOCKSTEP_TIMEOUT:
+            return True
+        self._awaiting = None
+        self._answered = 0
+        self._lockstep = False
+        self._throttle.warn('lockstep', f'no command within {LOCKSTEP_TIMEOUT} s of a joint '
+                                        'state: running on without waiting for commands')
+        return False
+
+    def _after_publication(self):
+        """Decide whether to wait for the command answering the state just published.
+
+        Real time (real_time_factor > 0): once a controller has answered LOCKSTEP_STREAK
+        consecutive states each before the next one (a controller on every joint state), wait
+        for its answer, so a controller descheduled by a busy CPU cannot leave the simulation
+        running open loop. A slower (timer-driven) controller never builds the streak and is not
+        waited for. As fast as possible (0): wait whenever some node publishes commands, until a
+        wait times out (then again after the next command).
+        """
+        answered = self._command_seq != self._seq_at_publication
+        self._answered = self._answered + 1 if answered else 0
+        self._seq_at_publication = self._command_seq
+        if self._settings['real_time_factor'] > 0.0:
+            wait = self._answered >= LOCKSTEP_STREAK
+        else:
+            wait = self._lockstep and self._sub_command.get_publisher_count() > 0
+        if wait:
+            self._awaiting = (self._command_seq, time.monotonic())
 
     def _applied_effort(self):
         timeout_steps = self._settings['command_timeout'] / self.dt
@@ -417,6 +455,7 @@ class SimulatorNode(Node):
         self._published = self.steps >= self._next_publish_steps
         if self._published:
             self._publish_state()
+            self._after_publication()
             period_steps = 1.0 / (self._settings['publish_rate'] * self.dt)
             self._next_publish_steps = max(self._next_publish_steps + period_steps,
                                            self.steps + 0.5)
