@@ -49,14 +49,11 @@ def converted(model, *specs, optional=("f_tip",)):
     return None if all(v is spec[0] for v, spec in zip(values, specs)) else values
 
 
-def work(model, data):
-    """The kernels' workspace: the model's own, or that of a Data made for a model of this size."""
-    if data is None:
-        return model._data.work
-    w = getattr(data, "work", None)
-    if not isinstance(w, np.ndarray) or w.shape[0] < max(model.nq, 1) or w.shape[1] != model._data.work.shape[1]:
+def buffer(model, data):
+    """The kernels' buffer (packed model and workspace) of `data`, which must be a Data(model)."""
+    if getattr(data, "model", None) is not model:
         raise ValueError(f"data must be a Data made for this model (Data(model)), got {data!r}")
-    return w
+    return data.buffer
 
 
 def scalar(x, name, minimum=None):

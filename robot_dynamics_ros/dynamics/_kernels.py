@@ -13,6 +13,11 @@ import numpy as np
 from numba import njit, types
 
 
+# Compiler options of every kernel: cached on disk; no ZeroDivisionError checks (ABA divides by
+# D_i > 0); floating-point contraction and reassociation (FMA, vectorised sums), but not the
+# no-NaN / no-inf assumptions, so the finiteness checks of the inputs stay.
+_OPTS = dict(cache=True, error_model="numpy", fastmath={"contract", "reassoc", "nsz", "arcp"})
+
 # Packed model layout (model.py builds it): one row per body, then one row per frame.
 REVOLUTE = 0
 PRISMATIC = 1
@@ -36,44 +41,45 @@ FCOL_P = 10
 
 
 
-# Workspace columns, per body row.
-W_R = 0       # 9  rotation of T_{parent,i}(q)
-W_P = 9       # 3  translation of T_{parent,i}(q)
-W_V = 12      # 6  twist V_i (body coords) | world twist in coriolis
-W_A = 18      # 6  acceleration Vdot_i (body coords)
-W_F = 24      # 6  wrench F_i (body coords)
-W_IA = 30     # 36 articulated-body inertia (ABA)
-W_U = 66      # 6  U_i = I^A_i A_i (ABA)
-W_D = 72      # 1  D_i = A_i^T U_i (ABA)
-W_UU = 73     # 1  u_i = tau_i - A_i^T p^A_i (ABA)
-W_PA = 74     # 6  bias wrench p^A_i (ABA)
-W_C = 80      # 6  velocity-product acceleration c_i (ABA)
-W_R0 = 86     # 9  rotation of T_{0,i}(q)
-W_P0 = 95     # 3  translation of T_{0,i}(q)
-W_CM = 98     # 13 composite rigid-body inertia (m, h, I_o as 3x3) in {i} (CRBA)
-W_S0 = 111    # 6  joint screw axis in base coords, S_i = Ad_{T_0i} A_i
-W_I0 = 117    # 36 spatial inertia in base coords (composite after the backward pass)
-W_B0 = 153    # 36 Coriolis factor B_i in base coords (composite after the backward pass)
-W_SD = 189    # 6  dS_i/dt = ad_{V_i} S_i in base coords
-W_X = 195     # 6  scratch vector
-WORK_WIDTH = 201
+# Scratch columns of the Data buffer, per body row, after the model's columns (the Data buffer is
+# the packed model followed by the workspace, so one array carries both into a compiled call).
+W_R = MODEL_WIDTH           # 9  rotation of T_{parent,i}(q)
+W_P = MODEL_WIDTH + 9       # 3  translation of T_{parent,i}(q)
+W_V = MODEL_WIDTH + 12      # 6  twist V_i (body coords) | world twist in coriolis
+W_A = MODEL_WIDTH + 18      # 6  acceleration Vdot_i (body coords)
+W_F = MODEL_WIDTH + 24      # 6  wrench F_i (body coords)
+W_IA = MODEL_WIDTH + 30     # 36 articulated-body inertia (ABA)
+W_U = MODEL_WIDTH + 66      # 6  U_i = I^A_i A_i (ABA)
+W_D = MODEL_WIDTH + 72      # 1  D_i = A_i^T U_i (ABA)
+W_UU = MODEL_WIDTH + 73     # 1  u_i = tau_i - A_i^T p^A_i (ABA)
+W_PA = MODEL_WIDTH + 74     # 6  bias wrench p^A_i (ABA)
+W_C = MODEL_WIDTH + 80      # 6  velocity-product acceleration c_i (ABA)
+W_R0 = MODEL_WIDTH + 86     # 9  rotation of T_{0,i}(q)
+W_P0 = MODEL_WIDTH + 95     # 3  translation of T_{0,i}(q)
+W_CM = MODEL_WIDTH + 98     # 13 composite rigid-body inertia (m, h, I_o as 3x3) in {i} (CRBA)
+W_S0 = MODEL_WIDTH + 111    # 6  joint screw axis in base coords, S_i = Ad_{T_0i} A_i
+W_I0 = MODEL_WIDTH + 117    # 36 spatial inertia in base coords (composite after the backward pass)
+W_B0 = MODEL_WIDTH + 153    # 36 Coriolis factor B_i in base coords (composite after the backward pass)
+W_SD = MODEL_WIDTH + 189    # 6  dS_i/dt = ad_{V_i} S_i in base coords
+W_X = MODEL_WIDTH + 195     # 6  scratch vector
+DATA_WIDTH = MODEL_WIDTH + 201
 
 
 # ---------------------------------------------------------------------------------------------
 # small spatial-algebra helpers (3-vectors and 6-vectors stored in flat arrays at offsets)
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _n_bodies(mb):
     return int(mb[0, COL_N])
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _parent(mb, i):
     return int(mb[i, COL_PARENT])
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _joint_transform_into(mb, w, i, qi):
     """T_{parent,i}(q_i) = T_tree exp([A_i] q_i)  (eqs. 9.35, 9.50), stored as (R, p) in w[i]."""
     ax, ay, az = mb[i, COL_AXIS], mb[i, COL_AXIS + 1], mb[i, COL_AXIS + 2]
@@ -98,7 +104,7 @@ def _joint_transform_into(mb, w, i, qi):
         w[i, W_P + r] = mb[i, COL_P + r]
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _motion_to_child(w, i, src, s, dst, d):
     """dst = Ad_{T_{i,parent}} src: a twist in parent coords re-expressed in {i} (eq. 9.54).
 
@@ -115,7 +121,7 @@ def _motion_to_child(w, i, src, s, dst, d):
         dst[d + 3 + c] = r0 * vx + r1 * vy + r2 * vz
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _force_to_parent(w, i, src, s, dst, d, add):
     """dst (+)= Ad_{T_{i,parent}}^T src: a wrench in {i} re-expressed in parent coords (eq. 9.56).
 
@@ -142,7 +148,7 @@ def _force_to_parent(w, i, src, s, dst, d, add):
         dst[d], dst[d + 1], dst[d + 2], dst[d + 3], dst[d + 4], dst[d + 5] = mx, my, mz, fx, fy, fz
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _inertia_times(mb, i, src, s, dst, d):
     """dst = G_i src for the body's spatial inertia G_i = [[I_o, [h]], [[h]^T, m 1]] (eq. 9.41)."""
     m = mb[i, COL_MASS]
@@ -158,14 +164,14 @@ def _inertia_times(mb, i, src, s, dst, d):
     dst[d + 5] = m * vz - (hx * wy - hy * wx)
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _axis_dot(mb, i, x, s):
     """A_i^T x for the joint screw A_i = (a, 0) (revolute) or (0, a) (prismatic) in {i}."""
     o = s + 3 if mb[i, COL_TYPE] == PRISMATIC else s
     return mb[i, COL_AXIS] * x[o] + mb[i, COL_AXIS + 1] * x[o + 1] + mb[i, COL_AXIS + 2] * x[o + 2]
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _add_axis(mb, i, scale, x, s):
     """x += A_i * scale."""
     o = s + 3 if mb[i, COL_TYPE] == PRISMATIC else s
@@ -174,7 +180,7 @@ def _add_axis(mb, i, scale, x, s):
     x[o + 2] += mb[i, COL_AXIS + 2] * scale
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _add_ad_axis(mb, i, scale, V, s, x, d):
     """x += [ad_V] A_i * scale = [V, A_i] scale  (the Lie bracket of eq. 9.55)."""
     ax, ay, az = mb[i, COL_AXIS] * scale, mb[i, COL_AXIS + 1] * scale, mb[i, COL_AXIS + 2] * scale
@@ -192,7 +198,7 @@ def _add_ad_axis(mb, i, scale, V, s, x, d):
         x[d + 5] += vx * ay - vy * ax
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _add_neg_ad_dual(V, s, P, p, x, d):
     """x += -[ad_V]^T P = (w x m + v x f, w x f)  for V = (w, v), P = (m, f)  (eq. 9.31)."""
     wx, wy, wz, vx, vy, vz = V[s], V[s + 1], V[s + 2], V[s + 3], V[s + 4], V[s + 5]
@@ -205,7 +211,7 @@ def _add_neg_ad_dual(V, s, P, p, x, d):
     x[d + 5] += wx * fy - wy * fx
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _frame_wrench_to_body(mb, f, F, x, d):
     """x[d:d+6] += wrench F given in frame f's coordinates, re-expressed in its body's frame."""
     r = _n_bodies_rows(mb) + f
@@ -227,18 +233,18 @@ def _frame_wrench_to_body(mb, f, F, x, d):
     x[d + 5] += fz
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _n_bodies_rows(mb):
     """Row of the first frame in the packed model (bodies occupy max(n, 1) rows)."""
     return max(_n_bodies(mb), 1)
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _frame_body(mb, f):
     return int(mb[_n_bodies_rows(mb) + f, FCOL_BODY])
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _all_finite(x):
     for v in x.flat:
         if not np.isfinite(v):
@@ -246,7 +252,7 @@ def _all_finite(x):
     return True
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _check_vector(x, n):
     if x.shape[0] != n or not _all_finite(x):
         raise ValueError("invalid input vector")
@@ -256,7 +262,7 @@ def _check_vector(x, n):
 # Recursive Newton-Euler inverse dynamics (eqs. 9.53-9.57)
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _rnea_into(mb, w, q, qd, qdd, use_qd, use_qdd, gravity, frame, f_tip, tau):
     """tau = M(q) qdd + c(q, qd) + g(q) + J^T F_tip, by recursive Newton-Euler (eqs. 9.53-9.57).
 
@@ -305,7 +311,7 @@ def _rnea_into(mb, w, q, qd, qdd, use_qd, use_qdd, gravity, frame, f_tip, tau):
 # Composite-rigid-body algorithm for M(q)
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _add_moved_rigid_inertia(T, ro, po, src, s, dst, d):
     """dst += the rigid-body inertia (m, h, I_o) at src[s:], moved by the pose (R, p) stored in
     T[ro:ro+9], T[po:po+3] (the coordinates of the body's frame in the destination frame).
@@ -345,7 +351,7 @@ def _add_moved_rigid_inertia(T, ro, po, src, s, dst, d):
             dst[d + 4 + 3 * r + c] += val
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _body_inertia_params(mb, i, dst, d):
     """dst = (m, h, I_o) of body i in {i}."""
     dst[d] = mb[i, COL_MASS]
@@ -355,7 +361,7 @@ def _body_inertia_params(mb, i, dst, d):
         dst[d + 4 + k] = mb[i, COL_IO + k]
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _rigid_inertia_times_axis(mb, i, I, s, dst, d):
     """dst = G A_i for a rigid-body inertia G = (m, h, I_o) at I[s:s+13] and body i's joint screw."""
     ax, ay, az = mb[i, COL_AXIS], mb[i, COL_AXIS + 1], mb[i, COL_AXIS + 2]
@@ -375,7 +381,7 @@ def _rigid_inertia_times_axis(mb, i, I, s, dst, d):
         dst[d + 5] = ax * hy - ay * hx
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _crba_into(mb, w, q, M):
     """M(q) by the composite-rigid-body algorithm: M_ij = A_i^T (I^c_i A_j moved to {i}) (Featherstone).
 
@@ -408,7 +414,7 @@ def _crba_into(mb, w, q, M):
 # Articulated-body algorithm (Featherstone) for the forward dynamics
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _aba_into(mb, w, q, qd, tau, frame, f_tip, qdd):
     """qdd = M^-1 (tau - c - g - J^T F_tip) by the articulated-body algorithm, O(n).
 
@@ -491,7 +497,7 @@ def _aba_into(mb, w, q, qd, tau, frame, f_tip, qdd):
         _add_axis(mb, i, qdd[i], A, 0)
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _add_inertia_matrix_to_parent(w, i, I, dst):
     """dst += X^T I X, X = Ad_{T_{i,parent}} = [[R^T, 0], [-R^T [p], R^T]]: an articulated inertia in {i}
     re-expressed in the parent frame (flat 6x6, row-major).
@@ -547,7 +553,7 @@ def _add_inertia_matrix_to_parent(w, i, I, dst):
 # Forward kinematics in base coordinates, Jacobians
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _world_kinematics_into(mb, w, q):
     """T_{0i} = T_{0,parent} T_{parent,i} for every body (eq. 9.37) and the base-frame screw axes
     S_i = Ad_{T_0i} A_i (the columns of the space Jacobian)."""
@@ -582,7 +588,7 @@ def _world_kinematics_into(mb, w, q):
             w[i, W_S0 + 5] = px * sy - py * sx
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _frame_pose_into(mb, w, frame, T):
     """T (4x4) = T_{0,f} = T_{0,b} T_{b,f} of frame f on body b; world kinematics must be current."""
     r = _n_bodies_rows(mb) + frame
@@ -608,7 +614,7 @@ REF_BODY = 1
 REF_WORLD_ALIGNED = 2
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _change_reference(T, reference, x, s):
     """Re-express a base-coordinates twist x[s:s+6] (space form) in the requested reference at frame T.
 
@@ -630,7 +636,7 @@ def _change_reference(T, reference, x, s):
         x[s + 3 + c] = T[0, c] * vx + T[1, c] * vy + T[2, c] * vz
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _jacobian_into(mb, w, q, frame, reference, T, J):
     """J (6 x n): space Jacobian columns S_j for the joints supporting the frame (eq. 5.11 of the
     book, used in eq. 9.61), then re-expressed in the requested reference; T receives T_{0f}."""
@@ -648,7 +654,7 @@ def _jacobian_into(mb, w, q, frame, reference, T, J):
         b = _parent(mb, b)
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _jacobian_derivative_into(mb, w, q, qd, frame, reference, T, dJ):
     """dJ/dt (6 x n) of the frame Jacobian in the requested reference.
 
@@ -699,7 +705,7 @@ def _jacobian_derivative_into(mb, w, q, qd, frame, reference, T, dJ):
         j = _parent(mb, j)
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _bracket(X, s, Y, t, out, d):
     """out = [ad_X] Y = (wx x wy, vx x wy + wx x vy)  (eq. 9.28)."""
     w1x, w1y, w1z, v1x, v1y, v1z = X[s], X[s + 1], X[s + 2], X[s + 3], X[s + 4], X[s + 5]
@@ -716,7 +722,7 @@ def _bracket(X, s, Y, t, out, d):
 # Christoffel-consistent Coriolis matrix (eq. 9.87), O(n^2)
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _coriolis_matrix_into(mb, w, q, qd, C):
     """C(q, qd) with C_ij = sum_k Gamma_ijk qd_k (eq. 9.87), so that Mdot - 2C is skew-symmetric.
 
@@ -773,7 +779,7 @@ def _coriolis_matrix_into(mb, w, q, qd, C):
             j = _parent(mb, j)
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _world_inertia_into(mb, w, i):
     """I_i in base coordinates (6x6 at W_I0): the ten-parameter inertia moved by T_{0i}."""
     prm = w[i, W_CM:W_CM + 13]
@@ -784,7 +790,7 @@ def _world_inertia_into(mb, w, i):
     _rigid_inertia_matrix(prm, 0, w[i, W_I0:W_I0 + 36])
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _rigid_inertia_matrix(prm, s, G):
     """G (flat 6x6) = [[I_o, [h]], [[h]^T, m 1]] from the ten parameters prm[s:s+13] = (m, h, I_o)."""
     m, hx, hy, hz = prm[s], prm[s + 1], prm[s + 2], prm[s + 3]
@@ -801,7 +807,7 @@ def _rigid_inertia_matrix(prm, s, G):
     G[3 * 6 + 2], G[4 * 6 + 2] = -hy, hx
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _coriolis_factor_into(w, i):
     """B_i = 1/2 (-ad_V^T I - I ad_V - adbar(I V)) at W_B0, for V = w[i, W_V], I = w[i, W_I0].
 
@@ -833,7 +839,7 @@ def _coriolis_factor_into(w, i):
     _add_half_skew(B, 3, 0, -0.5, P[3], P[4], P[5])
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _add_half_skew(M, r, c, scale, x, y, z):
     """M[r:r+3, c:c+3] += scale [x] for a flat 6x6 M."""
     M[6 * r + c + 1] -= scale * z
@@ -844,7 +850,7 @@ def _add_half_skew(M, r, c, scale, x, y, z):
     M[6 * (r + 2) + c + 1] += scale * x
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _skew_into(M, r, c, x, y, z):
     """M[r:r+3, c:c+3] = [x] (the skew-symmetric cross-product matrix) for a flat 6x6 M."""
     M[6 * r + c + 1] = -z
@@ -859,7 +865,7 @@ def _skew_into(M, r, c, x, y, z):
 # Dense linear algebra for small systems (no allocation, no LAPACK dispatch)
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _cholesky_in_place(A, n):
     """A[:n,:n] = L with L L^T = A (lower triangle; the upper is left untouched). False if A is not
     positive definite."""
@@ -879,7 +885,7 @@ def _cholesky_in_place(A, n):
     return True
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _cholesky_solve_in_place(L, n, b):
     """b = (L L^T)^-1 b for a vector b."""
     for i in range(n):
@@ -898,14 +904,14 @@ def _cholesky_solve_in_place(L, n, b):
 # Integration steps (forward dynamics by ABA)
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _friction_into(qd, viscous, coulomb, out):
     """out = F_v qd + F_s sgn(qd) (viscous and Coulomb friction, the notes' generalised forces)."""
     for i in range(qd.shape[0]):
         out[i] = viscous[i] * qd[i] + coulomb[i] * np.sign(qd[i])
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _accel_into(mb, w, q, qd, tau, frame, f_tip, viscous, coulomb, tmp, qdd):
     """qdd = FD(q, qd, tau - friction(qd)) (ABA)."""
     _friction_into(qd, viscous, coulomb, tmp)
@@ -919,7 +925,7 @@ METHOD_SEMI_IMPLICIT = 1
 METHOD_RK4 = 2
 
 
-@njit(cache=True)
+@njit(**_OPTS)
 def _step_into(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_out, qd_out, s):
     """One integration step of (q, qd) under tau held constant over dt.
 
@@ -971,8 +977,7 @@ def _step_into(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_
 # (boxing) than a 7-joint RNEA.
 # ---------------------------------------------------------------------------------------------
 
-_MB = types.Array(types.float64, 2, "C", readonly=True)   # the packed model (frozen)
-_W = types.float64[:, ::1]                                # the Data workspace
+_D = types.float64[:, ::1]                                # a Data buffer: packed model | workspace
 _V = types.float64[::1]                                   # a result vector
 _T = types.float64[:, ::1]                                # a result matrix or trajectory (N, n)
 _VI = types.Array(types.float64, 1, "C", readonly=True)   # an input vector (writeable ones convert)
@@ -981,30 +986,59 @@ _I = types.int64
 _F = types.float64
 _B = types.boolean
 
-@njit(types.none(_MB, _W, _VI, _VI, _VI, _I, _VI, _V), cache=True)
-def rnea(mb, w, q, qd, qdd, frame, f_tip, tau):
+@njit(types.none(_D, _VI, _VI, _VI, _V), **_OPTS)
+def rnea(d, q, qd, qdd, tau):
+    mb = w = d      # the Data buffer: model columns and scratch columns (see _kernels header)
     n = _n_bodies(mb)
     _check_vector(q, n)
     _check_vector(qd, n)
     _check_vector(qdd, n)
-    if frame >= 0:
-        _check_vector(f_tip, 6)
+    _rnea_into(mb, w, q, qd, qdd, True, True, True, -1, q, tau)
+
+
+@njit(types.none(_D, _VI, _VI, _VI, _I, _VI, _V), **_OPTS)
+def rnea_tip(d, q, qd, qdd, frame, f_tip, tau):
+    mb = w = d
+    n = _n_bodies(mb)
+    _check_vector(q, n)
+    _check_vector(qd, n)
+    _check_vector(qdd, n)
+    _check_vector(f_tip, 6)
     _rnea_into(mb, w, q, qd, qdd, True, True, True, frame, f_tip, tau)
 
 
-@njit(types.none(_MB, _W, _VI, _VI, _B, _B, _V), cache=True)
-def rnea_terms(mb, w, q, qd, use_qd, gravity, tau):
-    """Bias terms by RNEA with qdd = 0: c + g, c (gravity False), or g (use_qd False)."""
+@njit(types.none(_D, _VI, _V), **_OPTS)
+def gravity(d, q, tau):
+    """g(q) by RNEA with qd = qdd = 0."""
+    mb = w = d
+    _check_vector(q, _n_bodies(mb))
+    _rnea_into(mb, w, q, q, q, False, False, True, -1, q, tau)
+
+
+@njit(types.none(_D, _VI, _VI, _V), **_OPTS)
+def coriolis(d, q, qd, tau):
+    """c(q, qd) by RNEA with qdd = 0 and no gravity."""
+    mb = w = d
     n = _n_bodies(mb)
     _check_vector(q, n)
-    if use_qd:
-        _check_vector(qd, n)
-    _rnea_into(mb, w, q, qd, qd, use_qd, False, gravity, -1, q, tau)
+    _check_vector(qd, n)
+    _rnea_into(mb, w, q, qd, qd, True, False, False, -1, q, tau)
 
 
-@njit(_T(_MB, _W, _TI, _TI, _TI, _I, _TI), cache=True)
-def rnea_batch(mb, w, q, qd, qdd, frame, f_tip):
+@njit(types.none(_D, _VI, _VI, _V), **_OPTS)
+def bias(d, q, qd, tau):
+    """c(q, qd) + g(q) by RNEA with qdd = 0."""
+    mb = w = d
+    n = _n_bodies(mb)
+    _check_vector(q, n)
+    _check_vector(qd, n)
+    _rnea_into(mb, w, q, qd, qd, True, False, True, -1, q, tau)
+
+
+@njit(_T(_D, _TI, _TI, _TI, _I, _TI), **_OPTS)
+def rnea_batch(d, q, qd, qdd, frame, f_tip):
     """RNEA over N states (rows); f_tip (N, 6) applied at `frame` when frame >= 0."""
+    mb = w = d
     N, n = q.shape
     if n != _n_bodies(mb) or qd.shape != q.shape or qdd.shape != q.shape:
         raise ValueError("invalid trajectory shape")
@@ -1018,14 +1052,16 @@ def rnea_batch(mb, w, q, qd, qdd, frame, f_tip):
     return tau
 
 
-@njit(types.none(_MB, _W, _VI, _T), cache=True)
-def crba(mb, w, q, M):
+@njit(types.none(_D, _VI, _T), **_OPTS)
+def crba(d, q, M):
+    mb = w = d
     _check_vector(q, _n_bodies(mb))
     _crba_into(mb, w, q, M)
 
 
-@njit(types.float64[:, :, ::1](_MB, _W, _TI), cache=True)
-def crba_batch(mb, w, q):
+@njit(types.float64[:, :, ::1](_D, _TI), **_OPTS)
+def crba_batch(d, q):
+    mb = w = d
     N, n = q.shape
     if n != _n_bodies(mb):
         raise ValueError("invalid trajectory shape")
@@ -1037,19 +1073,30 @@ def crba_batch(mb, w, q):
     return M
 
 
-@njit(types.none(_MB, _W, _VI, _VI, _VI, _I, _VI, _V), cache=True)
-def aba(mb, w, q, qd, tau, frame, f_tip, qdd):
+@njit(types.none(_D, _VI, _VI, _VI, _V), **_OPTS)
+def aba(d, q, qd, tau, qdd):
+    mb = w = d
     n = _n_bodies(mb)
     _check_vector(q, n)
     _check_vector(qd, n)
     _check_vector(tau, n)
-    if frame >= 0:
-        _check_vector(f_tip, 6)
+    _aba_into(mb, w, q, qd, tau, -1, q, qdd)
+
+
+@njit(types.none(_D, _VI, _VI, _VI, _I, _VI, _V), **_OPTS)
+def aba_tip(d, q, qd, tau, frame, f_tip, qdd):
+    mb = w = d
+    n = _n_bodies(mb)
+    _check_vector(q, n)
+    _check_vector(qd, n)
+    _check_vector(tau, n)
+    _check_vector(f_tip, 6)
     _aba_into(mb, w, q, qd, tau, frame, f_tip, qdd)
 
 
-@njit(_T(_MB, _W, _TI, _TI, _TI), cache=True)
-def aba_batch(mb, w, q, qd, tau):
+@njit(_T(_D, _TI, _TI, _TI), **_OPTS)
+def aba_batch(d, q, qd, tau):
+    mb = w = d
     N, n = q.shape
     if n != _n_bodies(mb) or qd.shape != q.shape or tau.shape != q.shape:
         raise ValueError("invalid trajectory shape")
@@ -1061,9 +1108,10 @@ def aba_batch(mb, w, q, qd, tau):
     return qdd
 
 
-@njit(_V(_MB, _W, _VI, _VI, _VI, _I, _VI), cache=True)
-def fd_via_mass_matrix(mb, w, q, qd, tau, frame, f_tip):
+@njit(_V(_D, _VI, _VI, _VI, _I, _VI), **_OPTS)
+def fd_via_mass_matrix(d, q, qd, tau, frame, f_tip):
     """qdd = M^-1 (tau - b) with M = L L^T (the textbook's GetJointAccel, no explicit inverse)."""
+    mb = w = d
     n = _n_bodies(mb)
     _check_vector(q, n)
     _check_vector(qd, n)
@@ -1082,17 +1130,19 @@ def fd_via_mass_matrix(mb, w, q, qd, tau, frame, f_tip):
     return b
 
 
-@njit(types.none(_MB, _W, _VI, _VI, _T), cache=True)
-def coriolis_matrix(mb, w, q, qd, C):
+@njit(types.none(_D, _VI, _VI, _T), **_OPTS)
+def coriolis_matrix(d, q, qd, C):
+    mb = w = d
     n = _n_bodies(mb)
     _check_vector(q, n)
     _check_vector(qd, n)
     _coriolis_matrix_into(mb, w, q, qd, C)
 
 
-@njit(types.float64[:, :, ::1](_MB, _W, _VI), cache=True)
-def mass_matrix_derivatives(mb, w, q):
+@njit(types.float64[:, :, ::1](_D, _VI), **_OPTS)
+def mass_matrix_derivatives(d, q):
     """dM/dq_k = C(q, e_k) + C(q, e_k)^T, since Mdot = C + C^T is linear in qd; shape (n, n, n)."""
+    mb = w = d
     n = _n_bodies(mb)
     _check_vector(q, n)
     dM = np.empty((n, n, n))
@@ -1108,16 +1158,18 @@ def mass_matrix_derivatives(mb, w, q):
     return dM
 
 
-@njit(types.none(_MB, _W, _VI, _I, _T), cache=True)
-def frame_pose(mb, w, q, frame, T):
+@njit(types.none(_D, _VI, _I, _T), **_OPTS)
+def frame_pose(d, q, frame, T):
+    mb = w = d
     _check_vector(q, _n_bodies(mb))
     _world_kinematics_into(mb, w, q)
     _frame_pose_into(mb, w, frame, T)
 
 
-@njit(types.float64[:, :, ::1](_MB, _W, _VI), cache=True)
-def body_poses(mb, w, q):
+@njit(types.float64[:, :, ::1](_D, _VI), **_OPTS)
+def body_poses(d, q):
     """T_{0i} of every body, (n, 4, 4)."""
+    mb = w = d
     n = _n_bodies(mb)
     _check_vector(q, n)
     _world_kinematics_into(mb, w, q)
@@ -1131,15 +1183,17 @@ def body_poses(mb, w, q):
     return T
 
 
-@njit(types.none(_MB, _W, _VI, _I, _I, _T), cache=True)
-def jacobian(mb, w, q, frame, reference, J):
+@njit(types.none(_D, _VI, _I, _I, _T), **_OPTS)
+def jacobian(d, q, frame, reference, J):
+    mb = w = d
     _check_vector(q, _n_bodies(mb))
     T = np.empty((4, 4))
     _jacobian_into(mb, w, q, frame, reference, T, J)
 
 
-@njit(types.none(_MB, _W, _VI, _VI, _I, _I, _T), cache=True)
-def jacobian_derivative(mb, w, q, qd, frame, reference, dJ):
+@njit(types.none(_D, _VI, _VI, _I, _I, _T), **_OPTS)
+def jacobian_derivative(d, q, qd, frame, reference, dJ):
+    mb = w = d
     n = _n_bodies(mb)
     _check_vector(q, n)
     _check_vector(qd, n)
@@ -1147,9 +1201,10 @@ def jacobian_derivative(mb, w, q, qd, frame, reference, dJ):
     _jacobian_derivative_into(mb, w, q, qd, frame, reference, T, dJ)
 
 
-@njit(types.none(_MB, _W, _VI, _I, _I, _F, _T), cache=True)
-def task_space_inertia(mb, w, q, frame, reference, damping, Lam):
+@njit(types.none(_D, _VI, _I, _I, _F, _T), **_OPTS)
+def task_space_inertia(d, q, frame, reference, damping, Lam):
     """Lambda = (J M^-1 J^T + damping 1)^-1 (eq. 9.98 when J is square and invertible)."""
+    mb = w = d
     n = _n_bodies(mb)
     _check_vector(q, n)
     M = np.empty((n, n))
@@ -1187,7 +1242,7 @@ def task_space_inertia(mb, w, q, frame, reference, damping, Lam):
             Lam[r, c] = e[r]
 
 
-@njit(_T(_TI), cache=True)
+@njit(_T(_TI), **_OPTS)
 def cholesky(A):
     """Lower-triangular L with L L^T = A; raises ValueError if A is not positive definite."""
     n = A.shape[0]
@@ -1200,8 +1255,9 @@ def cholesky(A):
     return L
 
 
-@njit(types.none(_MB, _W, _VI, _VI, _VI, _F, _I, _I, _VI, _VI, _VI, _V, _V), cache=True)
-def step(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_out, qd_out):
+@njit(types.none(_D, _VI, _VI, _VI, _F, _I, _I, _VI, _VI, _VI, _V, _V), **_OPTS)
+def step(d, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_out, qd_out):
+    mb = w = d
     n = _n_bodies(mb)
     _check_vector(q, n)
     _check_vector(qd, n)
@@ -1210,9 +1266,10 @@ def step(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_out, q
     _step_into(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_out, qd_out, np.empty((8, n)))
 
 
-@njit(types.UniTuple(_T, 2)(_MB, _W, _VI, _VI, _TI, _F, _I, _I, _VI, _VI, _VI), cache=True)
-def simulate(mb, w, q0, qd0, tau, dt, method, frame, f_tip, viscous, coulomb):
+@njit(types.UniTuple(_T, 2)(_D, _VI, _VI, _TI, _F, _I, _I, _VI, _VI, _VI), **_OPTS)
+def simulate(d, q0, qd0, tau, dt, method, frame, f_tip, viscous, coulomb):
     """(q, qd) trajectories of shape (steps + 1, n) under tau[k] held over step k."""
+    mb = w = d
     n = _n_bodies(mb)
     _check_vector(q0, n)
     _check_vector(qd0, n)

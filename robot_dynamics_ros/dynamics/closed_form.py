@@ -49,7 +49,7 @@ def closed_form_dynamics(model, q, qd):
     q = _checks.vector(model, q, "q")
     qd = _checks.vector(model, qd, "qd")
     n = model.nq
-    T0 = _k.body_poses(model._packed, model._data.work, q)
+    T0 = _k.body_poses(model._data.buffer, q)
     B = _blocks(n)
     A = np.zeros((6 * n, n))
     G = np.zeros((6 * n, 6 * n))

@@ -15,7 +15,7 @@ def coriolis_matrix(model, q, qd, data=None):
     """
     C = np.empty((model.nq, model.nq))
     try:
-        _k.coriolis_matrix(model._packed, _checks.work(model, data), q, qd, C)
+        _k.coriolis_matrix((model._data.buffer if data is None else _checks.buffer(model, data)), q, qd, C)
         return C
     except (TypeError, ValueError):
         args = _checks.converted(model, (q, "q"), (qd, "qd"))
@@ -31,7 +31,7 @@ def mass_matrix_derivatives(model, q, data=None):
     q̇, ∂M/∂q_k = C(q, e_k) + C(q, e_k)ᵀ: n Coriolis matrices, O(n³).
     """
     try:
-        return _k.mass_matrix_derivatives(model._packed, _checks.work(model, data), q)
+        return _k.mass_matrix_derivatives((model._data.buffer if data is None else _checks.buffer(model, data)), q)
     except (TypeError, ValueError):
         args = _checks.converted(model, (q, "q"))
         if args is None:

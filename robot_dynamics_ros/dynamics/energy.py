@@ -22,6 +22,6 @@ def potential_energy(model, q):
     """P(q) = −Σ_i m_i gᵀ p_ci: gravitational potential energy of the links' centres of mass in the
     root frame (zero at the root origin), so that g(q) = ∂P/∂q (eq. 9.12)."""
     q = _checks.vector(model, q, "q")
-    T = _k.body_poses(model._packed, model._data.work, q)
+    T = _k.body_poses(model._data.buffer, q)
     com = np.einsum("nij,nj->ni", T[:, :3, :3], model.com) + T[:, :3, 3]
     return float(-np.sum(model.mass * (com @ model.gravity)))

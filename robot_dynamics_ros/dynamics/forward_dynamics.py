@@ -27,8 +27,11 @@ def forward_dynamics(model, q, qd, tau, f_tip=None, frame=None, friction=None, d
         tau = _net_torque(model, qd, tau, friction)
     qdd = np.empty(model.nq)
     try:
-        fr, tip = (-1, _NO_WRENCH) if f_tip is None else (model.frame_index(frame), f_tip)
-        _k.aba(model._packed, _checks.work(model, data), q, qd, tau, fr, tip, qdd)
+        buf = model._data.buffer if data is None else _checks.buffer(model, data)
+        if f_tip is None:
+            _k.aba(buf, q, qd, tau, qdd)
+        else:
+            _k.aba_tip(buf, q, qd, tau, model.frame_index(frame), f_tip, qdd)
         return qdd
     except (TypeError, ValueError):
         args = _checks.converted(model, (q, "q"), (qd, "qd"), (tau, "tau"), (f_tip, "f_tip", 6))
@@ -44,7 +47,7 @@ def forward_dynamics_via_mass_matrix(model, q, qd, tau, f_tip=None, frame=None, 
         tau = _net_torque(model, qd, tau, friction)
     try:
         fr, tip = (-1, _NO_WRENCH) if f_tip is None else (model.frame_index(frame), f_tip)
-        return _k.fd_via_mass_matrix(model._packed, _checks.work(model, data), q, qd, tau, fr, tip)
+        return _k.fd_via_mass_matrix((model._data.buffer if data is None else _checks.buffer(model, data)), q, qd, tau, fr, tip)
     except (TypeError, ValueError):
         args = _checks.converted(model, (q, "q"), (qd, "qd"), (tau, "tau"), (f_tip, "f_tip", 6))
         if args is None:
@@ -61,4 +64,4 @@ def forward_dynamics_trajectory(model, q, qd, tau, friction=None, data=None):
     coefficients = friction_coefficients(model, friction)
     if coefficients is not None:
         tau = tau - (coefficients[0] * qd + coefficients[1] * np.sign(qd))
-    return _k.aba_batch(model._packed, _checks.work(model, data), q, qd, tau)
+    return _k.aba_batch((model._data.buffer if data is None else _checks.buffer(model, data)), q, qd, tau)

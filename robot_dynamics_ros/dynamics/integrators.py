@@ -30,15 +30,15 @@ def _extras(model, f_tip, frame, friction):
 def _step(method, model, q, qd, tau, dt, f_tip, frame, friction, data):
     dt = _checks.scalar(dt, "dt", minimum=0.0)
     fr, tip, fv, fs = _extras(model, f_tip, frame, friction)
-    w = _checks.work(model, data)
+    buf = model._data.buffer if data is None else _checks.buffer(model, data)
     q_next, qd_next = np.empty(model.nq), np.empty(model.nq)
     try:
-        _k.step(model._packed, w, q, qd, tau, dt, method, fr, tip, fv, fs, q_next, qd_next)
+        _k.step(buf, q, qd, tau, dt, method, fr, tip, fv, fs, q_next, qd_next)
     except (TypeError, ValueError):
         args = _checks.converted(model, (q, "q"), (qd, "qd"), (tau, "tau"))
         if args is None:
             raise
-        _k.step(model._packed, w, *args, dt, method, fr, tip, fv, fs, q_next, qd_next)
+        _k.step(buf, *args, dt, method, fr, tip, fv, fs, q_next, qd_next)
     return q_next, qd_next
 
 
@@ -88,7 +88,7 @@ def simulate(model, q0, qd0, tau, dt, steps, method="rk4", f_tip=None, frame=Non
     q0 = _checks.vector(model, q0, "q0")
     qd0 = _checks.vector(model, qd0, "qd0")
     fr, tip, fv, fs = _extras(model, f_tip, frame, friction)
-    w = _checks.work(model, data)
+    buf = model._data.buffer if data is None else _checks.buffer(model, data)
     t = dt * np.arange(steps + 1)
     if callable(tau):
         q = np.empty((steps + 1, model.nq))
@@ -97,10 +97,10 @@ def simulate(model, q0, qd0, tau, dt, steps, method="rk4", f_tip=None, frame=Non
         q[0], qd[0] = q0, qd0
         for k in range(steps):
             applied[k] = _checks.vector(model, tau(t[k], q[k].copy(), qd[k].copy()), "tau(t, q, qd)")
-            _k.step(model._packed, w, q[k], qd[k], applied[k], dt, code, fr, tip, fv, fs, q[k + 1], qd[k + 1])
+            _k.step(buf, q[k], qd[k], applied[k], dt, code, fr, tip, fv, fs, q[k + 1], qd[k + 1])
         return Trajectory(t, q, qd, applied)
     if np.ndim(tau) == 1:
         tau = np.broadcast_to(_checks.vector(model, tau, "tau"), (steps, model.nq))
     applied = _checks.array(model, tau, "tau", (steps, model.nq))
-    q, qd = _k.simulate(model._packed, w, q0, qd0, applied, dt, code, fr, tip, fv, fs)
+    q, qd = _k.simulate(buf, q0, qd0, applied, dt, code, fr, tip, fv, fs)
     return Trajectory(t, q, qd, applied)

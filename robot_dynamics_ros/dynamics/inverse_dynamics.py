@@ -5,7 +5,6 @@ from . import _checks
 from . import _kernels as _k
 from .friction import friction_coefficients
 
-_NO_WRENCH = np.zeros(6)
 
 
 def inverse_dynamics(model, q, qd, qdd, f_tip=None, frame=None, friction=None, data=None):
@@ -18,8 +17,11 @@ def inverse_dynamics(model, q, qd, qdd, f_tip=None, frame=None, friction=None, d
     """
     tau = np.empty(model.nq)
     try:
-        fr, tip = (-1, _NO_WRENCH) if f_tip is None else (model.frame_index(frame), f_tip)
-        _k.rnea(model._packed, _checks.work(model, data), q, qd, qdd, fr, tip, tau)
+        buf = model._data.buffer if data is None else _checks.buffer(model, data)
+        if f_tip is None:
+            _k.rnea(buf, q, qd, qdd, tau)
+        else:
+            _k.rnea_tip(buf, q, qd, qdd, model.frame_index(frame), f_tip, tau)
     except (TypeError, ValueError):
         args = _checks.converted(model, (q, "q"), (qd, "qd"), (qdd, "qdd"), (f_tip, "f_tip", 6))
         if args is None:
@@ -37,33 +39,34 @@ def _friction(model, qd, friction):
     return coefficients[0] * qd + coefficients[1] * np.sign(qd)
 
 
-def _bias_term(model, q, qd, use_qd, gravity, data):
+def _bias_term(kernel, model, data, *vectors):
+    """Run one of the RNEA bias kernels on (q,) or (q, qd)."""
     tau = np.empty(model.nq)
     try:
-        _k.rnea_terms(model._packed, _checks.work(model, data), q, qd if use_qd else q, use_qd, gravity, tau)
+        kernel(model._data.buffer if data is None else _checks.buffer(model, data), *vectors, tau)
         return tau
     except (TypeError, ValueError):
-        args = _checks.converted(model, (q, "q"), (qd if use_qd else None, "qd"), optional=() if use_qd else ("qd",))
+        args = _checks.converted(model, *zip(vectors, ("q", "qd")))
         if args is None:
             raise
-        return _bias_term(model, *args, use_qd, gravity, data)
+        return _bias_term(kernel, model, data, *args)
 
 
 def gravity_torques(model, q, data=None):
     """g(q) = ∂P/∂q: the joint torques that hold the robot still against gravity (eq. 9.84),
     by recursive Newton–Euler with q̇ = q̈ = 0 (eqs. 9.53–9.57)."""
-    return _bias_term(model, q, None, False, True, data)
+    return _bias_term(_k.gravity, model, data, q)
 
 
 def coriolis_forces(model, q, qd, data=None):
     """c(q, q̇) = C(q, q̇) q̇: Coriolis and centripetal torques (eqs. 9.83, 9.88), by recursive
     Newton–Euler with q̈ = 0 and no gravity. For the matrix C see coriolis_matrix."""
-    return _bias_term(model, q, qd, True, False, data)
+    return _bias_term(_k.coriolis, model, data, q, qd)
 
 
 def bias_forces(model, q, qd, data=None):
     """b(q, q̇) = c(q, q̇) + g(q) (eq. 9.1), by recursive Newton–Euler with q̈ = 0 (eq. 9.89)."""
-    return _bias_term(model, q, qd, True, True, data)
+    return _bias_term(_k.bias, model, data, q, qd)
 
 
 def inverse_dynamics_trajectory(model, q, qd, qdd, f_tip=None, frame=None, friction=None, data=None):
@@ -83,7 +86,7 @@ def inverse_dynamics_trajectory(model, q, qd, qdd, f_tip=None, frame=None, frict
         fr = model.frame_index(frame)
         tips = np.ascontiguousarray(np.broadcast_to(np.asarray(f_tip, dtype=float), (N, 6)))
         tips = _checks.array(model, tips, "f_tip", (N, 6))
-    tau = _k.rnea_batch(model._packed, _checks.work(model, data), q, qd, qdd, fr, tips)
+    tau = _k.rnea_batch((model._data.buffer if data is None else _checks.buffer(model, data)), q, qd, qdd, fr, tips)
     if friction is not None:
         tau += _friction(model, qd, friction)
     return tau

@@ -20,7 +20,7 @@ def frame_pose(model, q, frame=None, data=None):
     """T_{0f}(q) (4, 4): pose of a named frame (default model.tip_frame) in the root frame (eq. 9.37)."""
     T = np.empty((4, 4))
     try:
-        _k.frame_pose(model._packed, _checks.work(model, data), q, model.frame_index(frame), T)
+        _k.frame_pose((model._data.buffer if data is None else _checks.buffer(model, data)), q, model.frame_index(frame), T)
         return T
     except (TypeError, ValueError):
         args = _checks.converted(model, (q, "q"))
@@ -39,7 +39,7 @@ def jacobian(model, q, frame=None, reference="space", data=None):
     """
     J = np.empty((6, model.nq))
     try:
-        _k.jacobian(model._packed, _checks.work(model, data), q, model.frame_index(frame), reference_code(reference), J)
+        _k.jacobian((model._data.buffer if data is None else _checks.buffer(model, data)), q, model.frame_index(frame), reference_code(reference), J)
         return J
     except (TypeError, ValueError):
         args = _checks.converted(model, (q, "q"))
@@ -53,7 +53,7 @@ def jacobian_derivative(model, q, qd, frame=None, reference="space", data=None):
     acceleration is V̇ = J q̈ + J̇ q̇ in the same reference (eq. 9.92)."""
     dJ = np.empty((6, model.nq))
     try:
-        _k.jacobian_derivative(model._packed, _checks.work(model, data), q, qd, model.frame_index(frame),
+        _k.jacobian_derivative((model._data.buffer if data is None else _checks.buffer(model, data)), q, qd, model.frame_index(frame),
                              reference_code(reference), dJ)
         return dJ
     except (TypeError, ValueError):

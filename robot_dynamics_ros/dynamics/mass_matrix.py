@@ -15,7 +15,7 @@ def mass_matrix(model, q, data=None):
     """
     M = np.empty((model.nq, model.nq))
     try:
-        _k.crba(model._packed, _checks.work(model, data), q, M)
+        _k.crba((model._data.buffer if data is None else _checks.buffer(model, data)), q, M)
         return M
     except (TypeError, ValueError):
         args = _checks.converted(model, (q, "q"))
@@ -27,7 +27,7 @@ def mass_matrix(model, q, data=None):
 def mass_matrix_trajectory(model, q, data=None):
     """M(q_k) for N configurations q (N, n) at once (CRBA in one compiled loop): (N, n, n)."""
     q = _checks.array(model, q, "q", (None, model.nq))
-    return _k.crba_batch(model._packed, _checks.work(model, data), q)
+    return _k.crba_batch((model._data.buffer if data is None else _checks.buffer(model, data)), q)
 
 
 def mass_matrix_via_jacobians(model, q):

@@ -21,7 +21,7 @@ import numpy as np
 # The packed layout lives beside the kernels that read it, so that changing it invalidates numba's
 # on-disk cache (which tracks the kernels' source file only).
 from ._kernels import (COL_AXIS, COL_GRAVITY, COL_H, COL_IO, COL_MASS, COL_N, COL_P, COL_PARENT,
-                       COL_R, COL_TYPE, FCOL_BODY, FCOL_P, FCOL_R, MODEL_WIDTH, PRISMATIC, REVOLUTE, WORK_WIDTH)
+                       COL_R, COL_TYPE, DATA_WIDTH, FCOL_BODY, FCOL_P, FCOL_R, MODEL_WIDTH, PRISMATIC, REVOLUTE)
 
 def _frozen(a, dtype=float):
     a = np.array(a, dtype=dtype)
@@ -224,15 +224,22 @@ def check_inertia(name, mass, inertia):
 
 
 class Data:
-    """Preallocated scratch space for the kernels: one per thread (the Model holds a default one).
+    """Preallocated workspace for the kernels: one per thread (the Model holds a default one).
 
-    Nothing in the hot path allocates except the returned results. Calls that share a Data must not
-    run concurrently; the kernels hold the GIL, so Python threads sharing the model's default Data
-    are serialised safely.
+    `buffer` is one float64 array: the model's packed constants in its first MODEL_WIDTH columns,
+    the per-body scratch of the recursions after them (so a compiled call takes a single array for
+    both). Nothing in the hot path allocates except the returned results. Calls that share a Data
+    must not run concurrently; the kernels hold the GIL, so Python threads sharing the model's
+    default Data are serialised safely.
     """
 
-    __slots__ = ("work", "model_id")
+    __slots__ = ("buffer", "model")
 
     def __init__(self, model):
-        object.__setattr__(self, "work", np.zeros((max(model.nq, 1), WORK_WIDTH)))
-        object.__setattr__(self, "model_id", id(model))
+        buffer = np.zeros((model._packed.shape[0], DATA_WIDTH))
+        buffer[:, :MODEL_WIDTH] = model._packed
+        object.__setattr__(self, "buffer", buffer)
+        object.__setattr__(self, "model", model)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Data is fixed to its model: make a new Data(model)")

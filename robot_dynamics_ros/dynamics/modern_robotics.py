@@ -93,7 +93,7 @@ def to_modern_robotics(model):
         raise ValueError("to_modern_robotics needs an open chain; this model is a branched tree")
     n = model.nq
     q0 = np.zeros(n)
-    T0 = _k.body_poses(model._packed, model._data.work, q0)
+    T0 = _k.body_poses(model._data.buffer, q0)
     Slist = np.zeros((6, n))
     homes = []
     for i in range(n):

@@ -20,7 +20,7 @@ def task_space_inertia(model, q, frame=None, reference="space", damping=0.0, dat
         damping = _checks.scalar(damping, "damping", minimum=0.0)
     Lam = np.empty((6, 6))
     try:
-        _k.task_space_inertia(model._packed, _checks.work(model, data), q, model.frame_index(frame),
+        _k.task_space_inertia((model._data.buffer if data is None else _checks.buffer(model, data)), q, model.frame_index(frame),
                             reference_code(reference), damping, Lam)
         return Lam
     except (TypeError, ValueError):
