@@ -283,7 +283,8 @@ def _rnea_into(mb, w, q, qd, qdd, use_qd, use_qdd, gravity, frame, f_tip, tau):
             V[:] = 0.0
             _motion_to_child(w, i, base, 0, A, 0)
         else:
-            _motion_to_child(w, i, w[p], W_V, V, 0)                           # (9.54)
+            if use_qd:
+                _motion_to_child(w, i, w[p], W_V, V, 0)                       # (9.54)
             _motion_to_child(w, i, w[p], W_A, A, 0)                           # (9.55)
         if use_qd:
             _add_axis(mb, i, qd[i], V, 0)
@@ -317,38 +318,52 @@ def _add_moved_rigid_inertia(T, ro, po, src, s, dst, d):
     T[ro:ro+9], T[po:po+3] (the coordinates of the body's frame in the destination frame).
 
     Every particle x maps to x' = R x + p, so h' = R h + m p and
-    I_o' = -sum m [x']^2 = R I_o R^T - ([Rh][p] + [p][Rh]) - m [p]^2.
+    I_o' = -sum m [x']^2 = R I_o R^T - ([Rh][p] + [p][Rh]) - m [p]^2
+         = R I_o R^T + 2 (g.p) 1 - p g^T - g p^T + m (|p|^2 1 - p p^T),  g = R h.
     """
     m = src[s]
+    r00, r01, r02 = T[ro], T[ro + 1], T[ro + 2]
+    r10, r11, r12 = T[ro + 3], T[ro + 4], T[ro + 5]
+    r20, r21, r22 = T[ro + 6], T[ro + 7], T[ro + 8]
     px, py, pz = T[po], T[po + 1], T[po + 2]
-    gx = gy = gz = 0.0    # g = R h
-    for k in range(3):
-        gx += T[ro + k] * src[s + 1 + k]
-        gy += T[ro + 3 + k] * src[s + 1 + k]
-        gz += T[ro + 6 + k] * src[s + 1 + k]
+    hx, hy, hz = src[s + 1], src[s + 2], src[s + 3]
+    gx = r00 * hx + r01 * hy + r02 * hz
+    gy = r10 * hx + r11 * hy + r12 * hz
+    gz = r20 * hx + r21 * hy + r22 * hz
     dst[d] += m
     dst[d + 1] += gx + m * px
     dst[d + 2] += gy + m * py
     dst[d + 3] += gz + m * pz
-    # R I_o R^T
-    for r in range(3):
-        for c in range(3):
-            acc = 0.0
-            for k in range(3):
-                acc += T[ro + 3 * r + k] * (src[s + 4 + 3 * k] * T[ro + 3 * c] + src[s + 4 + 3 * k + 1] * T[ro + 3 * c + 1]
-                                            + src[s + 4 + 3 * k + 2] * T[ro + 3 * c + 2])
-            dst[d + 4 + 3 * r + c] += acc
-    gp = gx * px + gy * py + gz * pz
-    pp = px * px + py * py + pz * pz
-    g = (gx, gy, gz)
-    pv = (px, py, pz)
-    for r in range(3):
-        for c in range(3):
-            # -([g][p] + [p][g]) = 2 (g.p) 1 - p g^T - g p^T ;  -m[p]^2 = m (|p|^2 1 - p p^T)
-            val = -pv[r] * g[c] - g[r] * pv[c] - m * pv[r] * pv[c]
-            if r == c:
-                val += 2.0 * gp + m * pp
-            dst[d + 4 + 3 * r + c] += val
+    i00, i01, i02 = src[s + 4], src[s + 5], src[s + 6]
+    i11, i12, i22 = src[s + 8], src[s + 9], src[s + 12]       # I_o is symmetric
+    # U = I_o R^T, column by column: U[:, c] = I_o (row c of R)
+    u00 = i00 * r00 + i01 * r01 + i02 * r02
+    u10 = i01 * r00 + i11 * r01 + i12 * r02
+    u20 = i02 * r00 + i12 * r01 + i22 * r02
+    u01 = i00 * r10 + i01 * r11 + i02 * r12
+    u11 = i01 * r10 + i11 * r11 + i12 * r12
+    u21 = i02 * r10 + i12 * r11 + i22 * r12
+    u02 = i00 * r20 + i01 * r21 + i02 * r22
+    u12 = i01 * r20 + i11 * r21 + i12 * r22
+    u22 = i02 * r20 + i12 * r21 + i22 * r22
+    gp2 = 2.0 * (gx * px + gy * py + gz * pz)
+    mpp = m * (px * px + py * py + pz * pz)
+    # (R U)[a, b] + the translation terms, upper triangle then mirrored
+    a00 = r00 * u00 + r01 * u10 + r02 * u20 + gp2 + mpp - 2.0 * px * gx - m * px * px
+    a11 = r10 * u01 + r11 * u11 + r12 * u21 + gp2 + mpp - 2.0 * py * gy - m * py * py
+    a22 = r20 * u02 + r21 * u12 + r22 * u22 + gp2 + mpp - 2.0 * pz * gz - m * pz * pz
+    a01 = r00 * u01 + r01 * u11 + r02 * u21 - px * gy - gx * py - m * px * py
+    a02 = r00 * u02 + r01 * u12 + r02 * u22 - px * gz - gx * pz - m * px * pz
+    a12 = r10 * u02 + r11 * u12 + r12 * u22 - py * gz - gy * pz - m * py * pz
+    dst[d + 4] += a00
+    dst[d + 5] += a01
+    dst[d + 6] += a02
+    dst[d + 7] += a01
+    dst[d + 8] += a11
+    dst[d + 9] += a12
+    dst[d + 10] += a02
+    dst[d + 11] += a12
+    dst[d + 12] += a22
 
 
 @njit(**_OPTS)
@@ -809,24 +824,30 @@ def _rigid_inertia_matrix(prm, s, G):
 
 @njit(**_OPTS)
 def _coriolis_factor_into(w, i):
-    """B_i = 1/2 (-ad_V^T I - I ad_V - adbar(I V)) at W_B0, for V = w[i, W_V], I = w[i, W_I0].
+    """B_i = 1/2 (-ad_V^T I - I ad_V - adbar(I V)) at W_B0, for V = (w, v) = w[i, W_V], I = w[i, W_I0].
 
-    ad_V = [[w], 0; [v], [w]] (built in the ABA columns W_IA, unused here);
-    adbar(P) = [[m], [f]; [f], 0] for P = I V = (m, f) (in W_X).
+    With I symmetric, ad_V^T I = (I ad_V)^T, and Y = I ad_V is three cross products per row:
+    ad_V = [[w], 0; [v], [w]] and x [w] = x cross w for a row x, so
+    Y[r, 0:3] = I[r, 0:3] x w + I[r, 3:6] x v,   Y[r, 3:6] = I[r, 3:6] x w.
+    adbar(P) = [[m], [f]; [f], 0] for P = I V = (m, f).
     """
     I = w[i, W_I0:W_I0 + 36]
     B = w[i, W_B0:W_B0 + 36]
-    ad = w[i, W_IA:W_IA + 36]
-    ad[:] = 0.0
-    _skew_into(ad, 0, 0, w[i, W_V], w[i, W_V + 1], w[i, W_V + 2])
-    _skew_into(ad, 3, 3, w[i, W_V], w[i, W_V + 1], w[i, W_V + 2])
-    _skew_into(ad, 3, 0, w[i, W_V + 3], w[i, W_V + 4], w[i, W_V + 5])
+    Y = w[i, W_IA:W_IA + 36]        # the ABA columns are free here
+    wx, wy, wz = w[i, W_V], w[i, W_V + 1], w[i, W_V + 2]
+    vx, vy, vz = w[i, W_V + 3], w[i, W_V + 4], w[i, W_V + 5]
+    for r in range(6):
+        a0, a1, a2 = I[6 * r], I[6 * r + 1], I[6 * r + 2]
+        b0, b1, b2 = I[6 * r + 3], I[6 * r + 4], I[6 * r + 5]
+        Y[6 * r] = a1 * wz - a2 * wy + b1 * vz - b2 * vy
+        Y[6 * r + 1] = a2 * wx - a0 * wz + b2 * vx - b0 * vz
+        Y[6 * r + 2] = a0 * wy - a1 * wx + b0 * vy - b1 * vx
+        Y[6 * r + 3] = b1 * wz - b2 * wy
+        Y[6 * r + 4] = b2 * wx - b0 * wz
+        Y[6 * r + 5] = b0 * wy - b1 * wx
     for r in range(6):
         for c in range(6):
-            acc = 0.0
-            for k in range(6):
-                acc -= ad[6 * k + r] * I[6 * k + c] + I[6 * r + k] * ad[6 * k + c]
-            B[6 * r + c] = 0.5 * acc
+            B[6 * r + c] = -0.5 * (Y[6 * r + c] + Y[6 * c + r])
     P = w[i, W_X:W_X + 6]
     for r in range(6):
         acc = 0.0
@@ -834,13 +855,13 @@ def _coriolis_factor_into(w, i):
             acc += I[6 * r + k] * w[i, W_V + k]
         P[r] = acc
     # B -= 1/2 adbar(P): subtract the skew blocks [m] (top-left), [f] (top-right, bottom-left)
-    _add_half_skew(B, 0, 0, -0.5, P[0], P[1], P[2])
-    _add_half_skew(B, 0, 3, -0.5, P[3], P[4], P[5])
-    _add_half_skew(B, 3, 0, -0.5, P[3], P[4], P[5])
+    _add_skew(B, 0, 0, -0.5, P[0], P[1], P[2])
+    _add_skew(B, 0, 3, -0.5, P[3], P[4], P[5])
+    _add_skew(B, 3, 0, -0.5, P[3], P[4], P[5])
 
 
 @njit(**_OPTS)
-def _add_half_skew(M, r, c, scale, x, y, z):
+def _add_skew(M, r, c, scale, x, y, z):
     """M[r:r+3, c:c+3] += scale [x] for a flat 6x6 M."""
     M[6 * r + c + 1] -= scale * z
     M[6 * r + c + 2] += scale * y
@@ -848,17 +869,6 @@ def _add_half_skew(M, r, c, scale, x, y, z):
     M[6 * (r + 1) + c + 2] -= scale * x
     M[6 * (r + 2) + c] -= scale * y
     M[6 * (r + 2) + c + 1] += scale * x
-
-
-@njit(**_OPTS)
-def _skew_into(M, r, c, x, y, z):
-    """M[r:r+3, c:c+3] = [x] (the skew-symmetric cross-product matrix) for a flat 6x6 M."""
-    M[6 * r + c + 1] = -z
-    M[6 * r + c + 2] = y
-    M[6 * (r + 1) + c] = z
-    M[6 * (r + 1) + c + 2] = -x
-    M[6 * (r + 2) + c] = -y
-    M[6 * (r + 2) + c + 1] = x
 
 
 # ---------------------------------------------------------------------------------------------
