@@ -987,6 +987,21 @@ def _step_into(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_
 # (boxing) than a 7-joint RNEA.
 # ---------------------------------------------------------------------------------------------
 
+def _entry(signature):
+    """Declare a compiled entry point with an explicit signature, compiled (or loaded from numba's
+    cache) on its first call rather than at import, so a process pays only for the kernels it uses.
+    The first call rebinds the module attribute to the compiled dispatcher: later `_kernels.name`
+    lookups reach it directly."""
+    def declare(fn):
+        def first_call(*args):
+            compiled = njit(signature, **_OPTS)(fn)
+            globals()[fn.__name__] = compiled
+            return compiled(*args)
+        first_call.__name__, first_call.__doc__, first_call.py_func = fn.__name__, fn.__doc__, fn
+        return first_call
+    return declare
+
+
 _D = types.float64[:, ::1]                                # a Data buffer: packed model | workspace
 _V = types.float64[::1]                                   # a result vector
 _T = types.float64[:, ::1]                                # a result matrix or trajectory (N, n)
@@ -996,7 +1011,7 @@ _I = types.int64
 _F = types.float64
 _B = types.boolean
 
-@njit(types.none(_D, _VI, _VI, _VI, _V), **_OPTS)
+@_entry(types.none(_D, _VI, _VI, _VI, _V))
 def rnea(d, q, qd, qdd, tau):
     mb = w = d      # the Data buffer: model columns and scratch columns (see _kernels header)
     n = _n_bodies(mb)
@@ -1006,7 +1021,7 @@ def rnea(d, q, qd, qdd, tau):
     _rnea_into(mb, w, q, qd, qdd, True, True, True, -1, q, tau)
 
 
-@njit(types.none(_D, _VI, _VI, _VI, _I, _VI, _V), **_OPTS)
+@_entry(types.none(_D, _VI, _VI, _VI, _I, _VI, _V))
 def rnea_tip(d, q, qd, qdd, frame, f_tip, tau):
     mb = w = d
     n = _n_bodies(mb)
@@ -1017,7 +1032,7 @@ def rnea_tip(d, q, qd, qdd, frame, f_tip, tau):
     _rnea_into(mb, w, q, qd, qdd, True, True, True, frame, f_tip, tau)
 
 
-@njit(types.none(_D, _VI, _V), **_OPTS)
+@_entry(types.none(_D, _VI, _V))
 def gravity(d, q, tau):
     """g(q) by RNEA with qd = qdd = 0."""
     mb = w = d
@@ -1025,7 +1040,7 @@ def gravity(d, q, tau):
     _rnea_into(mb, w, q, q, q, False, False, True, -1, q, tau)
 
 
-@njit(types.none(_D, _VI, _VI, _V), **_OPTS)
+@_entry(types.none(_D, _VI, _VI, _V))
 def coriolis(d, q, qd, tau):
     """c(q, qd) by RNEA with qdd = 0 and no gravity."""
     mb = w = d
@@ -1035,7 +1050,7 @@ def coriolis(d, q, qd, tau):
     _rnea_into(mb, w, q, qd, qd, True, False, False, -1, q, tau)
 
 
-@njit(types.none(_D, _VI, _VI, _V), **_OPTS)
+@_entry(types.none(_D, _VI, _VI, _V))
 def bias(d, q, qd, tau):
     """c(q, qd) + g(q) by RNEA with qdd = 0."""
     mb = w = d
@@ -1045,7 +1060,7 @@ def bias(d, q, qd, tau):
     _rnea_into(mb, w, q, qd, qd, True, False, True, -1, q, tau)
 
 
-@njit(_T(_D, _TI, _TI, _TI, _I, _TI), **_OPTS)
+@_entry(_T(_D, _TI, _TI, _TI, _I, _TI))
 def rnea_batch(d, q, qd, qdd, frame, f_tip):
     """RNEA over N states (rows); f_tip (N, 6) applied at `frame` when frame >= 0."""
     mb = w = d
@@ -1062,14 +1077,14 @@ def rnea_batch(d, q, qd, qdd, frame, f_tip):
     return tau
 
 
-@njit(types.none(_D, _VI, _T), **_OPTS)
+@_entry(types.none(_D, _VI, _T))
 def crba(d, q, M):
     mb = w = d
     _check_vector(q, _n_bodies(mb))
     _crba_into(mb, w, q, M)
 
 
-@njit(types.float64[:, :, ::1](_D, _TI), **_OPTS)
+@_entry(types.float64[:, :, ::1](_D, _TI))
 def crba_batch(d, q):
     mb = w = d
     N, n = q.shape
@@ -1083,7 +1098,7 @@ def crba_batch(d, q):
     return M
 
 
-@njit(types.none(_D, _VI, _VI, _VI, _V), **_OPTS)
+@_entry(types.none(_D, _VI, _VI, _VI, _V))
 def aba(d, q, qd, tau, qdd):
     mb = w = d
     n = _n_bodies(mb)
@@ -1093,7 +1108,7 @@ def aba(d, q, qd, tau, qdd):
     _aba_into(mb, w, q, qd, tau, -1, q, qdd)
 
 
-@njit(types.none(_D, _VI, _VI, _VI, _I, _VI, _V), **_OPTS)
+@_entry(types.none(_D, _VI, _VI, _VI, _I, _VI, _V))
 def aba_tip(d, q, qd, tau, frame, f_tip, qdd):
     mb = w = d
     n = _n_bodies(mb)
@@ -1104,7 +1119,7 @@ def aba_tip(d, q, qd, tau, frame, f_tip, qdd):
     _aba_into(mb, w, q, qd, tau, frame, f_tip, qdd)
 
 
-@njit(_T(_D, _TI, _TI, _TI), **_OPTS)
+@_entry(_T(_D, _TI, _TI, _TI))
 def aba_batch(d, q, qd, tau):
     mb = w = d
     N, n = q.shape
@@ -1118,7 +1133,7 @@ def aba_batch(d, q, qd, tau):
     return qdd
 
 
-@njit(_V(_D, _VI, _VI, _VI, _I, _VI), **_OPTS)
+@_entry(_V(_D, _VI, _VI, _VI, _I, _VI))
 def fd_via_mass_matrix(d, q, qd, tau, frame, f_tip):
     """qdd = M^-1 (tau - b) with M = L L^T (the textbook's GetJointAccel, no explicit inverse)."""
     mb = w = d
@@ -1140,7 +1155,7 @@ def fd_via_mass_matrix(d, q, qd, tau, frame, f_tip):
     return b
 
 
-@njit(types.none(_D, _VI, _VI, _T), **_OPTS)
+@_entry(types.none(_D, _VI, _VI, _T))
 def coriolis_matrix(d, q, qd, C):
     mb = w = d
     n = _n_bodies(mb)
@@ -1149,7 +1164,7 @@ def coriolis_matrix(d, q, qd, C):
     _coriolis_matrix_into(mb, w, q, qd, C)
 
 
-@njit(types.float64[:, :, ::1](_D, _VI), **_OPTS)
+@_entry(types.float64[:, :, ::1](_D, _VI))
 def mass_matrix_derivatives(d, q):
     """dM/dq_k = C(q, e_k) + C(q, e_k)^T, since Mdot = C + C^T is linear in qd; shape (n, n, n)."""
     mb = w = d
@@ -1168,7 +1183,7 @@ def mass_matrix_derivatives(d, q):
     return dM
 
 
-@njit(types.none(_D, _VI, _I, _T), **_OPTS)
+@_entry(types.none(_D, _VI, _I, _T))
 def frame_pose(d, q, frame, T):
     mb = w = d
     _check_vector(q, _n_bodies(mb))
@@ -1176,7 +1191,7 @@ def frame_pose(d, q, frame, T):
     _frame_pose_into(mb, w, frame, T)
 
 
-@njit(types.float64[:, :, ::1](_D, _VI), **_OPTS)
+@_entry(types.float64[:, :, ::1](_D, _VI))
 def body_poses(d, q):
     """T_{0i} of every body, (n, 4, 4)."""
     mb = w = d
@@ -1193,7 +1208,7 @@ def body_poses(d, q):
     return T
 
 
-@njit(types.none(_D, _VI, _I, _I, _T), **_OPTS)
+@_entry(types.none(_D, _VI, _I, _I, _T))
 def jacobian(d, q, frame, reference, J):
     mb = w = d
     _check_vector(q, _n_bodies(mb))
@@ -1201,7 +1216,7 @@ def jacobian(d, q, frame, reference, J):
     _jacobian_into(mb, w, q, frame, reference, T, J)
 
 
-@njit(types.none(_D, _VI, _VI, _I, _I, _T), **_OPTS)
+@_entry(types.none(_D, _VI, _VI, _I, _I, _T))
 def jacobian_derivative(d, q, qd, frame, reference, dJ):
     mb = w = d
     n = _n_bodies(mb)
@@ -1211,7 +1226,7 @@ def jacobian_derivative(d, q, qd, frame, reference, dJ):
     _jacobian_derivative_into(mb, w, q, qd, frame, reference, T, dJ)
 
 
-@njit(types.none(_D, _VI, _I, _I, _F, _T), **_OPTS)
+@_entry(types.none(_D, _VI, _I, _I, _F, _T))
 def task_space_inertia(d, q, frame, reference, damping, Lam):
     """Lambda = (J M^-1 J^T + damping 1)^-1 (eq. 9.98 when J is square and invertible)."""
     mb = w = d
@@ -1252,7 +1267,7 @@ def task_space_inertia(d, q, frame, reference, damping, Lam):
             Lam[r, c] = e[r]
 
 
-@njit(_T(_TI), **_OPTS)
+@_entry(_T(_TI))
 def cholesky(A):
     """Lower-triangular L with L L^T = A; raises ValueError if A is not positive definite."""
     n = A.shape[0]
@@ -1265,7 +1280,7 @@ def cholesky(A):
     return L
 
 
-@njit(types.none(_D, _VI, _VI, _VI, _F, _I, _I, _VI, _VI, _VI, _V, _V), **_OPTS)
+@_entry(types.none(_D, _VI, _VI, _VI, _F, _I, _I, _VI, _VI, _VI, _V, _V))
 def step(d, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_out, qd_out):
     mb = w = d
     n = _n_bodies(mb)
@@ -1276,7 +1291,7 @@ def step(d, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_out, qd_ou
     _step_into(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_out, qd_out, np.empty((8, n)))
 
 
-@njit(types.UniTuple(_T, 2)(_D, _VI, _VI, _TI, _F, _I, _I, _VI, _VI, _VI), **_OPTS)
+@_entry(types.UniTuple(_T, 2)(_D, _VI, _VI, _TI, _F, _I, _I, _VI, _VI, _VI))
 def simulate(d, q0, qd0, tau, dt, method, frame, f_tip, viscous, coulomb):
     """(q, qd) trajectories of shape (steps + 1, n) under tau[k] held over step k."""
     mb = w = d
