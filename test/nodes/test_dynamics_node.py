@@ -213,3 +213,23 @@ def test_default_node_names():
                       (ComputedTorqueController, 'computed_torque_controller'),
                       (SimulatorNode, 'simulator_node')):
         assert inspect.signature(cls.__init__).parameters['node_name'].default == name
+
+
+@pytest.mark.parametrize('parameters, message', [
+    ({'robot_description': '<robot name="x"><link name="a"/><joint name="j" type="revolute">'},
+     'cannot build the robot model from the parameter'),
+    ({'robot_description': 'not xml at all'}, 'is not URDF XML'),
+    ({'urdf_path': '/nonexistent/robot.urdf'}, "cannot read urdf_path"),
+    ({'robot_description': '<robot/>', 'gravity': [0.0, -9.81]}, 'cannot build the robot model'),
+])
+def test_bad_model_parameters_leave_the_node_running_without_a_model(graph, parameters, message):
+    ros = graph
+    node = ros.add(DynamicsNode, parameters)
+    gravity = ros.collect(JointState, f'/{node.get_name()}/gravity_torques')
+    assert ros.spin_until(lambda: ros.warnings(node.get_name(), message), 3.0), \
+        [m.msg for m in ros.logs]
+    assert node.model is None
+    pub = ros.publisher(JointState, '/joint_states')
+    pub.publish(make_joint_state(UR5E_JOINTS, position=UR5E_HOME))
+    assert ros.spin_until(lambda: ros.warnings(node.get_name(), 'no robot model yet'), 3.0)
+    assert gravity == []
