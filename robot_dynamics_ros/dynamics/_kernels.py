@@ -22,18 +22,20 @@ _OPTS = dict(cache=True, error_model="numpy", fastmath={"contract", "reassoc", "
 REVOLUTE = 0
 PRISMATIC = 1
 
-# Column layout of one body row of the packed model array.
+# Column layout of one body row of the packed model array. Each body's frame here is its joint
+# frame turned so that the joint axis is z (model.py: Model._pack), which makes every joint a
+# rotation about / translation along z: T_{parent,i}(q) = T_tree Rz(q) (or Tz(q)).
 COL_R = 0          # 9: rotation of T_tree (row-major)
 COL_P = 9          # 3: translation of T_tree
-COL_AXIS = 12      # 3: unit joint axis a_i in {i}
-COL_TYPE = 15      # 1: REVOLUTE or PRISMATIC
-COL_PARENT = 16    # 1: parent body index, -1 for the base
-COL_MASS = 17      # 1: m
-COL_H = 18         # 3: h = m c
-COL_IO = 21        # 9: rotational inertia about the origin of {i} (row-major)
-COL_N = 30         # row 0 only: number of bodies n
-COL_GRAVITY = 31   # row 0 only: gravity vector (3) in the base frame
-MODEL_WIDTH = 34
+COL_TYPE = 12      # 1: REVOLUTE or PRISMATIC
+COL_PARENT = 13    # 1: parent body index, -1 for the base
+COL_MASS = 14      # 1: m
+COL_H = 15         # 3: h = m c
+COL_IO = 18        # 9: rotational inertia about the origin of {i} (row-major)
+COL_C = 27         # 9: rotation from the URDF body frame to this z-axis frame (row-major)
+COL_N = 36         # row 0 only: number of bodies n
+COL_GRAVITY = 37   # row 0 only: gravity vector (3) in the base frame
+MODEL_WIDTH = 40
 # Frame rows (after the n body rows): body index, then the placement in that body's frame.
 FCOL_BODY = 0
 FCOL_R = 1
@@ -81,26 +83,24 @@ def _parent(mb, i):
 
 @njit(**_OPTS)
 def _joint_transform_into(mb, w, i, qi):
-    """T_{parent,i}(q_i) = T_tree exp([A_i] q_i)  (eqs. 9.35, 9.50), stored as (R, p) in w[i]."""
-    ax, ay, az = mb[i, COL_AXIS], mb[i, COL_AXIS + 1], mb[i, COL_AXIS + 2]
+    """T_{parent,i}(q_i) = T_tree exp([A_i] q_i)  (eqs. 9.35, 9.50), stored as (R, p) in w[i].
+
+    With the joint axis along z: R = R_tree Rz(q), p = p_tree (revolute); R = R_tree,
+    p = p_tree + q R_tree e_z (prismatic).
+    """
     if mb[i, COL_TYPE] == PRISMATIC:
         for r in range(3):
-            for c in range(3):
-                w[i, W_R + 3 * r + c] = mb[i, COL_R + 3 * r + c]
-            w[i, W_P + r] = mb[i, COL_P + r] + qi * (mb[i, COL_R + 3 * r] * ax + mb[i, COL_R + 3 * r + 1] * ay
-                                                     + mb[i, COL_R + 3 * r + 2] * az)
+            w[i, W_R + 3 * r] = mb[i, COL_R + 3 * r]
+            w[i, W_R + 3 * r + 1] = mb[i, COL_R + 3 * r + 1]
+            w[i, W_R + 3 * r + 2] = mb[i, COL_R + 3 * r + 2]
+            w[i, W_P + r] = mb[i, COL_P + r] + qi * mb[i, COL_R + 3 * r + 2]
         return
-    # Rodrigues: Rot(a, q) = 1 + sin q [a] + (1 - cos q) [a]^2
     s, c = np.sin(qi), np.cos(qi)
-    t = 1.0 - c
-    e00, e01, e02 = c + t * ax * ax, t * ax * ay - s * az, t * ax * az + s * ay
-    e10, e11, e12 = t * ax * ay + s * az, c + t * ay * ay, t * ay * az - s * ax
-    e20, e21, e22 = t * ax * az - s * ay, t * ay * az + s * ax, c + t * az * az
     for r in range(3):
-        t0, t1, t2 = mb[i, COL_R + 3 * r], mb[i, COL_R + 3 * r + 1], mb[i, COL_R + 3 * r + 2]
-        w[i, W_R + 3 * r] = t0 * e00 + t1 * e10 + t2 * e20
-        w[i, W_R + 3 * r + 1] = t0 * e01 + t1 * e11 + t2 * e21
-        w[i, W_R + 3 * r + 2] = t0 * e02 + t1 * e12 + t2 * e22
+        t0, t1 = mb[i, COL_R + 3 * r], mb[i, COL_R + 3 * r + 1]
+        w[i, W_R + 3 * r] = c * t0 + s * t1
+        w[i, W_R + 3 * r + 1] = c * t1 - s * t0
+        w[i, W_R + 3 * r + 2] = mb[i, COL_R + 3 * r + 2]
         w[i, W_P + r] = mb[i, COL_P + r]
 
 
@@ -166,36 +166,28 @@ def _inertia_times(mb, i, src, s, dst, d):
 
 @njit(**_OPTS)
 def _axis_dot(mb, i, x, s):
-    """A_i^T x for the joint screw A_i = (a, 0) (revolute) or (0, a) (prismatic) in {i}."""
-    o = s + 3 if mb[i, COL_TYPE] == PRISMATIC else s
-    return mb[i, COL_AXIS] * x[o] + mb[i, COL_AXIS + 1] * x[o + 1] + mb[i, COL_AXIS + 2] * x[o + 2]
+    """A_i^T x for the joint screw A_i = (e_z, 0) (revolute) or (0, e_z) (prismatic) in {i}."""
+    return x[s + 5] if mb[i, COL_TYPE] == PRISMATIC else x[s + 2]
 
 
 @njit(**_OPTS)
 def _add_axis(mb, i, scale, x, s):
     """x += A_i * scale."""
-    o = s + 3 if mb[i, COL_TYPE] == PRISMATIC else s
-    x[o] += mb[i, COL_AXIS] * scale
-    x[o + 1] += mb[i, COL_AXIS + 1] * scale
-    x[o + 2] += mb[i, COL_AXIS + 2] * scale
+    x[s + (5 if mb[i, COL_TYPE] == PRISMATIC else 2)] += scale
 
 
 @njit(**_OPTS)
 def _add_ad_axis(mb, i, scale, V, s, x, d):
-    """x += [ad_V] A_i * scale = [V, A_i] scale  (the Lie bracket of eq. 9.55)."""
-    ax, ay, az = mb[i, COL_AXIS] * scale, mb[i, COL_AXIS + 1] * scale, mb[i, COL_AXIS + 2] * scale
-    wx, wy, wz, vx, vy, vz = V[s], V[s + 1], V[s + 2], V[s + 3], V[s + 4], V[s + 5]
+    """x += [ad_V] A_i * scale = [V, A_i] scale  (the Lie bracket of eq. 9.55); with a = e_z,
+    w x a = (w_y, -w_x, 0)."""
     if mb[i, COL_TYPE] == PRISMATIC:   # [V, (0, a)] = (0, w x a)
-        x[d + 3] += wy * az - wz * ay
-        x[d + 4] += wz * ax - wx * az
-        x[d + 5] += wx * ay - wy * ax
+        x[d + 3] += V[s + 1] * scale
+        x[d + 4] -= V[s] * scale
     else:                              # [V, (a, 0)] = (w x a, v x a)
-        x[d] += wy * az - wz * ay
-        x[d + 1] += wz * ax - wx * az
-        x[d + 2] += wx * ay - wy * ax
-        x[d + 3] += vy * az - vz * ay
-        x[d + 4] += vz * ax - vx * az
-        x[d + 5] += vx * ay - vy * ax
+        x[d] += V[s + 1] * scale
+        x[d + 1] -= V[s] * scale
+        x[d + 3] += V[s + 4] * scale
+        x[d + 4] -= V[s + 3] * scale
 
 
 @njit(**_OPTS)
@@ -379,21 +371,13 @@ def _body_inertia_params(mb, i, dst, d):
 @njit(**_OPTS)
 def _rigid_inertia_times_axis(mb, i, I, s, dst, d):
     """dst = G A_i for a rigid-body inertia G = (m, h, I_o) at I[s:s+13] and body i's joint screw."""
-    ax, ay, az = mb[i, COL_AXIS], mb[i, COL_AXIS + 1], mb[i, COL_AXIS + 2]
-    m, hx, hy, hz = I[s], I[s + 1], I[s + 2], I[s + 3]
-    if mb[i, COL_TYPE] == PRISMATIC:   # G (0, a) = (h x a, m a)
-        dst[d] = hy * az - hz * ay
-        dst[d + 1] = hz * ax - hx * az
-        dst[d + 2] = hx * ay - hy * ax
-        dst[d + 3] = m * ax
-        dst[d + 4] = m * ay
-        dst[d + 5] = m * az
-    else:                              # G (a, 0) = (I_o a, a x h)
-        for r in range(3):
-            dst[d + r] = I[s + 4 + 3 * r] * ax + I[s + 5 + 3 * r] * ay + I[s + 6 + 3 * r] * az
-        dst[d + 3] = ay * hz - az * hy
-        dst[d + 4] = az * hx - ax * hz
-        dst[d + 5] = ax * hy - ay * hx
+    m, hx, hy = I[s], I[s + 1], I[s + 2]
+    if mb[i, COL_TYPE] == PRISMATIC:   # G (0, e_z) = (h x e_z, m e_z)
+        dst[d], dst[d + 1], dst[d + 2] = hy, -hx, 0.0
+        dst[d + 3], dst[d + 4], dst[d + 5] = 0.0, 0.0, m
+    else:                              # G (e_z, 0) = (I_o e_z, e_z x h)
+        dst[d], dst[d + 1], dst[d + 2] = I[s + 6], I[s + 9], I[s + 12]
+        dst[d + 3], dst[d + 4], dst[d + 5] = -hy, hx, 0.0
 
 
 @njit(**_OPTS)
@@ -467,10 +451,9 @@ def _aba_into(mb, w, q, qd, tau, frame, f_tip, qdd):
         IA = w[i, W_IA:W_IA + 36]
         U = w[i, W_U:W_U + 6]
         pA = w[i, W_PA:W_PA + 6]
-        o = 3 if mb[i, COL_TYPE] == PRISMATIC else 0
-        ax, ay, az = mb[i, COL_AXIS], mb[i, COL_AXIS + 1], mb[i, COL_AXIS + 2]
+        o = 5 if mb[i, COL_TYPE] == PRISMATIC else 2
         for r in range(6):
-            U[r] = IA[6 * r + o] * ax + IA[6 * r + o + 1] * ay + IA[6 * r + o + 2] * az
+            U[r] = IA[6 * r + o]                                              # U = I^A A_i
         D = _axis_dot(mb, i, U, 0)
         w[i, W_D] = D
         u = tau[i] - _axis_dot(mb, i, pA, 0)
@@ -588,10 +571,7 @@ def _world_kinematics_into(mb, w, q):
                                               + w[p, W_R0 + 3 * r + 2] * w[i, W_R + 6 + c])
                 w[i, W_P0 + r] = (w[p, W_P0 + r] + w[p, W_R0 + 3 * r] * w[i, W_P] + w[p, W_R0 + 3 * r + 1] * w[i, W_P + 1]
                                   + w[p, W_R0 + 3 * r + 2] * w[i, W_P + 2])
-        ax, ay, az = mb[i, COL_AXIS], mb[i, COL_AXIS + 1], mb[i, COL_AXIS + 2]
-        sx = w[i, W_R0] * ax + w[i, W_R0 + 1] * ay + w[i, W_R0 + 2] * az
-        sy = w[i, W_R0 + 3] * ax + w[i, W_R0 + 4] * ay + w[i, W_R0 + 5] * az
-        sz = w[i, W_R0 + 6] * ax + w[i, W_R0 + 7] * ay + w[i, W_R0 + 8] * az
+        sx, sy, sz = w[i, W_R0 + 2], w[i, W_R0 + 5], w[i, W_R0 + 8]     # R e_z
         px, py, pz = w[i, W_P0], w[i, W_P0 + 1], w[i, W_P0 + 2]
         if mb[i, COL_TYPE] == PRISMATIC:      # S = (0, R a)
             w[i, W_S0], w[i, W_S0 + 1], w[i, W_S0 + 2] = 0.0, 0.0, 0.0
@@ -1193,16 +1173,17 @@ def frame_pose(d, q, frame, T):
 
 @_entry(types.float64[:, :, ::1](_D, _VI))
 def body_poses(d, q):
-    """T_{0i} of every body, (n, 4, 4)."""
+    """T_{0i} of every body frame as the Model describes it (URDF joint frames), (n, 4, 4)."""
     mb = w = d
     n = _n_bodies(mb)
     _check_vector(q, n)
     _world_kinematics_into(mb, w, q)
     T = np.zeros((n, 4, 4))
-    for i in range(n):
+    for i in range(n):                      # T_0i (z-axis frame) C_i^T: the URDF body frame
         for r in range(3):
             for c in range(3):
-                T[i, r, c] = w[i, W_R0 + 3 * r + c]
+                T[i, r, c] = (w[i, W_R0 + 3 * r] * mb[i, COL_C + 3 * c] + w[i, W_R0 + 3 * r + 1] * mb[i, COL_C + 3 * c + 1]
+                              + w[i, W_R0 + 3 * r + 2] * mb[i, COL_C + 3 * c + 2])
             T[i, r, 3] = w[i, W_P0 + r]
         T[i, 3, 3] = 1.0
     return T

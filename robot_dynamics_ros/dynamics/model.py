@@ -20,8 +20,8 @@ import numpy as np
 
 # The packed layout lives beside the kernels that read it, so that changing it invalidates numba's
 # on-disk cache (which tracks the kernels' source file only).
-from ._kernels import (COL_AXIS, COL_GRAVITY, COL_H, COL_IO, COL_MASS, COL_N, COL_P, COL_PARENT,
-                       COL_R, COL_TYPE, DATA_WIDTH, FCOL_BODY, FCOL_P, FCOL_R, MODEL_WIDTH, PRISMATIC, REVOLUTE)
+from ._kernels import (COL_C, COL_GRAVITY, COL_H, COL_IO, COL_MASS, COL_N, COL_P, COL_PARENT, COL_R,
+                       COL_TYPE, DATA_WIDTH, FCOL_BODY, FCOL_P, FCOL_R, MODEL_WIDTH, PRISMATIC, REVOLUTE)
 
 def _frozen(a, dtype=float):
     a = np.array(a, dtype=dtype)
@@ -173,28 +173,37 @@ class Model:
             raise ValueError(f"joint {bad!r}: lower position limit exceeds upper limit")
 
     def _pack(self):
+        """The packed array of the kernels. Each body frame is re-expressed in a frame turned by C_i
+        so that its joint axis is z (C_i e_z = a_i); tree transforms, inertias and frame placements
+        follow, so every joint is Rz(q) or Tz(q) in the kernels."""
         n, nf = self.nq, len(self.frame_names)
+        C = np.array([_rotation_to_z(a) for a in self.axis]).reshape(n, 3, 3)
         packed = np.zeros((max(n, 1) + nf, MODEL_WIDTH))
         for i in range(n):
             row = packed[i]
-            row[COL_R:COL_R + 9] = self.T_tree[i, :3, :3].ravel()
-            row[COL_P:COL_P + 3] = self.T_tree[i, :3, 3]
-            row[COL_AXIS:COL_AXIS + 3] = self.axis[i]
+            p = self.parent[i]
+            Cp = C[p] if p >= 0 else np.eye(3)
+            row[COL_R:COL_R + 9] = (Cp.T @ self.T_tree[i, :3, :3] @ C[i]).ravel()
+            row[COL_P:COL_P + 3] = Cp.T @ self.T_tree[i, :3, 3]
             row[COL_TYPE] = PRISMATIC if self.joint_types[i] == "prismatic" else REVOLUTE
-            row[COL_PARENT] = self.parent[i]
+            row[COL_PARENT] = p
             m, c = self.mass[i], self.com[i]
             row[COL_MASS] = m
-            row[COL_H:COL_H + 3] = m * c
+            row[COL_H:COL_H + 3] = C[i].T @ (m * c)
             # parallel-axis theorem: I_o = I_c + m([c]^T [c])
-            row[COL_IO:COL_IO + 9] = (self.inertia_com[i] + m * (c @ c * np.eye(3) - np.outer(c, c))).ravel()
+            Io = self.inertia_com[i] + m * (c @ c * np.eye(3) - np.outer(c, c))
+            row[COL_IO:COL_IO + 9] = (C[i].T @ Io @ C[i]).ravel()
+            row[COL_C:COL_C + 9] = C[i].ravel()
         packed[0, COL_N] = n
         packed[0, COL_GRAVITY:COL_GRAVITY + 3] = self.gravity
         base = max(n, 1)
         for f in range(nf):
             row = packed[base + f]
-            row[FCOL_BODY] = self.frame_body[f]
-            row[FCOL_R:FCOL_R + 9] = self.frame_placement[f, :3, :3].ravel()
-            row[FCOL_P:FCOL_P + 3] = self.frame_placement[f, :3, 3]
+            b = self.frame_body[f]
+            Cb = C[b] if b >= 0 else np.eye(3)
+            row[FCOL_BODY] = b
+            row[FCOL_R:FCOL_R + 9] = (Cb.T @ self.frame_placement[f, :3, :3]).ravel()
+            row[FCOL_P:FCOL_P + 3] = Cb.T @ self.frame_placement[f, :3, 3]
         return packed
 
     def replace(self, **changes):
@@ -209,6 +218,19 @@ class Model:
                     effort_limit=self.effort_limit, damping=self.damping, friction=self.friction)
         args.update(changes)
         return Model(**args)
+
+
+def _rotation_to_z(a):
+    """A rotation C with C e_z = a (a unit); the identity for a = e_z, axis permutations for the
+    other coordinate axes."""
+    a = np.asarray(a, dtype=float)
+    k = int(np.argmin(np.abs(a)))          # the basis vector least aligned with a
+    helper = np.zeros(3)
+    helper[k] = 1.0
+    x = np.cross(helper, a)
+    x /= np.linalg.norm(x)
+    C = np.column_stack([x, np.cross(a, x), a])
+    return np.eye(3) if np.allclose(a, (0.0, 0.0, 1.0)) else C
 
 
 def check_inertia(name, mass, inertia):
