@@ -2,6 +2,11 @@
 float64 vector of the right length; only then do these helpers find out what was wrong and say so."""
 import numpy as np
 
+#: What a kernel call raises for arguments it cannot take: TypeError (numba found no matching
+#: signature), ValueError (the kernel's size/finiteness check), AttributeError (the same code run
+#: as plain Python under NUMBA_DISABLE_JIT=1, e.g. a list has no .shape).
+KERNEL_ERRORS = (TypeError, ValueError, AttributeError)
+
 
 def vector(model, x, name, n=None):
     """x as a contiguous finite float64 vector of length n (default model.nq), or ValueError naming it.

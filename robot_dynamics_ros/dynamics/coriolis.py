@@ -17,7 +17,7 @@ def coriolis_matrix(model, q, qd, data=None):
     try:
         _k.coriolis_matrix((model._data.buffer if data is None else _checks.buffer(model, data)), q, qd, C)
         return C
-    except (TypeError, ValueError):
+    except _checks.KERNEL_ERRORS:
         args = _checks.converted(model, (q, "q"), (qd, "qd"))
         if args is None:
             raise
@@ -32,7 +32,7 @@ def mass_matrix_derivatives(model, q, data=None):
     """
     try:
         return _k.mass_matrix_derivatives((model._data.buffer if data is None else _checks.buffer(model, data)), q)
-    except (TypeError, ValueError):
+    except _checks.KERNEL_ERRORS:
         args = _checks.converted(model, (q, "q"))
         if args is None:
             raise

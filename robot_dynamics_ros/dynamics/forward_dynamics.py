@@ -33,7 +33,7 @@ def forward_dynamics(model, q, qd, tau, f_tip=None, frame=None, friction=None, d
         else:
             _k.aba_tip(buf, q, qd, tau, model.frame_index(frame), f_tip, qdd)
         return qdd
-    except (TypeError, ValueError):
+    except _checks.KERNEL_ERRORS:
         args = _checks.converted(model, (q, "q"), (qd, "qd"), (tau, "tau"), (f_tip, "f_tip", 6))
         if args is None:
             raise
@@ -48,7 +48,7 @@ def forward_dynamics_via_mass_matrix(model, q, qd, tau, f_tip=None, frame=None, 
     try:
         fr, tip = (-1, _NO_WRENCH) if f_tip is None else (model.frame_index(frame), f_tip)
         return _k.fd_via_mass_matrix((model._data.buffer if data is None else _checks.buffer(model, data)), q, qd, tau, fr, tip)
-    except (TypeError, ValueError):
+    except _checks.KERNEL_ERRORS:
         args = _checks.converted(model, (q, "q"), (qd, "qd"), (tau, "tau"), (f_tip, "f_tip", 6))
         if args is None:
             raise

@@ -34,7 +34,7 @@ def _step(method, model, q, qd, tau, dt, f_tip, frame, friction, data):
     q_next, qd_next = np.empty(model.nq), np.empty(model.nq)
     try:
         _k.step(buf, q, qd, tau, dt, method, fr, tip, fv, fs, q_next, qd_next)
-    except (TypeError, ValueError):
+    except _checks.KERNEL_ERRORS:
         args = _checks.converted(model, (q, "q"), (qd, "qd"), (tau, "tau"))
         if args is None:
             raise

@@ -22,7 +22,7 @@ def inverse_dynamics(model, q, qd, qdd, f_tip=None, frame=None, friction=None, d
             _k.rnea(buf, q, qd, qdd, tau)
         else:
             _k.rnea_tip(buf, q, qd, qdd, model.frame_index(frame), f_tip, tau)
-    except (TypeError, ValueError):
+    except _checks.KERNEL_ERRORS:
         args = _checks.converted(model, (q, "q"), (qd, "qd"), (qdd, "qdd"), (f_tip, "f_tip", 6))
         if args is None:
             raise
@@ -45,7 +45,7 @@ def _bias_term(kernel, model, data, *vectors):
     try:
         kernel(model._data.buffer if data is None else _checks.buffer(model, data), *vectors, tau)
         return tau
-    except (TypeError, ValueError):
+    except _checks.KERNEL_ERRORS:
         args = _checks.converted(model, *zip(vectors, ("q", "qd")))
         if args is None:
             raise

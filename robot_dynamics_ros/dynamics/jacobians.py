@@ -22,7 +22,7 @@ def frame_pose(model, q, frame=None, data=None):
     try:
         _k.frame_pose((model._data.buffer if data is None else _checks.buffer(model, data)), q, model.frame_index(frame), T)
         return T
-    except (TypeError, ValueError):
+    except _checks.KERNEL_ERRORS:
         args = _checks.converted(model, (q, "q"))
         if args is None:
             raise
@@ -41,7 +41,7 @@ def jacobian(model, q, frame=None, reference="space", data=None):
     try:
         _k.jacobian((model._data.buffer if data is None else _checks.buffer(model, data)), q, model.frame_index(frame), reference_code(reference), J)
         return J
-    except (TypeError, ValueError):
+    except _checks.KERNEL_ERRORS:
         args = _checks.converted(model, (q, "q"))
         if args is None:
             raise
@@ -56,7 +56,7 @@ def jacobian_derivative(model, q, qd, frame=None, reference="space", data=None):
         _k.jacobian_derivative((model._data.buffer if data is None else _checks.buffer(model, data)), q, qd, model.frame_index(frame),
                              reference_code(reference), dJ)
         return dJ
-    except (TypeError, ValueError):
+    except _checks.KERNEL_ERRORS:
         args = _checks.converted(model, (q, "q"), (qd, "qd"))
         if args is None:
             raise

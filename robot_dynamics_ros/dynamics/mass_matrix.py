@@ -17,7 +17,7 @@ def mass_matrix(model, q, data=None):
     try:
         _k.crba((model._data.buffer if data is None else _checks.buffer(model, data)), q, M)
         return M
-    except (TypeError, ValueError):
+    except _checks.KERNEL_ERRORS:
         args = _checks.converted(model, (q, "q"))
         if args is None:
             raise
