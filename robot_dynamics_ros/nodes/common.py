@@ -11,6 +11,7 @@ import numpy as np
 import rclpy
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.signals import SignalHandlerOptions
 
 __all__ = ['describe', 'float_array', 'gain_vector', 'string_list', 'WarningThrottle',
            'make_executor', 'run_node', 'spin_for', 'warm_up']
@@ -152,11 +153,15 @@ def spin_for(executor, seconds, timeout_sec=0.05):
 
 
 def run_node(node_class, args=None):
-    """``main()`` of every node: init, spin with finite timeouts, clean exit on SIGINT/SIGTERM."""
-    rclpy.init(args=args)
+    """``main()`` of every node: init, spin with finite timeouts, clean exit on SIGINT/SIGTERM.
+
+    rclpy's own SIGINT handling would raise KeyboardInterrupt wherever the main thread is, often
+    inside a subscription callback (logged as a fatal callback exception): both signals only set a
+    flag here, and the spin loop ends at its next turn.
+    """
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     stop = []
-    # rclpy's own handler shuts the context down on SIGINT; make SIGTERM do the same explicitly.
-    previous = signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
+    previous = {sig: signal.signal(sig, lambda *_: stop.append(True)) for sig in (signal.SIGINT, signal.SIGTERM)}
     node = None
     executor = None
     try:
@@ -168,7 +173,8 @@ def run_node(node_class, args=None):
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         if executor is not None:
             executor.shutdown(timeout_sec=1.0)
         if node is not None:
