@@ -1248,19 +1248,6 @@ def task_space_inertia(d, q, frame, reference, damping, Lam):
             Lam[r, c] = e[r]
 
 
-@_entry(_T(_TI))
-def cholesky(A):
-    """Lower-triangular L with L L^T = A; raises ValueError if A is not positive definite."""
-    n = A.shape[0]
-    L = A.copy()
-    if not _cholesky_in_place(L, n):
-        raise ValueError("matrix is not positive definite")
-    for i in range(n):
-        for j in range(i + 1, n):
-            L[i, j] = 0.0
-    return L
-
-
 @_entry(types.none(_D, _VI, _VI, _VI, _F, _I, _I, _VI, _VI, _VI, _V, _V))
 def step(d, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_out, qd_out):
     mb = w = d
