@@ -4,17 +4,9 @@ import numpy as np
 
 from . import _checks
 from . import _kernels as _k
-from .friction import friction_coefficients
+from .friction import applied_friction
 
 _NO_WRENCH = np.zeros(6)
-
-
-def _net_torque(model, qd, tau, friction):
-    coefficients = friction_coefficients(model, friction)
-    if coefficients is None:
-        return tau
-    qd = _checks.vector(model, qd, "qd")
-    return _checks.vector(model, tau, "tau") - (coefficients[0] * qd + coefficients[1] * np.sign(qd))
 
 
 def forward_dynamics(model, q, qd, tau, f_tip=None, frame=None, friction=None, data=None):
@@ -24,7 +16,7 @@ def forward_dynamics(model, q, qd, tau, f_tip=None, frame=None, friction=None, d
     Inverse of inverse_dynamics: inverse_dynamics(q, q̇, forward_dynamics(q, q̇, τ)) = τ.
     """
     if friction is not None:
-        tau = _net_torque(model, qd, tau, friction)
+        tau = _checks.vector(model, tau, "tau") - applied_friction(model, _checks.vector(model, qd, "qd"), friction)
     qdd = np.empty(model.nq)
     try:
         buf = model._data.buffer if data is None else _checks.buffer(model, data)
@@ -44,7 +36,7 @@ def forward_dynamics_via_mass_matrix(model, q, qd, tau, f_tip=None, frame=None, 
     """q̈ from M(q) q̈ = τ − b(q, q̇) − Jᵀ F_tip (eqs. 9.89–9.90, the textbook's GetJointAccel):
     M by CRBA, b by RNEA, then a Cholesky solve M = L Lᵀ (no explicit inverse)."""
     if friction is not None:
-        tau = _net_torque(model, qd, tau, friction)
+        tau = _checks.vector(model, tau, "tau") - applied_friction(model, _checks.vector(model, qd, "qd"), friction)
     try:
         fr, tip = (-1, _NO_WRENCH) if f_tip is None else (model.frame_index(frame), f_tip)
         return _k.fd_via_mass_matrix((model._data.buffer if data is None else _checks.buffer(model, data)), q, qd, tau, fr, tip)
@@ -61,7 +53,6 @@ def forward_dynamics_trajectory(model, q, qd, tau, friction=None, data=None):
     q = _checks.array(model, q, "q", (None, n))
     qd = _checks.array(model, qd, "qd", q.shape)
     tau = _checks.array(model, tau, "tau", q.shape)
-    coefficients = friction_coefficients(model, friction)
-    if coefficients is not None:
-        tau = tau - (coefficients[0] * qd + coefficients[1] * np.sign(qd))
+    if friction is not None:
+        tau = tau - applied_friction(model, qd, friction)
     return _k.aba_batch((model._data.buffer if data is None else _checks.buffer(model, data)), q, qd, tau)

@@ -29,6 +29,15 @@ def _coefficient(model, value, name):
     return a
 
 
+def applied_friction(model, qd, friction):
+    """F_v q̇ + F_s sgn(q̇) for the `friction` argument of the dynamics calls (see
+    friction_coefficients); 0.0 without friction. qd: (n,) or (N, n)."""
+    coefficients = friction_coefficients(model, friction)
+    if coefficients is None:
+        return 0.0
+    return coefficients[0] * qd + coefficients[1] * np.sign(qd)
+
+
 def friction_torques(model, qd, viscous=None, coulomb=None):
     """τ_f = F_v q̇ + F_s sgn(q̇): viscous and Coulomb friction torques (the notes' friction terms).
 
@@ -36,7 +45,5 @@ def friction_torques(model, qd, viscous=None, coulomb=None):
     returned torques oppose the motion: a motor must supply them in addition to the rigid-body
     torques (inverse dynamics adds them; forward dynamics subtracts them).
     """
-    qd = _checks.vector(model, qd, "qd")
-    fv, fs = friction_coefficients(model, (model.damping if viscous is None else viscous,
-                                           model.friction if coulomb is None else coulomb))
-    return fv * qd + fs * np.sign(qd)
+    return applied_friction(model, _checks.vector(model, qd, "qd"),
+                            (model.damping if viscous is None else viscous, model.friction if coulomb is None else coulomb))

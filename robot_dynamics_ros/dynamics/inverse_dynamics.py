@@ -3,7 +3,7 @@ import numpy as np
 
 from . import _checks
 from . import _kernels as _k
-from .friction import friction_coefficients
+from .friction import applied_friction
 
 
 
@@ -28,15 +28,8 @@ def inverse_dynamics(model, q, qd, qdd, f_tip=None, frame=None, friction=None, d
             raise
         return inverse_dynamics(model, *args, frame, friction, data)
     if friction is not None:
-        tau += _friction(model, qd, friction)
+        tau += applied_friction(model, qd, friction)
     return tau
-
-
-def _friction(model, qd, friction):
-    coefficients = friction_coefficients(model, friction)
-    if coefficients is None:
-        return 0.0
-    return coefficients[0] * qd + coefficients[1] * np.sign(qd)
 
 
 def _bias_term(kernel, model, data, *vectors):
@@ -88,5 +81,5 @@ def inverse_dynamics_trajectory(model, q, qd, qdd, f_tip=None, frame=None, frict
         tips = _checks.array(model, tips, "f_tip", (N, 6))
     tau = _k.rnea_batch((model._data.buffer if data is None else _checks.buffer(model, data)), q, qd, qdd, fr, tips)
     if friction is not None:
-        tau += _friction(model, qd, friction)
+        tau += applied_friction(model, qd, friction)
     return tau

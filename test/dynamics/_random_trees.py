@@ -165,7 +165,7 @@ class Tree:
         return copy.deepcopy(self)
 
     def to_urdf(self):
-        out = [f'<?xml version="1.0"?>', f'<robot name="{self.name}">']
+        out = ['<?xml version="1.0"?>', f'<robot name="{self.name}">']
         for link in self.links:
             if link.inertial is None:
                 out.append(f'  <link name="{link.name}"/>')

@@ -165,7 +165,6 @@ def test_as_fast_as_possible_in_lock_step(graph, ur5e_xml):
     ros.add(SimulatorNode, {'robot_description': ur5e_xml, 'initial_positions': list(Q0),
                             'publish_rate': 200.0, 'friction': False, 'publish_clock': True,
                             'real_time_factor': 0.0})
-    states = ros.collect(JointState, '/joint_states')
     errors = ros.collect(JointState, f'/{ctrl.get_name()}/tracking_error')
     reference = ros.publisher(JointTrajectory, f'/{ctrl.get_name()}/reference')
     assert ros.spin_until(lambda: errors, 5.0)
