@@ -17,6 +17,11 @@ from numba import njit, types
 # D_i > 0); floating-point contraction and reassociation (FMA, vectorised sums), but not the
 # no-NaN / no-inf assumptions, so the finiteness checks of the inputs stay.
 _OPTS = dict(cache=True, error_model="numpy", fastmath={"contract", "reassoc", "nsz", "arcp"})
+# Small helpers are inlined into their callers at numba's IR level: array views passed to a called
+# function cost reference counting (several times the arithmetic of a 3x3 product), inlined ones
+# are pruned. The algorithms themselves (the _*_into functions) stay calls, which keeps compile
+# times reasonable.
+_INLINE = dict(_OPTS, inline="always")
 
 # Packed model layout (model.py builds it): one row per body, then one row per frame.
 REVOLUTE = 0
@@ -71,17 +76,17 @@ DATA_WIDTH = MODEL_WIDTH + 201
 # small spatial-algebra helpers (3-vectors and 6-vectors stored in flat arrays at offsets)
 # ---------------------------------------------------------------------------------------------
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _n_bodies(mb):
     return int(mb[0, COL_N])
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _parent(mb, i):
     return int(mb[i, COL_PARENT])
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _joint_transform_into(mb, w, i, qi):
     """T_{parent,i}(q_i) = T_tree exp([A_i] q_i)  (eqs. 9.35, 9.50), stored as (R, p) in w[i].
 
@@ -104,7 +109,7 @@ def _joint_transform_into(mb, w, i, qi):
         w[i, W_P + r] = mb[i, COL_P + r]
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _motion_to_child(w, i, src, s, dst, d):
     """dst = Ad_{T_{i,parent}} src: a twist in parent coords re-expressed in {i} (eq. 9.54).
 
@@ -121,7 +126,7 @@ def _motion_to_child(w, i, src, s, dst, d):
         dst[d + 3 + c] = r0 * vx + r1 * vy + r2 * vz
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _force_to_parent(w, i, src, s, dst, d, add):
     """dst (+)= Ad_{T_{i,parent}}^T src: a wrench in {i} re-expressed in parent coords (eq. 9.56).
 
@@ -148,7 +153,7 @@ def _force_to_parent(w, i, src, s, dst, d, add):
         dst[d], dst[d + 1], dst[d + 2], dst[d + 3], dst[d + 4], dst[d + 5] = mx, my, mz, fx, fy, fz
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _inertia_times(mb, i, src, s, dst, d):
     """dst = G_i src for the body's spatial inertia G_i = [[I_o, [h]], [[h]^T, m 1]] (eq. 9.41)."""
     m = mb[i, COL_MASS]
@@ -164,19 +169,19 @@ def _inertia_times(mb, i, src, s, dst, d):
     dst[d + 5] = m * vz - (hx * wy - hy * wx)
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _axis_dot(mb, i, x, s):
     """A_i^T x for the joint screw A_i = (e_z, 0) (revolute) or (0, e_z) (prismatic) in {i}."""
     return x[s + 5] if mb[i, COL_TYPE] == PRISMATIC else x[s + 2]
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _add_axis(mb, i, scale, x, s):
     """x += A_i * scale."""
     x[s + (5 if mb[i, COL_TYPE] == PRISMATIC else 2)] += scale
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _add_ad_axis(mb, i, scale, V, s, x, d):
     """x += [ad_V] A_i * scale = [V, A_i] scale  (the Lie bracket of eq. 9.55); with a = e_z,
     w x a = (w_y, -w_x, 0)."""
@@ -190,7 +195,7 @@ def _add_ad_axis(mb, i, scale, V, s, x, d):
         x[d + 4] -= V[s + 3] * scale
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _add_neg_ad_dual(V, s, P, p, x, d):
     """x += -[ad_V]^T P = (w x m + v x f, w x f)  for V = (w, v), P = (m, f)  (eq. 9.31)."""
     wx, wy, wz, vx, vy, vz = V[s], V[s + 1], V[s + 2], V[s + 3], V[s + 4], V[s + 5]
@@ -203,7 +208,7 @@ def _add_neg_ad_dual(V, s, P, p, x, d):
     x[d + 5] += wx * fy - wy * fx
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _frame_wrench_to_body(mb, f, F, x, d):
     """x[d:d+6] += wrench F given in frame f's coordinates, re-expressed in its body's frame."""
     r = _n_bodies_rows(mb) + f
@@ -225,18 +230,18 @@ def _frame_wrench_to_body(mb, f, F, x, d):
     x[d + 5] += fz
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _n_bodies_rows(mb):
     """Row of the first frame in the packed model (bodies occupy max(n, 1) rows)."""
     return max(_n_bodies(mb), 1)
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _frame_body(mb, f):
     return int(mb[_n_bodies_rows(mb) + f, FCOL_BODY])
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _all_finite(x):
     for v in x.flat:
         if not np.isfinite(v):
@@ -244,7 +249,7 @@ def _all_finite(x):
     return True
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _check_vector(x, n):
     if x.shape[0] != n or not _all_finite(x):
         raise ValueError("invalid input vector")
@@ -304,7 +309,7 @@ def _rnea_into(mb, w, q, qd, qdd, use_qd, use_qdd, gravity, frame, f_tip, tau):
 # Composite-rigid-body algorithm for M(q)
 # ---------------------------------------------------------------------------------------------
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _add_moved_rigid_inertia(T, ro, po, src, s, dst, d):
     """dst += the rigid-body inertia (m, h, I_o) at src[s:], moved by the pose (R, p) stored in
     T[ro:ro+9], T[po:po+3] (the coordinates of the body's frame in the destination frame).
@@ -358,7 +363,7 @@ def _add_moved_rigid_inertia(T, ro, po, src, s, dst, d):
     dst[d + 12] += a22
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _body_inertia_params(mb, i, dst, d):
     """dst = (m, h, I_o) of body i in {i}."""
     dst[d] = mb[i, COL_MASS]
@@ -368,7 +373,7 @@ def _body_inertia_params(mb, i, dst, d):
         dst[d + 4 + k] = mb[i, COL_IO + k]
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _rigid_inertia_times_axis(mb, i, I, s, dst, d):
     """dst = G A_i for a rigid-body inertia G = (m, h, I_o) at I[s:s+13] and body i's joint screw."""
     m, hx, hy = I[s], I[s + 1], I[s + 2]
@@ -495,7 +500,7 @@ def _aba_into(mb, w, q, qd, tau, frame, f_tip, qdd):
         _add_axis(mb, i, qdd[i], A, 0)
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _add_inertia_matrix_to_parent(w, i, I, dst):
     """dst += X^T I X, X = Ad_{T_{i,parent}} = [[R^T, 0], [-R^T [p], R^T]]: an articulated inertia in {i}
     re-expressed in the parent frame (flat 6x6, row-major).
@@ -609,7 +614,7 @@ REF_BODY = 1
 REF_WORLD_ALIGNED = 2
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _change_reference(T, reference, x, s):
     """Re-express a base-coordinates twist x[s:s+6] (space form) in the requested reference at frame T.
 
@@ -700,7 +705,7 @@ def _jacobian_derivative_into(mb, w, q, qd, frame, reference, T, dJ):
         j = _parent(mb, j)
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _bracket(X, s, Y, t, out, d):
     """out = [ad_X] Y = (wx x wy, vx x wy + wx x vy)  (eq. 9.28)."""
     w1x, w1y, w1z, v1x, v1y, v1z = X[s], X[s + 1], X[s + 2], X[s + 3], X[s + 4], X[s + 5]
@@ -774,7 +779,7 @@ def _coriolis_matrix_into(mb, w, q, qd, C):
             j = _parent(mb, j)
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _world_inertia_into(mb, w, i):
     """I_i in base coordinates (6x6 at W_I0): the ten-parameter inertia moved by T_{0i}."""
     prm = w[i, W_CM:W_CM + 13]
@@ -785,7 +790,7 @@ def _world_inertia_into(mb, w, i):
     _rigid_inertia_matrix(prm, 0, w[i, W_I0:W_I0 + 36])
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _rigid_inertia_matrix(prm, s, G):
     """G (flat 6x6) = [[I_o, [h]], [[h]^T, m 1]] from the ten parameters prm[s:s+13] = (m, h, I_o)."""
     m, hx, hy, hz = prm[s], prm[s + 1], prm[s + 2], prm[s + 3]
@@ -802,7 +807,7 @@ def _rigid_inertia_matrix(prm, s, G):
     G[3 * 6 + 2], G[4 * 6 + 2] = -hy, hx
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _coriolis_factor_into(w, i):
     """B_i = 1/2 (-ad_V^T I - I ad_V - adbar(I V)) at W_B0, for V = (w, v) = w[i, W_V], I = w[i, W_I0].
 
@@ -840,7 +845,7 @@ def _coriolis_factor_into(w, i):
     _add_skew(B, 3, 0, -0.5, P[3], P[4], P[5])
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _add_skew(M, r, c, scale, x, y, z):
     """M[r:r+3, c:c+3] += scale [x] for a flat 6x6 M."""
     M[6 * r + c + 1] -= scale * z
@@ -894,7 +899,7 @@ def _cholesky_solve_in_place(L, n, b):
 # Integration steps (forward dynamics by ABA)
 # ---------------------------------------------------------------------------------------------
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _friction_into(qd, viscous, coulomb, out):
     """out = F_v qd + F_s sgn(qd) (viscous and Coulomb friction, the notes' generalised forces)."""
     for i in range(qd.shape[0]):
@@ -967,6 +972,13 @@ def _step_into(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_
 # (boxing) than a 7-joint RNEA.
 # ---------------------------------------------------------------------------------------------
 
+def _inlined(algorithm):
+    """The same algorithm compiled to be inlined into its caller: the single-call and batch entry
+    points use it (no per-call reference counting of the arrays they hand over); the integrators,
+    which call an algorithm several times per step, keep the plain call (compile time)."""
+    return njit(**_INLINE)(getattr(algorithm, "py_func", algorithm))
+
+
 def _entry(signature):
     """Declare a compiled entry point with an explicit signature, compiled (or loaded from numba's
     cache) on its first call rather than at import, so a process pays only for the kernels it uses.
@@ -980,6 +992,12 @@ def _entry(signature):
         first_call.__name__, first_call.__doc__, first_call.py_func = fn.__name__, fn.__doc__, fn
         return first_call
     return declare
+
+
+_rnea_inlined = _inlined(_rnea_into)
+_crba_inlined = _inlined(_crba_into)
+_aba_inlined = _inlined(_aba_into)
+_coriolis_matrix_inlined = _inlined(_coriolis_matrix_into)
 
 
 _D = types.float64[:, ::1]                                # a Data buffer: packed model | workspace
@@ -998,7 +1016,7 @@ def rnea(d, q, qd, qdd, tau):
     _check_vector(q, n)
     _check_vector(qd, n)
     _check_vector(qdd, n)
-    _rnea_into(mb, w, q, qd, qdd, True, True, True, -1, q, tau)
+    _rnea_inlined(mb, w, q, qd, qdd, True, True, True, -1, q, tau)
 
 
 @_entry(types.none(_D, _VI, _VI, _VI, _I, _VI, _V))
@@ -1009,7 +1027,7 @@ def rnea_tip(d, q, qd, qdd, frame, f_tip, tau):
     _check_vector(qd, n)
     _check_vector(qdd, n)
     _check_vector(f_tip, 6)
-    _rnea_into(mb, w, q, qd, qdd, True, True, True, frame, f_tip, tau)
+    _rnea_inlined(mb, w, q, qd, qdd, True, True, True, frame, f_tip, tau)
 
 
 @_entry(types.none(_D, _VI, _V))
@@ -1017,7 +1035,7 @@ def gravity(d, q, tau):
     """g(q) by RNEA with qd = qdd = 0."""
     mb = w = d
     _check_vector(q, _n_bodies(mb))
-    _rnea_into(mb, w, q, q, q, False, False, True, -1, q, tau)
+    _rnea_inlined(mb, w, q, q, q, False, False, True, -1, q, tau)
 
 
 @_entry(types.none(_D, _VI, _VI, _V))
@@ -1027,7 +1045,7 @@ def coriolis(d, q, qd, tau):
     n = _n_bodies(mb)
     _check_vector(q, n)
     _check_vector(qd, n)
-    _rnea_into(mb, w, q, qd, qd, True, False, False, -1, q, tau)
+    _rnea_inlined(mb, w, q, qd, qd, True, False, False, -1, q, tau)
 
 
 @_entry(types.none(_D, _VI, _VI, _V))
@@ -1037,7 +1055,7 @@ def bias(d, q, qd, tau):
     n = _n_bodies(mb)
     _check_vector(q, n)
     _check_vector(qd, n)
-    _rnea_into(mb, w, q, qd, qd, True, False, True, -1, q, tau)
+    _rnea_inlined(mb, w, q, qd, qd, True, False, True, -1, q, tau)
 
 
 @_entry(_T(_D, _TI, _TI, _TI, _I, _TI))
@@ -1053,7 +1071,7 @@ def rnea_batch(d, q, qd, qdd, frame, f_tip):
         raise ValueError("invalid trajectory values")
     tau = np.empty((N, n))
     for k in range(N):
-        _rnea_into(mb, w, q[k], qd[k], qdd[k], True, True, True, frame, f_tip[k if frame >= 0 else 0], tau[k])
+        _rnea_inlined(mb, w, q[k], qd[k], qdd[k], True, True, True, frame, f_tip[k if frame >= 0 else 0], tau[k])
     return tau
 
 
@@ -1061,7 +1079,7 @@ def rnea_batch(d, q, qd, qdd, frame, f_tip):
 def crba(d, q, M):
     mb = w = d
     _check_vector(q, _n_bodies(mb))
-    _crba_into(mb, w, q, M)
+    _crba_inlined(mb, w, q, M)
 
 
 @_entry(types.float64[:, :, ::1](_D, _TI))
@@ -1074,7 +1092,7 @@ def crba_batch(d, q):
         raise ValueError("invalid trajectory values")
     M = np.empty((N, n, n))
     for k in range(N):
-        _crba_into(mb, w, q[k], M[k])
+        _crba_inlined(mb, w, q[k], M[k])
     return M
 
 
@@ -1085,7 +1103,7 @@ def aba(d, q, qd, tau, qdd):
     _check_vector(q, n)
     _check_vector(qd, n)
     _check_vector(tau, n)
-    _aba_into(mb, w, q, qd, tau, -1, q, qdd)
+    _aba_inlined(mb, w, q, qd, tau, -1, q, qdd)
 
 
 @_entry(types.none(_D, _VI, _VI, _VI, _I, _VI, _V))
@@ -1096,7 +1114,7 @@ def aba_tip(d, q, qd, tau, frame, f_tip, qdd):
     _check_vector(qd, n)
     _check_vector(tau, n)
     _check_vector(f_tip, 6)
-    _aba_into(mb, w, q, qd, tau, frame, f_tip, qdd)
+    _aba_inlined(mb, w, q, qd, tau, frame, f_tip, qdd)
 
 
 @_entry(_T(_D, _TI, _TI, _TI))
@@ -1109,7 +1127,7 @@ def aba_batch(d, q, qd, tau):
         raise ValueError("invalid trajectory values")
     qdd = np.empty((N, n))
     for k in range(N):
-        _aba_into(mb, w, q[k], qd[k], tau[k], -1, q[k], qdd[k])
+        _aba_inlined(mb, w, q[k], qd[k], tau[k], -1, q[k], qdd[k])
     return qdd
 
 
@@ -1141,7 +1159,7 @@ def coriolis_matrix(d, q, qd, C):
     n = _n_bodies(mb)
     _check_vector(q, n)
     _check_vector(qd, n)
-    _coriolis_matrix_into(mb, w, q, qd, C)
+    _coriolis_matrix_inlined(mb, w, q, qd, C)
 
 
 @_entry(types.float64[:, :, ::1](_D, _VI))
