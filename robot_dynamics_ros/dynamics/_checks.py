@@ -45,13 +45,15 @@ def _writeable_contiguous(a):
     return a if a.flags.writeable else a.copy()
 
 
-def converted(model, *specs, optional=("f_tip",)):
+def retry_args(model, error, *specs, optional=("f_tip",)):
     """The arguments of a failed kernel call, each spec (value, name[, length]) passed through
-    vector(), so a bad argument raises a ValueError naming it (None stays None for the `optional`
-    names). Returns None when no argument had to change: the failure was not the input's, and the
-    caller re-raises it."""
+    vector(), so that a bad argument raises a ValueError naming it (None stays None for the
+    `optional` names). When no argument had to change, the failure was not the input's: `error`
+    (the kernel's exception) is raised again."""
     values = tuple(None if spec[0] is None and spec[1] in optional else vector(model, *spec) for spec in specs)
-    return None if all(v is spec[0] for v, spec in zip(values, specs)) else values
+    if all(v is spec[0] for v, spec in zip(values, specs)):
+        raise error
+    return values
 
 
 def buffer(model, data):

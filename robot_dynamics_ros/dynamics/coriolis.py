@@ -17,10 +17,8 @@ def coriolis_matrix(model, q, qd, data=None):
     try:
         _k.coriolis_matrix((model._data.buffer if data is None else _checks.buffer(model, data)), q, qd, C)
         return C
-    except _checks.KERNEL_ERRORS:
-        args = _checks.converted(model, (q, "q"), (qd, "qd"))
-        if args is None:
-            raise
+    except _checks.KERNEL_ERRORS as exc:
+        args = _checks.retry_args(model, exc, (q, "q"), (qd, "qd"))
         return coriolis_matrix(model, *args, data)
 
 
@@ -32,10 +30,8 @@ def mass_matrix_derivatives(model, q, data=None):
     """
     try:
         return _k.mass_matrix_derivatives((model._data.buffer if data is None else _checks.buffer(model, data)), q)
-    except _checks.KERNEL_ERRORS:
-        args = _checks.converted(model, (q, "q"))
-        if args is None:
-            raise
+    except _checks.KERNEL_ERRORS as exc:
+        args = _checks.retry_args(model, exc, (q, "q"))
         return mass_matrix_derivatives(model, *args, data)
 
 

@@ -25,10 +25,8 @@ def forward_dynamics(model, q, qd, tau, f_tip=None, frame=None, friction=None, d
         else:
             _k.aba_tip(buf, q, qd, tau, model.frame_index(frame), f_tip, qdd)
         return qdd
-    except _checks.KERNEL_ERRORS:
-        args = _checks.converted(model, (q, "q"), (qd, "qd"), (tau, "tau"), (f_tip, "f_tip", 6))
-        if args is None:
-            raise
+    except _checks.KERNEL_ERRORS as exc:
+        args = _checks.retry_args(model, exc, (q, "q"), (qd, "qd"), (tau, "tau"), (f_tip, "f_tip", 6))
         return forward_dynamics(model, *args, frame, None, data)
 
 
@@ -40,10 +38,8 @@ def forward_dynamics_via_mass_matrix(model, q, qd, tau, f_tip=None, frame=None, 
     try:
         fr, tip = (-1, _NO_WRENCH) if f_tip is None else (model.frame_index(frame), f_tip)
         return _k.fd_via_mass_matrix((model._data.buffer if data is None else _checks.buffer(model, data)), q, qd, tau, fr, tip)
-    except _checks.KERNEL_ERRORS:
-        args = _checks.converted(model, (q, "q"), (qd, "qd"), (tau, "tau"), (f_tip, "f_tip", 6))
-        if args is None:
-            raise
+    except _checks.KERNEL_ERRORS as exc:
+        args = _checks.retry_args(model, exc, (q, "q"), (qd, "qd"), (tau, "tau"), (f_tip, "f_tip", 6))
         return forward_dynamics_via_mass_matrix(model, *args, frame, None, data)
 
 

@@ -34,10 +34,8 @@ def _step(method, model, q, qd, tau, dt, f_tip, frame, friction, data):
     q_next, qd_next = np.empty(model.nq), np.empty(model.nq)
     try:
         _k.step(buf, q, qd, tau, dt, method, fr, tip, fv, fs, q_next, qd_next)
-    except _checks.KERNEL_ERRORS:
-        args = _checks.converted(model, (q, "q"), (qd, "qd"), (tau, "tau"))
-        if args is None:
-            raise
+    except _checks.KERNEL_ERRORS as exc:
+        args = _checks.retry_args(model, exc, (q, "q"), (qd, "qd"), (tau, "tau"))
         _k.step(buf, *args, dt, method, fr, tip, fv, fs, q_next, qd_next)
     return q_next, qd_next
 

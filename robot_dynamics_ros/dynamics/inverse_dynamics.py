@@ -22,44 +22,44 @@ def inverse_dynamics(model, q, qd, qdd, f_tip=None, frame=None, friction=None, d
             _k.rnea(buf, q, qd, qdd, tau)
         else:
             _k.rnea_tip(buf, q, qd, qdd, model.frame_index(frame), f_tip, tau)
-    except _checks.KERNEL_ERRORS:
-        args = _checks.converted(model, (q, "q"), (qd, "qd"), (qdd, "qdd"), (f_tip, "f_tip", 6))
-        if args is None:
-            raise
+    except _checks.KERNEL_ERRORS as exc:
+        args = _checks.retry_args(model, exc, (q, "q"), (qd, "qd"), (qdd, "qdd"), (f_tip, "f_tip", 6))
         return inverse_dynamics(model, *args, frame, friction, data)
     if friction is not None:
         tau += applied_friction(model, qd, friction)
     return tau
 
 
-def _bias_term(kernel, model, data, *vectors):
-    """Run one of the RNEA bias kernels on (q,) or (q, qd)."""
-    tau = np.empty(model.nq)
-    try:
-        kernel(model._data.buffer if data is None else _checks.buffer(model, data), *vectors, tau)
-        return tau
-    except _checks.KERNEL_ERRORS:
-        args = _checks.converted(model, *zip(vectors, ("q", "qd")))
-        if args is None:
-            raise
-        return _bias_term(kernel, model, data, *args)
-
-
 def gravity_torques(model, q, data=None):
     """g(q) = ∂P/∂q: the joint torques that hold the robot still against gravity (eq. 9.84),
     by recursive Newton–Euler with q̇ = q̈ = 0 (eqs. 9.53–9.57)."""
-    return _bias_term(_k.gravity, model, data, q)
+    tau = np.empty(model.nq)
+    try:
+        _k.gravity(model._data.buffer if data is None else _checks.buffer(model, data), q, tau)
+    except _checks.KERNEL_ERRORS as exc:
+        return gravity_torques(model, *_checks.retry_args(model, exc, (q, "q")), data)
+    return tau
 
 
 def coriolis_forces(model, q, qd, data=None):
     """c(q, q̇) = C(q, q̇) q̇: Coriolis and centripetal torques (eqs. 9.83, 9.88), by recursive
     Newton–Euler with q̈ = 0 and no gravity. For the matrix C see coriolis_matrix."""
-    return _bias_term(_k.coriolis, model, data, q, qd)
+    tau = np.empty(model.nq)
+    try:
+        _k.coriolis(model._data.buffer if data is None else _checks.buffer(model, data), q, qd, tau)
+    except _checks.KERNEL_ERRORS as exc:
+        return coriolis_forces(model, *_checks.retry_args(model, exc, (q, "q"), (qd, "qd")), data)
+    return tau
 
 
 def bias_forces(model, q, qd, data=None):
     """b(q, q̇) = c(q, q̇) + g(q) (eq. 9.1), by recursive Newton–Euler with q̈ = 0 (eq. 9.89)."""
-    return _bias_term(_k.bias, model, data, q, qd)
+    tau = np.empty(model.nq)
+    try:
+        _k.bias(model._data.buffer if data is None else _checks.buffer(model, data), q, qd, tau)
+    except _checks.KERNEL_ERRORS as exc:
+        return bias_forces(model, *_checks.retry_args(model, exc, (q, "q"), (qd, "qd")), data)
+    return tau
 
 
 def inverse_dynamics_trajectory(model, q, qd, qdd, f_tip=None, frame=None, friction=None, data=None):

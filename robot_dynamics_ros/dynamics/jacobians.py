@@ -22,10 +22,8 @@ def frame_pose(model, q, frame=None, data=None):
     try:
         _k.frame_pose((model._data.buffer if data is None else _checks.buffer(model, data)), q, model.frame_index(frame), T)
         return T
-    except _checks.KERNEL_ERRORS:
-        args = _checks.converted(model, (q, "q"))
-        if args is None:
-            raise
+    except _checks.KERNEL_ERRORS as exc:
+        args = _checks.retry_args(model, exc, (q, "q"))
         return frame_pose(model, *args, frame, data)
 
 
@@ -41,10 +39,8 @@ def jacobian(model, q, frame=None, reference="space", data=None):
     try:
         _k.jacobian((model._data.buffer if data is None else _checks.buffer(model, data)), q, model.frame_index(frame), reference_code(reference), J)
         return J
-    except _checks.KERNEL_ERRORS:
-        args = _checks.converted(model, (q, "q"))
-        if args is None:
-            raise
+    except _checks.KERNEL_ERRORS as exc:
+        args = _checks.retry_args(model, exc, (q, "q"))
         return jacobian(model, *args, frame, reference, data)
 
 
@@ -56,10 +52,8 @@ def jacobian_derivative(model, q, qd, frame=None, reference="space", data=None):
         _k.jacobian_derivative((model._data.buffer if data is None else _checks.buffer(model, data)), q, qd, model.frame_index(frame),
                              reference_code(reference), dJ)
         return dJ
-    except _checks.KERNEL_ERRORS:
-        args = _checks.converted(model, (q, "q"), (qd, "qd"))
-        if args is None:
-            raise
+    except _checks.KERNEL_ERRORS as exc:
+        args = _checks.retry_args(model, exc, (q, "q"), (qd, "qd"))
         return jacobian_derivative(model, *args, frame, reference, data)
 
 

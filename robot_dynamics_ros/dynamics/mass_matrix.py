@@ -17,10 +17,8 @@ def mass_matrix(model, q, data=None):
     try:
         _k.crba((model._data.buffer if data is None else _checks.buffer(model, data)), q, M)
         return M
-    except _checks.KERNEL_ERRORS:
-        args = _checks.converted(model, (q, "q"))
-        if args is None:
-            raise
+    except _checks.KERNEL_ERRORS as exc:
+        args = _checks.retry_args(model, exc, (q, "q"))
         return mass_matrix(model, *args, data)
 
 

@@ -23,10 +23,8 @@ def task_space_inertia(model, q, frame=None, reference="space", damping=0.0, dat
         _k.task_space_inertia((model._data.buffer if data is None else _checks.buffer(model, data)), q, model.frame_index(frame),
                             reference_code(reference), damping, Lam)
         return Lam
-    except _checks.KERNEL_ERRORS:
-        args = _checks.converted(model, (q, "q"))
-        if args is None:
-            raise
+    except _checks.KERNEL_ERRORS as exc:
+        args = _checks.retry_args(model, exc, (q, "q"))
         return task_space_inertia(model, *args, frame, reference, damping, data)
 
 
