@@ -243,6 +243,8 @@ def _frame_body(mb, f):
 
 @njit(**_INLINE)
 def _all_finite(x):
+    """True when no entry of x is NaN or inf (np.isfinite: the fastmath flags here keep NaN/inf
+    semantics, but an arithmetic test such as x - x == 0 would be folded away by reassociation)."""
     for v in x.flat:
         if not np.isfinite(v):
             return False
