@@ -914,7 +914,7 @@ def _accel_into(mb, w, q, qd, tau, frame, f_tip, viscous, coulomb, tmp, qdd):
     _friction_into(qd, viscous, coulomb, tmp)
     for i in range(tau.shape[0]):
         tmp[i] = tau[i] - tmp[i]
-    _aba_inlined(mb, w, q, qd, tmp, frame, f_tip, qdd)
+    _aba_into(mb, w, q, qd, tmp, frame, f_tip, qdd)
 
 
 METHOD_EULER = 0
@@ -976,8 +976,8 @@ def _step_into(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_
 
 def _inlined(algorithm):
     """The same algorithm compiled to be inlined into its caller: the single-call and batch entry
-    points and the integrators' acceleration use it (no per-call reference counting of the arrays
-    they hand over); everything else keeps the plain call (compile time)."""
+    points use it (no per-call reference counting of the arrays they hand over); the integrators,
+    which call an algorithm several times per step, keep the plain call (compile time)."""
     return njit(**_INLINE)(getattr(algorithm, "py_func", algorithm))
 
 
