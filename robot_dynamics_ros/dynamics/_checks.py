@@ -19,8 +19,8 @@ def vector(model, x, name, n=None):
     if a.shape != (n,):
         raise ValueError(f"{name} must have shape ({n},), got shape {a.shape}"
                          + (f" (joints in model.joint_names order: {list(model.joint_names)})" if n == model.nq else ""))
-    bad = np.flatnonzero(~np.isfinite(a))
-    if bad.size:
+    if not np.isfinite(a).all():
+        bad = np.flatnonzero(~np.isfinite(a))
         where = ", ".join(f"{name}[{i}]" + (f" ({model.joint_names[i]})" if n == model.nq else "") for i in bad[:4])
         raise ValueError(f"{name} must be finite: NaN or inf at {where}")
     return _writeable_contiguous(a)
@@ -41,8 +41,8 @@ def array(model, x, name, shape):
 
 def _writeable_contiguous(a):
     """A C-contiguous float64 array the caller may keep (a copy when `a` was read-only)."""
-    a = np.ascontiguousarray(a)
-    return a if a.flags.writeable else a.copy()
+    flags = a.flags
+    return a if flags.c_contiguous and flags.writeable else np.array(a, order="C")
 
 
 def retry_args(model, error, *specs, optional=("f_tip",)):

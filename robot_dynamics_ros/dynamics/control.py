@@ -5,16 +5,15 @@ from . import _checks
 from .inverse_dynamics import inverse_dynamics
 
 
-def _gain(model, k, name):
+def _apply_gain(model, k, x, name):
+    """K x for a gain given as a scalar, a per-joint vector (diagonal K) or an (n, n) matrix."""
     k = np.asarray(k, dtype=float)
-    if k.ndim == 0:
-        k = np.full(model.nq, float(k))
-    if k.shape == (model.nq,):
-        k = np.diag(k)
-    if k.shape != (model.nq, model.nq) or not np.all(np.isfinite(k)):
-        raise ValueError(f"{name} must be a finite scalar, a vector of {model.nq} gains or a "
-                         f"{model.nq}x{model.nq} matrix, got shape {k.shape}")
-    return k
+    if k.ndim == 2 and k.shape == (model.nq, model.nq) and np.all(np.isfinite(k)):
+        return k @ x
+    if k.shape in ((), (model.nq,)) and np.all(np.isfinite(k)):
+        return k * x
+    raise ValueError(f"{name} must be a finite scalar, a vector of {model.nq} gains or a "
+                     f"{model.nq}x{model.nq} matrix, got shape {k.shape}")
 
 
 def computed_torque(model, q, qd, q_des, qd_des, qdd_des, kp, kd, friction=None, data=None):
@@ -27,5 +26,6 @@ def computed_torque(model, q, qd, q_des, qd_des, qdd_des, kp, kd, friction=None,
     qd = _checks.vector(model, qd, "qd")
     e = _checks.vector(model, q_des, "q_des") - q
     edot = _checks.vector(model, qd_des, "qd_des") - qd
-    qdd_ref = _checks.vector(model, qdd_des, "qdd_des") + _gain(model, kd, "kd") @ edot + _gain(model, kp, "kp") @ e
+    qdd_ref = (_checks.vector(model, qdd_des, "qdd_des") + _apply_gain(model, kd, edot, "kd")
+               + _apply_gain(model, kp, e, "kp"))
     return inverse_dynamics(model, q, qd, qdd_ref, friction=friction, data=data)
