@@ -63,6 +63,14 @@ def buffer(model, data):
     return data.buffer
 
 
+def choice(options, value, name):
+    """options[value] for a named option, or ValueError listing the options."""
+    try:
+        return options[value]
+    except (KeyError, TypeError):
+        raise ValueError(f"{name} must be one of {list(options)}, got {value!r}") from None
+
+
 def scalar(x, name, minimum=None):
     try:
         v = float(x)

@@ -10,13 +10,6 @@ from .friction import friction_coefficients
 METHODS = {"euler": _k.METHOD_EULER, "semi_implicit_euler": _k.METHOD_SEMI_IMPLICIT, "rk4": _k.METHOD_RK4}
 
 
-def _method_code(method):
-    try:
-        return METHODS[method]
-    except (KeyError, TypeError):
-        raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}") from None
-
-
 def _extras(model, f_tip, frame, friction):
     """Kernel arguments for the tip wrench and friction (zeros when absent)."""
     fr, tip = (-1, np.zeros(6)) if f_tip is None else (model.frame_index(frame), _checks.vector(model, f_tip, "f_tip", 6))
@@ -78,7 +71,7 @@ def simulate(model, q0, qd0, tau, dt, steps, method="rk4", f_tip=None, frame=Non
     Returns a Trajectory with q, qd of shape (steps + 1, n) (unpacks as q, qd = simulate(...)).
     With a torque array the whole loop runs compiled.
     """
-    code = _method_code(method)
+    code = _checks.choice(METHODS, method, "method")
     dt = _checks.scalar(dt, "dt", minimum=0.0)
     if int(steps) != steps or steps < 0:
         raise ValueError(f"steps must be a non-negative integer, got {steps!r}")

@@ -10,10 +10,7 @@ REFERENCES = {"space": _k.REF_SPACE, "body": _k.REF_BODY, "world_aligned": _k.RE
 
 
 def reference_code(reference):
-    try:
-        return REFERENCES[reference]
-    except (KeyError, TypeError):
-        raise ValueError(f"reference must be one of {list(REFERENCES)}, got {reference!r}") from None
+    return _checks.choice(REFERENCES, reference, "reference")
 
 
 def frame_pose(model, q, frame=None, data=None):
