@@ -468,14 +468,19 @@ def _aba_into(mb, w, q, qd, tau, frame, f_tip, qdd):
         p = _parent(mb, i)
         if p < 0:
             continue
-        # I^a = I^A - U U^T / D ;  p^a = p^A + I^a c + U u / D
+        # I^a = I^A - U U^T / D (symmetric) ;  p^a = p^A + I^a c + U u / D
+        inv_D = 1.0 / D
         for r in range(6):
-            for k in range(6):
-                IA[6 * r + k] -= U[r] * U[k] / D
+            ur = U[r] * inv_D
+            for k in range(r, 6):
+                v = ur * U[k]
+                IA[6 * r + k] -= v
+                if k != r:
+                    IA[6 * k + r] -= v
         c = w[i, W_C:W_C + 6]
         pa = w[i, W_X:W_X + 6]
         for r in range(6):
-            acc = pA[r] + U[r] * u / D
+            acc = pA[r] + U[r] * u * inv_D
             for k in range(6):
                 acc += IA[6 * r + k] * c[k]
             pa[r] = acc
@@ -520,10 +525,12 @@ def _add_inertia_matrix_to_parent(w, i, I, dst):
                 S[3 * r + c] = (I[6 * (r0 + r) + c0] * w[i, W_R + 3 * c] + I[6 * (r0 + r) + c0 + 1] * w[i, W_R + 3 * c + 1]
                                 + I[6 * (r0 + r) + c0 + 2] * w[i, W_R + 3 * c + 2])
         o = 9 + 9 * blk
-        for r in range(3):             # R T
-            for c in range(3):
-                S[o + 3 * r + c] = (w[i, W_R + 3 * r] * S[c] + w[i, W_R + 3 * r + 1] * S[3 + c]
-                                    + w[i, W_R + 3 * r + 2] * S[6 + c])
+        for r in range(3):             # R T (A and D are symmetric: upper triangle, mirrored)
+            for c in range(r if blk != 1 else 0, 3):
+                v = w[i, W_R + 3 * r] * S[c] + w[i, W_R + 3 * r + 1] * S[3 + c] + w[i, W_R + 3 * r + 2] * S[6 + c]
+                S[o + 3 * r + c] = v
+                if blk != 1:
+                    S[o + 3 * c + r] = v
     px, py, pz = w[i, W_P], w[i, W_P + 1], w[i, W_P + 2]
     F = S[0:9]                          # F = B1 + [p] D1, column by column: [p] d = p x d
     for c in range(3):
