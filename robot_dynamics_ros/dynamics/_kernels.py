@@ -2,12 +2,13 @@
 
 Every recursion is written once, here, as a private `_name_into(mb, w, ...)` function that writes its
 result into arrays it is given; the public modules call the thin compiled entry points at the end of
-this file. `mb` is the packed model (model.py: one row per body, then one per frame), `w` the Data
-workspace (one row per body, columns below). With NUMBA_DISABLE_JIT=1 the same code runs as plain
-Python, which is how to single-step the textbook algorithms.
+this file. `mb` holds the packed model (model.py: one row per body, then one per frame) and `w` the
+scratch columns; both are the one Data buffer (columns below). With NUMBA_DISABLE_JIT=1 the same
+code runs as plain Python, which is how to single-step the textbook algorithms.
 
 Conventions (the textbook's): spatial vectors angular first, twist V = (w, v), wrench F = (m, f).
-Body frame {i} is joint i's frame; (R_i, p_i) is T_{parent(i), i}(q_i) in the workspace.
+Body frame {i} is joint i's frame turned so that the joint axis is z (Model._pack), so the joint
+screw is A_i = (e_z, 0) or (0, e_z); (R_i, p_i) is T_{parent(i), i}(q_i) in the workspace.
 """
 import numpy as np
 from numba import njit, types
