@@ -16,8 +16,12 @@ from numba import njit, types
 
 # Compiler options of every kernel: cached on disk; no ZeroDivisionError checks (ABA divides by
 # D_i > 0); floating-point contraction and reassociation (FMA, vectorised sums), but not the
-# no-NaN / no-inf assumptions, so the finiteness checks of the inputs stay.
-_OPTS = dict(cache=True, error_model="numpy", fastmath={"contract", "reassoc", "nsz", "arcp"})
+# no-NaN / no-inf assumptions, so the finiteness checks of the inputs stay. No reference-counting
+# runtime (numba's NRT, option `_nrt`): the algorithms write into arrays they are given and
+# allocate nothing, so neither their array arguments (a MemInfo malloc, incref and free each, about
+# 25 ns, at every call from Python) nor their array views (w[i, W_V:W_V + 6]) need counting; the
+# caller owns every array for the whole call. Only entry points that return new arrays enable it.
+_OPTS = dict(cache=True, error_model="numpy", fastmath={"contract", "reassoc", "nsz", "arcp"}, _nrt=False)
 # Small helpers are inlined into their callers at numba's IR level: array views passed to a called
 # function cost reference counting (several times the arithmetic of a 3x3 product), inlined ones
 # are pruned. The algorithms themselves (the _*_into functions) stay calls, which keeps compile
@@ -654,7 +658,7 @@ def _jacobian_into(mb, w, q, frame, reference, T, J):
     _frame_pose_into(mb, w, frame, T)
     J[:, :] = 0.0
     b = _frame_body(mb, frame)
-    col = np.empty(6)
+    col = w[0, W_X:W_X + 6]
     while b >= 0:
         for k in range(6):
             col[k] = w[b, W_S0 + k]
@@ -684,16 +688,14 @@ def _jacobian_derivative_into(mb, w, q, qd, frame, reference, T, dJ):
     b = _frame_body(mb, frame)
     if b < 0:
         return
-    Vf = np.empty(6)           # twist of the frame (base coords, space form) = V_b
-    for k in range(6):
-        Vf[k] = w[b, W_V + k]
+    Vf = w[b, W_V:W_V + 6]     # twist of the frame (base coords, space form) = V_b
     px, py, pz = T[0, 3], T[1, 3], T[2, 3]
     # velocity of the frame origin: pdot = v + w x p
     pdx = Vf[3] + Vf[1] * pz - Vf[2] * py
     pdy = Vf[4] + Vf[2] * px - Vf[0] * pz
     pdz = Vf[5] + Vf[0] * py - Vf[1] * px
-    col = np.empty(6)
-    tmp = np.empty(6)
+    col = w[0, W_X:W_X + 6]    # scratch 6-vectors of the workspace
+    tmp = w[0, W_F:W_F + 6]
     j = b
     while j >= 0:
         for k in range(6):
@@ -984,19 +986,20 @@ def _step_into(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_
 
 def _inlined(algorithm):
     """The same algorithm compiled to be inlined into its caller: the single-call and batch entry
-    points use it (no per-call reference counting of the arrays they hand over); the integrators,
-    which call an algorithm several times per step, keep the plain call (compile time)."""
+    points use it (the constant flags, e.g. use_qd=False in gravity, prune their branches, and no
+    call is made per state); the integrators, which call an algorithm several times per step, keep
+    the plain call (compile time)."""
     return njit(**_INLINE)(getattr(algorithm, "py_func", algorithm))
 
 
-def _entry(signature):
+def _entry(signature, allocates=False):
     """Declare a compiled entry point with an explicit signature, compiled (or loaded from numba's
     cache) on its first call rather than at import, so a process pays only for the kernels it uses.
     The first call rebinds the module attribute to the compiled dispatcher: later `_kernels.name`
-    lookups reach it directly."""
+    lookups reach it directly. `allocates`: the entry point creates arrays (needs numba's NRT)."""
     def declare(fn):
         def first_call(*args):
-            compiled = njit(signature, **_OPTS)(fn)
+            compiled = njit(signature, **dict(_OPTS, _nrt=allocates))(fn)
             globals()[fn.__name__] = compiled
             return compiled(*args)
         first_call.__name__, first_call.__doc__, first_call.py_func = fn.__name__, fn.__doc__, fn
@@ -1068,21 +1071,19 @@ def bias(d, q, qd, tau):
     _rnea_inlined(mb, w, q, qd, qd, True, False, True, -1, q, tau)
 
 
-@_entry(_T(_D, _TI, _TI, _TI, _I, _TI))
-def rnea_batch(d, q, qd, qdd, frame, f_tip):
-    """RNEA over N states (rows); f_tip (N, 6) applied at `frame` when frame >= 0."""
+@_entry(types.none(_D, _TI, _TI, _TI, _I, _TI, _T))
+def rnea_batch(d, q, qd, qdd, frame, f_tip, tau):
+    """RNEA over N states (rows) into tau (N, n); f_tip (N, 6) applied at `frame` when frame >= 0."""
     mb = w = d
     N, n = q.shape
-    if n != _n_bodies(mb) or qd.shape != q.shape or qdd.shape != q.shape:
+    if n != _n_bodies(mb) or qd.shape != q.shape or qdd.shape != q.shape or tau.shape != q.shape:
         raise ValueError("invalid trajectory shape")
     if frame >= 0 and (f_tip.shape[0] != N or f_tip.shape[1] != 6 or not _all_finite(f_tip)):
         raise ValueError("invalid tip wrench trajectory")
     if not (_all_finite(q) and _all_finite(qd) and _all_finite(qdd)):
         raise ValueError("invalid trajectory values")
-    tau = np.empty((N, n))
     for k in range(N):
         _rnea_inlined(mb, w, q[k], qd[k], qdd[k], True, True, True, frame, f_tip[k if frame >= 0 else 0], tau[k])
-    return tau
 
 
 @_entry(types.none(_D, _VI, _T))
@@ -1092,18 +1093,17 @@ def crba(d, q, M):
     _crba_inlined(mb, w, q, M)
 
 
-@_entry(types.float64[:, :, ::1](_D, _TI))
-def crba_batch(d, q):
+@_entry(types.none(_D, _TI, types.float64[:, :, ::1]))
+def crba_batch(d, q, M):
+    """CRBA over N configurations (rows) into M (N, n, n)."""
     mb = w = d
     N, n = q.shape
-    if n != _n_bodies(mb):
+    if n != _n_bodies(mb) or M.shape != (N, n, n):
         raise ValueError("invalid trajectory shape")
     if not _all_finite(q):
         raise ValueError("invalid trajectory values")
-    M = np.empty((N, n, n))
     for k in range(N):
         _crba_inlined(mb, w, q[k], M[k])
-    return M
 
 
 @_entry(types.none(_D, _VI, _VI, _VI, _V))
@@ -1127,21 +1127,20 @@ def aba_tip(d, q, qd, tau, frame, f_tip, qdd):
     _aba_inlined(mb, w, q, qd, tau, frame, f_tip, qdd)
 
 
-@_entry(_T(_D, _TI, _TI, _TI))
-def aba_batch(d, q, qd, tau):
+@_entry(types.none(_D, _TI, _TI, _TI, _T))
+def aba_batch(d, q, qd, tau, qdd):
+    """ABA over N states (rows) into qdd (N, n)."""
     mb = w = d
     N, n = q.shape
-    if n != _n_bodies(mb) or qd.shape != q.shape or tau.shape != q.shape:
+    if n != _n_bodies(mb) or qd.shape != q.shape or tau.shape != q.shape or qdd.shape != q.shape:
         raise ValueError("invalid trajectory shape")
     if not (_all_finite(q) and _all_finite(qd) and _all_finite(tau)):
         raise ValueError("invalid trajectory values")
-    qdd = np.empty((N, n))
     for k in range(N):
         _aba_inlined(mb, w, q[k], qd[k], tau[k], -1, q[k], qdd[k])
-    return qdd
 
 
-@_entry(_V(_D, _VI, _VI, _VI, _I, _VI))
+@_entry(_V(_D, _VI, _VI, _VI, _I, _VI), allocates=True)
 def fd_via_mass_matrix(d, q, qd, tau, frame, f_tip):
     """qdd = M^-1 (tau - b) with M = L L^T (the textbook's GetJointAccel, no explicit inverse)."""
     mb = w = d
@@ -1172,7 +1171,7 @@ def coriolis_matrix(d, q, qd, C):
     _coriolis_matrix_inlined(mb, w, q, qd, C)
 
 
-@_entry(types.float64[:, :, ::1](_D, _VI))
+@_entry(types.float64[:, :, ::1](_D, _VI), allocates=True)
 def mass_matrix_derivatives(d, q):
     """dM/dq_k = C(q, e_k) + C(q, e_k)^T, since Mdot = C + C^T is linear in qd; shape (n, n, n)."""
     mb = w = d
@@ -1199,7 +1198,7 @@ def frame_pose(d, q, frame, T):
     _frame_pose_into(mb, w, frame, T)
 
 
-@_entry(types.float64[:, :, ::1](_D, _VI))
+@_entry(types.float64[:, :, ::1](_D, _VI), allocates=True)
 def body_poses(d, q):
     """T_{0i} of every body frame as the Model describes it (URDF joint frames), (n, 4, 4)."""
     mb = w = d
@@ -1217,7 +1216,7 @@ def body_poses(d, q):
     return T
 
 
-@_entry(types.none(_D, _VI, _I, _I, _T))
+@_entry(types.none(_D, _VI, _I, _I, _T), allocates=True)
 def jacobian(d, q, frame, reference, J):
     mb = w = d
     _check_vector(q, _n_bodies(mb))
@@ -1225,7 +1224,7 @@ def jacobian(d, q, frame, reference, J):
     _jacobian_into(mb, w, q, frame, reference, T, J)
 
 
-@_entry(types.none(_D, _VI, _VI, _I, _I, _T))
+@_entry(types.none(_D, _VI, _VI, _I, _I, _T), allocates=True)
 def jacobian_derivative(d, q, qd, frame, reference, dJ):
     mb = w = d
     n = _n_bodies(mb)
@@ -1235,7 +1234,7 @@ def jacobian_derivative(d, q, qd, frame, reference, dJ):
     _jacobian_derivative_into(mb, w, q, qd, frame, reference, T, dJ)
 
 
-@_entry(types.none(_D, _VI, _I, _I, _F, _T))
+@_entry(types.none(_D, _VI, _I, _I, _F, _T), allocates=True)
 def task_space_inertia(d, q, frame, reference, damping, Lam):
     """Lambda = (J M^-1 J^T + damping 1)^-1 (eq. 9.98 when J is square and invertible)."""
     mb = w = d
@@ -1276,20 +1275,21 @@ def task_space_inertia(d, q, frame, reference, damping, Lam):
             Lam[r, c] = e[r]
 
 
-@_entry(types.none(_D, _VI, _VI, _VI, _F, _I, _I, _VI, _VI, _VI, _V, _V))
-def step(d, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_out, qd_out):
+@_entry(types.none(_D, _VI, _VI, _VI, _F, _I, _I, _VI, _VI, _VI, _V, _V, _T))
+def step(d, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_out, qd_out, s):
+    """One integration step into (q_out, qd_out); s: scratch (8, n)."""
     mb = w = d
     n = _n_bodies(mb)
     _check_vector(q, n)
     _check_vector(qd, n)
     _check_vector(tau, n)
     _check_vector(f_tip, 6)
-    _step_into(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_out, qd_out, np.empty((8, n)))
+    _step_into(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_out, qd_out, s)
 
 
-@_entry(types.UniTuple(_T, 2)(_D, _VI, _VI, _TI, _F, _I, _I, _VI, _VI, _VI))
-def simulate(d, q0, qd0, tau, dt, method, frame, f_tip, viscous, coulomb):
-    """(q, qd) trajectories of shape (steps + 1, n) under tau[k] held over step k."""
+@_entry(types.none(_D, _VI, _VI, _TI, _F, _I, _I, _VI, _VI, _VI, _T, _T, _T))
+def simulate(d, q0, qd0, tau, dt, method, frame, f_tip, viscous, coulomb, q, qd, s):
+    """(q, qd) trajectories of shape (steps + 1, n) under tau[k] held over step k; s: scratch (8, n)."""
     mb = w = d
     n = _n_bodies(mb)
     _check_vector(q0, n)
@@ -1297,12 +1297,11 @@ def simulate(d, q0, qd0, tau, dt, method, frame, f_tip, viscous, coulomb):
     steps = tau.shape[0]
     if tau.shape[1] != n or not _all_finite(tau):
         raise ValueError("invalid torque trajectory")
-    q = np.empty((steps + 1, n))
-    qd = np.empty((steps + 1, n))
-    q[0] = q0
-    qd[0] = qd0
-    s = np.empty((8, n))
+    if q.shape != (steps + 1, n) or qd.shape != q.shape:
+        raise ValueError("invalid trajectory shape")
+    for i in range(n):
+        q[0, i] = q0[i]
+        qd[0, i] = qd0[i]
     for k in range(steps):
         _step_into(mb, w, q[k], qd[k], tau[k], dt, method, frame, f_tip, viscous, coulomb, q[k + 1], qd[k + 1], s)
-    return q, qd
 

@@ -51,4 +51,6 @@ def forward_dynamics_trajectory(model, q, qd, tau, friction=None, data=None):
     tau = _checks.array(model, tau, "tau", q.shape)
     if friction is not None:
         tau = tau - applied_friction(model, qd, friction)
-    return _k.aba_batch((model._data.buffer if data is None else _checks.buffer(model, data)), q, qd, tau)
+    qdd = np.empty(q.shape)
+    _k.aba_batch((model._data.buffer if data is None else _checks.buffer(model, data)), q, qd, tau, qdd)
+    return qdd

@@ -24,12 +24,12 @@ def _step(method, model, q, qd, tau, dt, f_tip, frame, friction, data):
     dt = _checks.scalar(dt, "dt", minimum=0.0)
     fr, tip, fv, fs = _extras(model, f_tip, frame, friction)
     buf = model._data.buffer if data is None else _checks.buffer(model, data)
-    q_next, qd_next = np.empty(model.nq), np.empty(model.nq)
+    q_next, qd_next, scratch = np.empty(model.nq), np.empty(model.nq), np.empty((8, model.nq))
     try:
-        _k.step(buf, q, qd, tau, dt, method, fr, tip, fv, fs, q_next, qd_next)
+        _k.step(buf, q, qd, tau, dt, method, fr, tip, fv, fs, q_next, qd_next, scratch)
     except _checks.KERNEL_ERRORS as exc:
         args = _checks.retry_args(model, exc, (q, "q"), (qd, "qd"), (tau, "tau"))
-        _k.step(buf, *args, dt, method, fr, tip, fv, fs, q_next, qd_next)
+        _k.step(buf, *args, dt, method, fr, tip, fv, fs, q_next, qd_next, scratch)
     return q_next, qd_next
 
 
@@ -81,17 +81,18 @@ def simulate(model, q0, qd0, tau, dt, steps, method="rk4", f_tip=None, frame=Non
     fr, tip, fv, fs = _extras(model, f_tip, frame, friction)
     buf = model._data.buffer if data is None else _checks.buffer(model, data)
     t = dt * np.arange(steps + 1)
+    q = np.empty((steps + 1, model.nq))
+    qd = np.empty((steps + 1, model.nq))
+    scratch = np.empty((8, model.nq))
     if callable(tau):
-        q = np.empty((steps + 1, model.nq))
-        qd = np.empty((steps + 1, model.nq))
         applied = np.empty((steps, model.nq))
         q[0], qd[0] = q0, qd0
         for k in range(steps):
             applied[k] = _checks.vector(model, tau(t[k], q[k].copy(), qd[k].copy()), "tau(t, q, qd)")
-            _k.step(buf, q[k], qd[k], applied[k], dt, code, fr, tip, fv, fs, q[k + 1], qd[k + 1])
+            _k.step(buf, q[k], qd[k], applied[k], dt, code, fr, tip, fv, fs, q[k + 1], qd[k + 1], scratch)
         return Trajectory(t, q, qd, applied)
     if np.ndim(tau) == 1:
         tau = np.broadcast_to(_checks.vector(model, tau, "tau"), (steps, model.nq))
     applied = _checks.array(model, tau, "tau", (steps, model.nq))
-    q, qd = _k.simulate(buf, q0, qd0, applied, dt, code, fr, tip, fv, fs)
+    _k.simulate(buf, q0, qd0, applied, dt, code, fr, tip, fv, fs, q, qd, scratch)
     return Trajectory(t, q, qd, applied)

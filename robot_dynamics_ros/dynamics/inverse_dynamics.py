@@ -79,7 +79,8 @@ def inverse_dynamics_trajectory(model, q, qd, qdd, f_tip=None, frame=None, frict
         fr = model.frame_index(frame)
         tips = np.ascontiguousarray(np.broadcast_to(np.asarray(f_tip, dtype=float), (N, 6)))
         tips = _checks.array(model, tips, "f_tip", (N, 6))
-    tau = _k.rnea_batch((model._data.buffer if data is None else _checks.buffer(model, data)), q, qd, qdd, fr, tips)
+    tau = np.empty((N, n))
+    _k.rnea_batch((model._data.buffer if data is None else _checks.buffer(model, data)), q, qd, qdd, fr, tips, tau)
     if friction is not None:
         tau += applied_friction(model, qd, friction)
     return tau

@@ -25,7 +25,9 @@ def mass_matrix(model, q, data=None):
 def mass_matrix_trajectory(model, q, data=None):
     """M(q_k) for N configurations q (N, n) at once (CRBA in one compiled loop): (N, n, n)."""
     q = _checks.array(model, q, "q", (None, model.nq))
-    return _k.crba_batch((model._data.buffer if data is None else _checks.buffer(model, data)), q)
+    M = np.empty((q.shape[0], model.nq, model.nq))
+    _k.crba_batch((model._data.buffer if data is None else _checks.buffer(model, data)), q, M)
+    return M
 
 
 def mass_matrix_via_jacobians(model, q):
