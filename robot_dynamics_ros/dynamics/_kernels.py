@@ -43,9 +43,11 @@ COL_MASS = 14      # 1: m
 COL_H = 15         # 3: h = m c
 COL_IO = 18        # 9: rotational inertia about the origin of {i} (row-major)
 COL_C = 27         # 9: rotation from the URDF body frame to this z-axis frame (row-major)
-COL_N = 36         # row 0 only: number of bodies n
-COL_GRAVITY = 37   # row 0 only: gravity vector (3) in the base frame
-MODEL_WIDTH = 40
+COL_RUN = 36       # 1: first body of the run of ancestors i, i-1, ..., COL_RUN (each the parent
+                   #    of the one before), so ancestor loops count down instead of chasing links
+COL_N = 37         # row 0 only: number of bodies n
+COL_GRAVITY = 38   # row 0 only: gravity vector (3) in the base frame
+MODEL_WIDTH = 41
 # Frame rows (after the n body rows): body index, then the placement in that body's frame.
 FCOL_BODY = 0
 FCOL_R = 1
@@ -57,20 +59,20 @@ FCOL_P = 10
 # the packed model followed by the workspace, so one array carries both into a compiled call).
 W_R = MODEL_WIDTH           # 9  rotation of T_{parent,i}(q)
 W_P = MODEL_WIDTH + 9       # 3  translation of T_{parent,i}(q)
-W_V = MODEL_WIDTH + 12      # 6  twist V_i (body coords) | world twist in coriolis
-W_A = MODEL_WIDTH + 18      # 6  acceleration Vdot_i (body coords)
+W_V = MODEL_WIDTH + 12      # 6  twist V_i (body coords; base coords in ABA, Coriolis)
+W_A = MODEL_WIDTH + 18      # 6  acceleration Vdot_i (body coords; base coords in ABA)
 W_F = MODEL_WIDTH + 24      # 6  wrench F_i (body coords)
-W_IA = MODEL_WIDTH + 30     # 36 articulated-body inertia (ABA)
-W_U = MODEL_WIDTH + 66      # 6  U_i = I^A_i A_i (ABA)
-W_D = MODEL_WIDTH + 72      # 1  D_i = A_i^T U_i (ABA)
-W_UU = MODEL_WIDTH + 73     # 1  u_i = tau_i - A_i^T p^A_i (ABA)
-W_PA = MODEL_WIDTH + 74     # 6  bias wrench p^A_i (ABA)
-W_C = MODEL_WIDTH + 80      # 6  velocity-product acceleration c_i (ABA)
+W_Y = MODEL_WIDTH + 30      # 36 scratch 6x6 (Coriolis factor: G ad_V)
+W_U = MODEL_WIDTH + 66      # 6  U_i = I^A_i S_i (ABA)
+W_D = MODEL_WIDTH + 72      # 1  1 / D_i, D_i = S_i^T U_i (ABA)
+W_UU = MODEL_WIDTH + 73     # 1  u_i = tau_i - S_i^T p^A_i (ABA)
+W_PA = MODEL_WIDTH + 74     # 6  bias wrench p^A_i in base coords (ABA)
+W_C = MODEL_WIDTH + 80      # 6  velocity-product acceleration c_i in base coords (ABA)
 W_R0 = MODEL_WIDTH + 86     # 9  rotation of T_{0,i}(q)
 W_P0 = MODEL_WIDTH + 95     # 3  translation of T_{0,i}(q)
-W_CM = MODEL_WIDTH + 98     # 13 composite rigid-body inertia (m, h, I_o as 3x3) in {i} (CRBA)
+W_CM = MODEL_WIDTH + 98     # 13 rigid-body inertia (m, h, I_o as 3x3) in base coords (composite in CRBA)
 W_S0 = MODEL_WIDTH + 111    # 6  joint screw axis in base coords, S_i = Ad_{T_0i} A_i
-W_I0 = MODEL_WIDTH + 117    # 36 spatial inertia in base coords (composite after the backward pass)
+W_I0 = MODEL_WIDTH + 117    # 36 spatial inertia in base coords (composite in Coriolis, articulated in ABA)
 W_B0 = MODEL_WIDTH + 153    # 36 Coriolis factor B_i in base coords (composite after the backward pass)
 W_SD = MODEL_WIDTH + 189    # 6  dS_i/dt = ad_{V_i} S_i in base coords
 W_X = MODEL_WIDTH + 195     # 6  scratch vector
@@ -89,6 +91,14 @@ def _n_bodies(mb):
 @njit(**_INLINE)
 def _parent(mb, i):
     return int(mb[i, COL_PARENT])
+
+
+@njit(**_INLINE)
+def _run_start(mb, i):
+    """Ancestors of body i come in runs of consecutive indices: i, i-1, ..., _run_start(mb, i), then
+    the parent of _run_start(mb, i) and its run. Looping over a run by counting keeps the parent
+    links (a load and a conversion per step) off the loop's critical path."""
+    return int(mb[i, COL_RUN])
 
 
 @njit(**_INLINE)
@@ -132,18 +142,19 @@ def _motion_to_child(w, i, src, s, dst, d):
 
 
 @njit(**_INLINE)
-def _force_to_parent(w, i, src, s, dst, d, add):
-    """dst (+)= Ad_{T_{i,parent}}^T src: a wrench in {i} re-expressed in parent coords (eq. 9.56).
+def _force_moved(T, ro, po, src, s, dst, d, add):
+    """dst (+)= Ad_{T_{i,j}}^T src: a wrench in frame {i} re-expressed in frame {j}, where (R, p) =
+    T_{j,i} is stored at T[ro:ro+9], T[po:po+3] (eq. 9.56 with {j} the parent).
 
     f' = R f,  m' = R m + p x f'. With add False dst is overwritten (src may be dst).
     """
-    fx = w[i, W_R] * src[s + 3] + w[i, W_R + 1] * src[s + 4] + w[i, W_R + 2] * src[s + 5]
-    fy = w[i, W_R + 3] * src[s + 3] + w[i, W_R + 4] * src[s + 4] + w[i, W_R + 5] * src[s + 5]
-    fz = w[i, W_R + 6] * src[s + 3] + w[i, W_R + 7] * src[s + 4] + w[i, W_R + 8] * src[s + 5]
-    mx = w[i, W_R] * src[s] + w[i, W_R + 1] * src[s + 1] + w[i, W_R + 2] * src[s + 2]
-    my = w[i, W_R + 3] * src[s] + w[i, W_R + 4] * src[s + 1] + w[i, W_R + 5] * src[s + 2]
-    mz = w[i, W_R + 6] * src[s] + w[i, W_R + 7] * src[s + 1] + w[i, W_R + 8] * src[s + 2]
-    px, py, pz = w[i, W_P], w[i, W_P + 1], w[i, W_P + 2]
+    fx = T[ro] * src[s + 3] + T[ro + 1] * src[s + 4] + T[ro + 2] * src[s + 5]
+    fy = T[ro + 3] * src[s + 3] + T[ro + 4] * src[s + 4] + T[ro + 5] * src[s + 5]
+    fz = T[ro + 6] * src[s + 3] + T[ro + 7] * src[s + 4] + T[ro + 8] * src[s + 5]
+    mx = T[ro] * src[s] + T[ro + 1] * src[s + 1] + T[ro + 2] * src[s + 2]
+    my = T[ro + 3] * src[s] + T[ro + 4] * src[s + 1] + T[ro + 5] * src[s + 2]
+    mz = T[ro + 6] * src[s] + T[ro + 7] * src[s + 1] + T[ro + 8] * src[s + 2]
+    px, py, pz = T[po], T[po + 1], T[po + 2]
     mx += py * fz - pz * fy
     my += pz * fx - px * fz
     mz += px * fy - py * fx
@@ -159,13 +170,14 @@ def _force_to_parent(w, i, src, s, dst, d, add):
 
 
 @njit(**_INLINE)
-def _inertia_times(mb, i, src, s, dst, d):
-    """dst = G_i src for the body's spatial inertia G_i = [[I_o, [h]], [[h]^T, m 1]] (eq. 9.41)."""
-    m = mb[i, COL_MASS]
-    hx, hy, hz = mb[i, COL_H], mb[i, COL_H + 1], mb[i, COL_H + 2]
+def _inertia_times(G, g, src, s, dst, d):
+    """dst = G src for the spatial inertia G = [[I_o, [h]], [[h]^T, m 1]] (eq. 9.41) given by its
+    ten parameters G[g:g+13] = (m, h, I_o row-major): a body row of the model at COL_MASS, or W_CM."""
+    m = G[g]
+    hx, hy, hz = G[g + 1], G[g + 2], G[g + 3]
     wx, wy, wz, vx, vy, vz = src[s], src[s + 1], src[s + 2], src[s + 3], src[s + 4], src[s + 5]
     for r in range(3):
-        dst[d + r] = mb[i, COL_IO + 3 * r] * wx + mb[i, COL_IO + 3 * r + 1] * wy + mb[i, COL_IO + 3 * r + 2] * wz
+        dst[d + r] = G[g + 4 + 3 * r] * wx + G[g + 5 + 3 * r] * wy + G[g + 6 + 3 * r] * wz
     dst[d] += hy * vz - hz * vy
     dst[d + 1] += hz * vx - hx * vz
     dst[d + 2] += hx * vy - hy * vx
@@ -296,10 +308,10 @@ def _rnea_into(mb, w, q, qd, qdd, use_qd, use_qdd, gravity, frame, f_tip, tau):
         if use_qdd:
             _add_axis(mb, i, qdd[i], A, 0)
         F = w[i, W_F:W_F + 6]
-        _inertia_times(mb, i, A, 0, F, 0)                                     # G_i Vdot_i
+        _inertia_times(mb[i], COL_MASS, A, 0, F, 0)                           # G_i Vdot_i
         if use_qd:
             P = w[i, W_X:W_X + 6]
-            _inertia_times(mb, i, V, 0, P, 0)                                 # P_i = G_i V_i
+            _inertia_times(mb[i], COL_MASS, V, 0, P, 0)                       # P_i = G_i V_i
             _add_neg_ad_dual(V, 0, P, 0, F, 0)                                # - ad_V^T P_i  (9.56)
     if frame >= 0:
         b = _frame_body(mb, frame)
@@ -309,7 +321,7 @@ def _rnea_into(mb, w, q, qd, qdd, use_qd, use_qdd, gravity, frame, f_tip, tau):
         tau[i] = _axis_dot(mb, i, w[i], W_F)                                  # (9.57)
         p = _parent(mb, i)
         if p >= 0:
-            _force_to_parent(w, i, w[i], W_F, w[p], W_F, True)                # (9.56)
+            _force_moved(w[i], W_R, W_P, w[i], W_F, w[p], W_F, True)          # (9.56)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -317,9 +329,10 @@ def _rnea_into(mb, w, q, qd, qdd, use_qd, use_qdd, gravity, frame, f_tip, tau):
 # ---------------------------------------------------------------------------------------------
 
 @njit(**_INLINE)
-def _add_moved_rigid_inertia(T, ro, po, src, s, dst, d):
-    """dst += the rigid-body inertia (m, h, I_o) at src[s:], moved by the pose (R, p) stored in
-    T[ro:ro+9], T[po:po+3] (the coordinates of the body's frame in the destination frame).
+def _moved_rigid_inertia(T, ro, po, src, s):
+    """The rigid-body inertia (m, h, I_o) at src[s:], moved by the pose (R, p) stored in
+    T[ro:ro+9], T[po:po+3] (the coordinates of the body's frame in the destination frame), as
+    (m, h', upper triangle of I_o': xx, xy, xz, yy, yz, zz): scalars, which stay in registers.
 
     Every particle x maps to x' = R x + p, so h' = R h + m p and
     I_o' = -sum m [x']^2 = R I_o R^T - ([Rh][p] + [p][Rh]) - m [p]^2
@@ -334,10 +347,6 @@ def _add_moved_rigid_inertia(T, ro, po, src, s, dst, d):
     gx = r00 * hx + r01 * hy + r02 * hz
     gy = r10 * hx + r11 * hy + r12 * hz
     gz = r20 * hx + r21 * hy + r22 * hz
-    dst[d] += m
-    dst[d + 1] += gx + m * px
-    dst[d + 2] += gy + m * py
-    dst[d + 3] += gz + m * pz
     i00, i01, i02 = src[s + 4], src[s + 5], src[s + 6]
     i11, i12, i22 = src[s + 8], src[s + 9], src[s + 12]       # I_o is symmetric
     # U = I_o R^T, column by column: U[:, c] = I_o (row c of R)
@@ -359,6 +368,18 @@ def _add_moved_rigid_inertia(T, ro, po, src, s, dst, d):
     a01 = r00 * u01 + r01 * u11 + r02 * u21 - px * gy - gx * py - m * px * py
     a02 = r00 * u02 + r01 * u12 + r02 * u22 - px * gz - gx * pz - m * px * pz
     a12 = r10 * u02 + r11 * u12 + r12 * u22 - py * gz - gy * pz - m * py * pz
+    return m, gx + m * px, gy + m * py, gz + m * pz, a00, a01, a02, a11, a12, a22
+
+
+@njit(**_INLINE)
+def _add_moved_rigid_inertia(T, ro, po, src, s, dst, d):
+    """dst[d:d+13] += the rigid-body inertia (m, h, I_o) at src[s:] moved by (R, p) (see
+    _moved_rigid_inertia)."""
+    m, hx, hy, hz, a00, a01, a02, a11, a12, a22 = _moved_rigid_inertia(T, ro, po, src, s)
+    dst[d] += m
+    dst[d + 1] += hx
+    dst[d + 2] += hy
+    dst[d + 3] += hz
     dst[d + 4] += a00
     dst[d + 5] += a01
     dst[d + 6] += a02
@@ -373,11 +394,8 @@ def _add_moved_rigid_inertia(T, ro, po, src, s, dst, d):
 @njit(**_INLINE)
 def _body_inertia_params(mb, i, dst, d):
     """dst = (m, h, I_o) of body i in {i}."""
-    dst[d] = mb[i, COL_MASS]
-    for k in range(3):
-        dst[d + 1 + k] = mb[i, COL_H + k]
-    for k in range(9):
-        dst[d + 4 + k] = mb[i, COL_IO + k]
+    for k in range(13):
+        dst[d + k] = mb[i, COL_MASS + k]
 
 
 @njit(**_INLINE)
@@ -394,31 +412,37 @@ def _rigid_inertia_times_axis(mb, i, I, s, dst, d):
 
 @njit(**_OPTS)
 def _crba_into(mb, w, q, M):
-    """M(q) by the composite-rigid-body algorithm: M_ij = A_i^T (I^c_i A_j moved to {i}) (Featherstone).
-
-    Equal to eq. 9.61 / 9.82; inertias are accumulated leaf to root as ten-parameter rigid bodies (stored as m, h, I_o: 13 numbers).
+    """M(q) by the composite-rigid-body algorithm (Featherstone): with I^c_i the inertia of the
+    subtree of body i and S_i the joint screws in base coordinates {0},
+        M_ij = S_j^T Ad_{T_0i}^-T (I^c_i A_i)   for every j supporting i (M_ji the same),
+    which is eq. 9.61 / 9.82 summed over subtrees; zero across branches. The composites are
+    accumulated leaf to root in the bodies' own frames as ten-parameter rigid bodies (m, h, I_o: 13
+    numbers); each wrench I^c_i A_i is moved to {0} once, so every entry is one 6-vector product.
     """
     n = _n_bodies(mb)
-    M[:, :] = 0.0     # bodies on different branches do not couple
+    if n > 0 and _run_start(mb, n - 1) != 0:
+        M[:, :] = 0.0         # a tree: bodies on different branches do not couple
+    _world_kinematics_into(mb, w, q)
     for i in range(n):
-        _joint_transform_into(mb, w, i, q[i])
         _body_inertia_params(mb, i, w[i], W_CM)
     for i in range(n - 1, -1, -1):
         p = _parent(mb, i)
         if p >= 0:
             _add_moved_rigid_inertia(w[i], W_R, W_P, w[i], W_CM, w[p], W_CM)
     for i in range(n):
-        F = w[i, W_F:W_F + 6]
-        _rigid_inertia_times_axis(mb, i, w[i], W_CM, F, 0)
-        M[i, i] = _axis_dot(mb, i, F, 0)
+        x = w[i, W_X:W_X + 6]
+        _rigid_inertia_times_axis(mb, i, w[i], W_CM, x, 0)                    # I^c_i A_i in {i}
+        _force_moved(w[i], W_R0, W_P0, x, 0, x, 0, False)                     # ... in {0}
+        f0, f1, f2, f3, f4, f5 = x[0], x[1], x[2], x[3], x[4], x[5]
         j = i
-        p = _parent(mb, j)
-        while p >= 0:                   # F moves to each ancestor j: M_ij = A_j^T F
-            _force_to_parent(w, j, F, 0, F, 0, False)
-            j = p
-            M[i, j] = _axis_dot(mb, j, F, 0)
-            M[j, i] = M[i, j]
-            p = _parent(mb, j)
+        while j >= 0:
+            start = _run_start(mb, j)
+            for k in range(j, start - 1, -1):
+                mik = (w[k, W_S0] * f0 + w[k, W_S0 + 1] * f1 + w[k, W_S0 + 2] * f2
+                       + w[k, W_S0 + 3] * f3 + w[k, W_S0 + 4] * f4 + w[k, W_S0 + 5] * f5)
+                M[i, k] = mik
+                M[k, i] = mik
+            j = _parent(mb, start)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -427,143 +451,88 @@ def _crba_into(mb, w, q, M):
 
 @njit(**_OPTS)
 def _aba_into(mb, w, q, qd, tau, frame, f_tip, qdd):
-    """qdd = M^-1 (tau - c - g - J^T F_tip) by the articulated-body algorithm, O(n).
+    """qdd = M^-1 (tau - c - g - J^T F_tip) by the articulated-body algorithm (Featherstone), O(n).
 
-    Pass 1 (base to tips): V_i, c_i = [V_i, A_i] qd_i, I^A_i = G_i, p^A_i = -ad_V^T G_i V_i (+F_tip).
-    Pass 2 (tips to base): U = I^A A, D = A^T U, u = tau - A^T p^A, and the articulated inertia
-    I^a = I^A - U U^T / D and bias p^a = p^A + I^a c + U u / D are added to the parent.
-    Pass 3 (base to tips): Vdot_i = Ad(Vdot_parent) + c_i, qdd_i = (u - U^T Vdot_i) / D, Vdot_i += A qdd_i.
+    Every quantity is in base coordinates {0}, so an articulated inertia passes to the parent
+    without a change of frame. With S_i the joint screw in {0} (space Jacobian column):
+    Pass 1 (base to tips): V_i = V_parent + S_i qd_i, c_i = [V_i, S_i] qd_i (= dS_i/dt qd_i),
+      I^A_i = G_i (in {0}), p^A_i = -ad_{V_i}^T G_i V_i, and + F_tip on the tip's body.
+    Pass 2 (tips to base): U = I^A S, D = S^T U, u = tau - S^T p^A; the parent receives
+      I^a = I^A - U U^T / D and p^a = p^A + I^a c + U u / D.
+    Pass 3 (base to tips): Vdot_i = Vdot_parent + c_i with Vdot_0 = (0, -g),
+      qdd_i = (u - U^T Vdot_i) / D, Vdot_i += S_i qdd_i.
     """
     n = _n_bodies(mb)
+    _world_kinematics_into(mb, w, q)
     for i in range(n):
-        _joint_transform_into(mb, w, i, q[i])
         p = _parent(mb, i)
         V = w[i, W_V:W_V + 6]
-        if p < 0:
-            V[:] = 0.0
-        else:
-            _motion_to_child(w, i, w[p], W_V, V, 0)
-        _add_axis(mb, i, qd[i], V, 0)
+        for k in range(6):
+            V[k] = (w[p, W_V + k] if p >= 0 else 0.0) + w[i, W_S0 + k] * qd[i]
         c = w[i, W_C:W_C + 6]
-        c[:] = 0.0
-        _add_ad_axis(mb, i, qd[i], V, 0, c, 0)
-        IA = w[i, W_IA:W_IA + 36]
-        _body_inertia_params(mb, i, w[i], W_CM)
-        _rigid_inertia_matrix(w[i], W_CM, IA)
-        pA = w[i, W_PA:W_PA + 6]
+        _bracket(V, 0, w[i], W_S0, c, 0)
+        for k in range(6):
+            c[k] *= qd[i]
+        _world_inertia_into(mb, w, i)                         # I^A_i = G_i (W_I0), parameters at W_CM
         P = w[i, W_X:W_X + 6]
-        _inertia_times(mb, i, V, 0, P, 0)
+        _inertia_times(w[i], W_CM, V, 0, P, 0)                # G_i V_i
+        pA = w[i, W_PA:W_PA + 6]
         pA[:] = 0.0
         _add_neg_ad_dual(V, 0, P, 0, pA, 0)
     if frame >= 0:
         b = _frame_body(mb, frame)
         if b >= 0:
-            _frame_wrench_to_body(mb, frame, f_tip, w[b], W_PA)
+            x = w[b, W_X:W_X + 6]
+            x[:] = 0.0
+            _frame_wrench_to_body(mb, frame, f_tip, x, 0)
+            _force_moved(w[b], W_R0, W_P0, x, 0, w[b], W_PA, True)
     for i in range(n - 1, -1, -1):
-        IA = w[i, W_IA:W_IA + 36]
+        IA = w[i, W_I0:W_I0 + 36]
         U = w[i, W_U:W_U + 6]
         pA = w[i, W_PA:W_PA + 6]
-        o = 5 if mb[i, COL_TYPE] == PRISMATIC else 2
+        S = w[i, W_S0:W_S0 + 6]
+        D = 0.0
+        u = tau[i]
         for r in range(6):
-            U[r] = IA[6 * r + o]                                              # U = I^A A_i
-        D = _axis_dot(mb, i, U, 0)
-        w[i, W_D] = D
-        u = tau[i] - _axis_dot(mb, i, pA, 0)
+            acc = 0.0
+            for k in range(6):
+                acc += IA[6 * r + k] * S[k]
+            U[r] = acc                                        # U = I^A S
+            D += S[r] * acc
+            u -= S[r] * pA[r]
+        inv_D = 1.0 / D
+        w[i, W_D] = inv_D
         w[i, W_UU] = u
         p = _parent(mb, i)
         if p < 0:
             continue
-        # I^a = I^A - U U^T / D (symmetric) ;  p^a = p^A + I^a c + U u / D
-        inv_D = 1.0 / D
+        c = w[i, W_C:W_C + 6]
+        Uc = 0.0
+        for k in range(6):
+            Uc += U[k] * c[k]
+        IAp = w[p, W_I0:W_I0 + 36]
         for r in range(6):
             ur = U[r] * inv_D
-            for k in range(r, 6):
-                v = ur * U[k]
-                IA[6 * r + k] -= v
-                if k != r:
-                    IA[6 * k + r] -= v
-        c = w[i, W_C:W_C + 6]
-        pa = w[i, W_X:W_X + 6]
-        for r in range(6):
-            acc = pA[r] + U[r] * u * inv_D
+            acc = pA[r] + ur * (u - Uc)                       # p^a = p^A + I^A c - U (U^T c - u) / D
             for k in range(6):
                 acc += IA[6 * r + k] * c[k]
-            pa[r] = acc
-        _force_to_parent(w, i, pa, 0, w[p], W_PA, True)
-        _add_inertia_matrix_to_parent(w, i, IA, w[p, W_IA:W_IA + 36])
-    base = w[0, W_X:W_X + 6]
+                IAp[6 * r + k] += IA[6 * r + k] - ur * U[k]   # I^a = I^A - U U^T / D
+            w[p, W_PA + r] += acc
     for i in range(n):
         p = _parent(mb, i)
         A = w[i, W_A:W_A + 6]
-        if p < 0:
-            for k in range(3):
-                base[k] = 0.0
-                base[3 + k] = -mb[0, COL_GRAVITY + k]
-            _motion_to_child(w, i, base, 0, A, 0)
-        else:
-            _motion_to_child(w, i, w[p], W_A, A, 0)
         for k in range(6):
-            A[k] += w[i, W_C + k]
-        U = w[i, W_U:W_U + 6]
+            if p >= 0:
+                A[k] = w[p, W_A + k] + w[i, W_C + k]
+            else:
+                A[k] = (-mb[0, COL_GRAVITY + k - 3] if k >= 3 else 0.0) + w[i, W_C + k]
         acc = 0.0
         for k in range(6):
-            acc += U[k] * A[k]
-        qdd[i] = (w[i, W_UU] - acc) / w[i, W_D]
-        _add_axis(mb, i, qdd[i], A, 0)
-
-
-@njit(**_INLINE)
-def _add_inertia_matrix_to_parent(w, i, I, dst):
-    """dst += X^T I X, X = Ad_{T_{i,parent}} = [[R^T, 0], [-R^T [p], R^T]]: an articulated inertia in {i}
-    re-expressed in the parent frame (flat 6x6, row-major).
-
-    X = diag(R^T, R^T) [[1, 0], [-[p], 1]]: first rotate the blocks of I = [[A, B], [B^T, D]] to
-    A1 = R A R^T, B1 = R B R^T, D1 = R D R^T, then shift the reference point by p:
-    [[A1 + [p] B1^T - F [p], F], [F^T, D1]] with F = B1 + [p] D1.
-    """
-    S = w[i, W_I0:W_I0 + 36]           # coriolis scratch, unused by ABA: S[0:9] T, A1 9:18, B1 18:27, D1 27:36
-    for blk in range(3):               # (A, B, D) at block offsets (0,0), (0,3), (3,3)
-        r0 = 3 if blk == 2 else 0
-        c0 = 0 if blk == 0 else 3
-        for r in range(3):             # T = block R^T
-            for c in range(3):
-                S[3 * r + c] = (I[6 * (r0 + r) + c0] * w[i, W_R + 3 * c] + I[6 * (r0 + r) + c0 + 1] * w[i, W_R + 3 * c + 1]
-                                + I[6 * (r0 + r) + c0 + 2] * w[i, W_R + 3 * c + 2])
-        o = 9 + 9 * blk
-        for r in range(3):             # R T (A and D are symmetric: upper triangle, mirrored)
-            for c in range(r if blk != 1 else 0, 3):
-                v = w[i, W_R + 3 * r] * S[c] + w[i, W_R + 3 * r + 1] * S[3 + c] + w[i, W_R + 3 * r + 2] * S[6 + c]
-                S[o + 3 * r + c] = v
-                if blk != 1:
-                    S[o + 3 * c + r] = v
-    px, py, pz = w[i, W_P], w[i, W_P + 1], w[i, W_P + 2]
-    F = S[0:9]                          # F = B1 + [p] D1, column by column: [p] d = p x d
-    for c in range(3):
-        dx, dy, dz = S[27 + c], S[30 + c], S[33 + c]
-        F[c] = S[18 + c] + py * dz - pz * dy
-        F[3 + c] = S[21 + c] + pz * dx - px * dz
-        F[6 + c] = S[24 + c] + px * dy - py * dx
-    for r in range(3):
-        for c in range(3):
-            dst[6 * r + 3 + c] += F[3 * r + c]
-            dst[6 * (3 + c) + r] += F[3 * r + c]
-            dst[6 * (3 + r) + 3 + c] += S[27 + 3 * r + c]
-    for r in range(3):
-        # row r of [p] B1^T: ([p] B1^T)[r, c] = (p x B1[c, :])[r];  (F [p])[r, c] = -(p x F[r, :])[c]
-        fx, fy, fz = F[3 * r], F[3 * r + 1], F[3 * r + 2]
-        fp0 = -(py * fz - pz * fy)
-        fp1 = -(pz * fx - px * fz)
-        fp2 = -(px * fy - py * fx)
-        for c in range(3):
-            bx, by, bz = S[18 + 3 * c], S[18 + 3 * c + 1], S[18 + 3 * c + 2]
-            if r == 0:
-                pb = py * bz - pz * by
-            elif r == 1:
-                pb = pz * bx - px * bz
-            else:
-                pb = px * by - py * bx
-            fp = fp0 if c == 0 else (fp1 if c == 1 else fp2)
-            dst[6 * r + c] += S[9 + 3 * r + c] + pb - fp
+            acc += w[i, W_U + k] * A[k]
+        qddi = (w[i, W_UU] - acc) * w[i, W_D]
+        qdd[i] = qddi
+        for k in range(6):
+            A[k] += w[i, W_S0 + k] * qddi
 
 
 # ---------------------------------------------------------------------------------------------
@@ -793,30 +762,19 @@ def _coriolis_matrix_into(mb, w, q, qd, C):
 
 @njit(**_INLINE)
 def _world_inertia_into(mb, w, i):
-    """I_i in base coordinates (6x6 at W_I0): the ten-parameter inertia moved by T_{0i}."""
-    prm = w[i, W_CM:W_CM + 13]
-    src = w[i, W_IA:W_IA + 13]    # ABA's column, free here
-    _body_inertia_params(mb, i, src, 0)
-    prm[:] = 0.0
-    _add_moved_rigid_inertia(w[i], W_R0, W_P0, src, 0, prm, 0)
-    _rigid_inertia_matrix(prm, 0, w[i, W_I0:W_I0 + 36])
-
-
-@njit(**_INLINE)
-def _rigid_inertia_matrix(prm, s, G):
-    """G (flat 6x6) = [[I_o, [h]], [[h]^T, m 1]] from the ten parameters prm[s:s+13] = (m, h, I_o)."""
-    m, hx, hy, hz = prm[s], prm[s + 1], prm[s + 2], prm[s + 3]
-    G[:] = 0.0
-    for r in range(3):
-        for c in range(3):
-            G[6 * r + c] = prm[s + 4 + 3 * r + c]
-        G[6 * (3 + r) + 3 + r] = m
-    G[0 * 6 + 4], G[0 * 6 + 5] = -hz, hy
-    G[1 * 6 + 3], G[1 * 6 + 5] = hz, -hx
-    G[2 * 6 + 3], G[2 * 6 + 4] = -hy, hx
-    G[4 * 6 + 0], G[5 * 6 + 0] = -hz, hy
-    G[3 * 6 + 1], G[5 * 6 + 1] = hz, -hx
-    G[3 * 6 + 2], G[4 * 6 + 2] = -hy, hx
+    """G_i in base coordinates (the body's inertia moved by T_{0i}): its ten parameters at W_CM
+    (m, h, I_o) and the 6x6 matrix [[I_o, [h]], [[h]^T, m 1]] (eq. 9.41) at W_I0."""
+    m, hx, hy, hz, a00, a01, a02, a11, a12, a22 = _moved_rigid_inertia(w[i], W_R0, W_P0, mb[i], COL_MASS)
+    c = w[i, W_CM:W_CM + 13]
+    c[0], c[1], c[2], c[3] = m, hx, hy, hz
+    c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12] = a00, a01, a02, a01, a11, a12, a02, a12, a22
+    G = w[i, W_I0:W_I0 + 36]
+    G[0], G[1], G[2], G[3], G[4], G[5] = a00, a01, a02, 0.0, -hz, hy
+    G[6], G[7], G[8], G[9], G[10], G[11] = a01, a11, a12, hz, 0.0, -hx
+    G[12], G[13], G[14], G[15], G[16], G[17] = a02, a12, a22, -hy, hx, 0.0
+    G[18], G[19], G[20], G[21], G[22], G[23] = 0.0, hz, -hy, m, 0.0, 0.0
+    G[24], G[25], G[26], G[27], G[28], G[29] = -hz, 0.0, hx, 0.0, m, 0.0
+    G[30], G[31], G[32], G[33], G[34], G[35] = hy, -hx, 0.0, 0.0, 0.0, m
 
 
 @njit(**_INLINE)
@@ -830,7 +788,7 @@ def _coriolis_factor_into(w, i):
     """
     I = w[i, W_I0:W_I0 + 36]
     B = w[i, W_B0:W_B0 + 36]
-    Y = w[i, W_IA:W_IA + 36]        # the ABA columns are free here
+    Y = w[i, W_Y:W_Y + 36]
     wx, wy, wz = w[i, W_V], w[i, W_V + 1], w[i, W_V + 2]
     vx, vy, vz = w[i, W_V + 3], w[i, W_V + 4], w[i, W_V + 5]
     for r in range(6):

@@ -20,7 +20,7 @@ import numpy as np
 
 # The packed layout lives beside the kernels that read it, so that changing it invalidates numba's
 # on-disk cache (which tracks the kernels' source file only).
-from ._kernels import (COL_C, COL_GRAVITY, COL_H, COL_IO, COL_MASS, COL_N, COL_P, COL_PARENT, COL_R,
+from ._kernels import (COL_C, COL_GRAVITY, COL_H, COL_IO, COL_MASS, COL_N, COL_P, COL_PARENT, COL_R, COL_RUN,
                        COL_TYPE, DATA_WIDTH, FCOL_BODY, FCOL_P, FCOL_R, MODEL_WIDTH, PRISMATIC, REVOLUTE)
 
 def _frozen(a, dtype=float):
@@ -187,6 +187,7 @@ class Model:
             row[COL_P:COL_P + 3] = Cp.T @ self.T_tree[i, :3, 3]
             row[COL_TYPE] = PRISMATIC if self.joint_types[i] == "prismatic" else REVOLUTE
             row[COL_PARENT] = p
+            row[COL_RUN] = packed[i - 1, COL_RUN] if i > 0 and p == i - 1 else i
             m, c = self.mass[i], self.com[i]
             row[COL_MASS] = m
             row[COL_H:COL_H + 3] = C[i].T @ (m * c)
