@@ -34,7 +34,7 @@ def array(model, x, name, shape):
         raise ValueError(f"{name} must be a numeric array of shape {shape}, got {type(x).__name__}") from None
     if a.ndim != len(shape) or any(s is not None and s != d for s, d in zip(shape, a.shape)):
         raise ValueError(f"{name} must have shape {tuple('N' if s is None else s for s in shape)}, got {a.shape}")
-    if not np.all(np.isfinite(a)):
+    if not np.isfinite(a).all():
         raise ValueError(f"{name} must be finite (contains NaN or inf)")
     return _writeable_contiguous(a)
 

@@ -8,9 +8,9 @@ from .inverse_dynamics import inverse_dynamics
 def _apply_gain(model, k, x, name):
     """K x for a gain given as a scalar, a per-joint vector (diagonal K) or an (n, n) matrix."""
     k = np.asarray(k, dtype=float)
-    if k.ndim == 2 and k.shape == (model.nq, model.nq) and np.all(np.isfinite(k)):
+    if k.ndim == 2 and k.shape == (model.nq, model.nq) and np.isfinite(k).all():
         return k @ x
-    if k.shape in ((), (model.nq,)) and np.all(np.isfinite(k)):
+    if k.shape in ((), (model.nq,)) and np.isfinite(k).all():
         return k * x
     raise ValueError(f"{name} must be a finite scalar, a vector of {model.nq} gains or a "
                      f"{model.nq}x{model.nq} matrix, got shape {k.shape}")
@@ -22,6 +22,14 @@ def computed_torque(model, q, qd, q_des, qd_des, qdd_des, kp, kd, friction=None,
 
     kp, kd: scalars, per-joint vectors or (n, n) matrices. One RNEA call with q̈ = q̈_d + K_d ė + K_p e.
     """
+    n = model.nq
+    try:   # fast path: NaN or inf in any input reaches q̈_ref, which inverse_dynamics refuses
+        q_, qd_, qs, qds, qdds = (np.asarray(v, dtype=np.float64) for v in (q, qd, q_des, qd_des, qdd_des))
+        if q_.shape == qd_.shape == qs.shape == qds.shape == qdds.shape == (n,):
+            qdd_ref = qdds + _apply_gain(model, kd, qds - qd_, "kd") + _apply_gain(model, kp, qs - q_, "kp")
+            return inverse_dynamics(model, q_, qd_, qdd_ref, friction=friction, data=data)
+    except (TypeError, ValueError):
+        pass       # checked again below, argument by argument, to say which one is wrong
     q = _checks.vector(model, q, "q")
     qd = _checks.vector(model, qd, "qd")
     e = _checks.vector(model, q_des, "q_des") - q

@@ -33,7 +33,7 @@ def _vector(name, value, n):
     v = np.asarray(value, dtype=np.float64)
     if v.shape != (n,):
         raise ValueError(f'{name} must have shape ({n},), got {v.shape}')
-    if not np.all(np.isfinite(v)):
+    if not np.isfinite(v).all():
         raise ValueError(f'{name} must be finite, got {v}')
     return v
 

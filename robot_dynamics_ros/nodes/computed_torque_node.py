@@ -37,6 +37,7 @@ Parameters: the model parameters of model_source, plus (settable at run time unl
 """
 
 import numpy as np
+from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
@@ -49,7 +50,8 @@ from robot_dynamics_ros.dynamics.limits import saturate_effort
 from robot_dynamics_ros.nodes.common import (
     WarningThrottle, describe, gain_vector, run_node, warm_up)
 from robot_dynamics_ros.nodes.conversions import (
-    all_finite, index_map, joint_trajectory_arrays, make_joint_state, vector_to_multiarray)
+    all_finite, float64_field, index_map, joint_trajectory_arrays, make_joint_state,
+    vector_to_multiarray)
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
 from robot_dynamics_ros.nodes.model_source import ModelSource
 from robot_dynamics_ros.trajectory import from_waypoints, hold
@@ -174,7 +176,8 @@ class ComputedTorqueController(Node):
             self.destroy_timer(self._timer)
             self._timer = None
         if self._control_rate > 0.0:
-            self._timer = self.create_timer(1.0 / self._control_rate, self._step)
+            # (a lambda: rclpy hands a TimerInfo to a callback that takes an argument)
+            self._timer = self.create_timer(1.0 / self._control_rate, lambda: self._step())
         elif self._state_timeout > 0.0:
             self._timer = self.create_timer(min(max(self._state_timeout / 2, 0.005), 0.5),
                                             self._watchdog)
@@ -193,6 +196,9 @@ class ComputedTorqueController(Node):
             return
         self._to_order = index_map(model.joint_names, joint_order)
         self._to_model = index_map(joint_order, model.joint_names)
+        # the outgoing messages, built once: each control step only refills their arrays
+        self._command_msg = vector_to_multiarray(np.zeros(model.nq))
+        self._error_msg = make_joint_state(joint_order)
         self._input.reset(model.joint_names)
         self._update_gains()
         warm_up(self.get_logger(), model, (
@@ -296,7 +302,7 @@ class ComputedTorqueController(Node):
     # -- control ----------------------------------------------------------------------------
     def _on_state(self, _msg):
         if self._control_rate == 0.0:
-            self._step()
+            self._step(self._input.last_ns)
 
     def _is_stale(self, now_ns):
         if self._state_timeout <= 0.0:
@@ -327,10 +333,12 @@ class ComputedTorqueController(Node):
             return
         self._publish_command(tau)
 
-    def _step(self):
+    def _step(self, now_ns=None):
+        """One control update at node-clock time now_ns (default: now)."""
         if not self.enabled or self.model is None or not self._input.check_complete():
             return
-        now_ns = self.get_clock().now().nanoseconds
+        if now_ns is None:
+            now_ns = self.get_clock().now().nanoseconds
         if self._is_stale(now_ns):
             self._hold_against_gravity()
             return
@@ -351,9 +359,11 @@ class ComputedTorqueController(Node):
             return
         if self._publish_command(tau):
             order = self._to_order
-            self._pub_error.publish(make_joint_state(
-                self.joint_order, stamp=self.get_clock().now().to_msg(),
-                position=(q_d - q)[order], velocity=(qd_d - qd)[order]))
+            msg = self._error_msg
+            msg.header.stamp = Time(sec=now_ns // 1_000_000_000, nanosec=now_ns % 1_000_000_000)
+            msg.position = float64_field((q_d - q)[order])
+            msg.velocity = float64_field((qd_d - qd)[order])
+            self._pub_error.publish(msg)
 
     def _publish_command(self, tau):
         """Saturate, check finite, publish in joint order; True when published."""
@@ -367,7 +377,8 @@ class ComputedTorqueController(Node):
             self._throttle.once(f'saturated/{name}',
                                 f'effort of {name} saturated at its URDF limit '
                                 f'{abs(tau[i]):g} (warned once per joint)')
-        self._pub_command.publish(vector_to_multiarray(tau[self._to_order]))
+        self._command_msg.data = float64_field(tau[self._to_order])
+        self._pub_command.publish(self._command_msg)
         return True
 
 

@@ -11,6 +11,7 @@ Bad input raises ``ValueError`` with a message fit for a log line; the nodes log
 message.
 """
 
+import array
 import math
 
 import numpy as np
@@ -22,9 +23,15 @@ __all__ = ['JointStateCache', 'joint_state_values', 'make_joint_state', 'matrix_
            'all_finite', 'joint_trajectory_arrays']
 
 
+def float64_field(values):
+    """``values`` (any shape, read row-major) as the ``array.array('d')`` in which a float64[]
+    message field is stored: assigned as is, without the per-element checks a list goes through."""
+    return array.array('d', np.asarray(values, dtype=np.float64).tobytes())
+
+
 def all_finite(*arrays):
     """True when every element of every array is finite (no NaN, no inf)."""
-    return all(bool(np.all(np.isfinite(a))) for a in arrays)
+    return all(bool(np.isfinite(a).all()) for a in arrays)
 
 
 def index_map(from_names, to_names):
@@ -63,7 +70,7 @@ def joint_state_values(msg):
             raise ValueError(f'JointState {field} has {len(values)} entries for {n} names '
                              f'{names} (length mismatch)')
         array = np.asarray(values, dtype=np.float64)
-        if not np.all(np.isfinite(array)):
+        if not np.isfinite(array).all():
             bad = [name for name, v in zip(names, array) if not math.isfinite(v)]
             raise ValueError(f'JointState {field} is not finite for joints {bad}')
         fields.append(array)
@@ -137,11 +144,11 @@ def make_joint_state(names, stamp=None, position=None, velocity=None, effort=Non
         msg.header.stamp = stamp
     msg.name = list(names)
     if position is not None:
-        msg.position = [float(v) for v in position]
+        msg.position = float64_field(position)
     if velocity is not None:
-        msg.velocity = [float(v) for v in velocity]
+        msg.velocity = float64_field(velocity)
     if effort is not None:
-        msg.effort = [float(v) for v in effort]
+        msg.effort = float64_field(effort)
     return msg
 
 
@@ -157,7 +164,7 @@ def matrix_to_multiarray(matrix):
         MultiArrayDimension(label='cols', size=cols, stride=cols),
     ]
     msg.layout.data_offset = 0
-    msg.data = matrix.ravel(order='C').tolist()
+    msg.data = float64_field(matrix)
     return msg
 
 
@@ -179,7 +186,7 @@ def vector_to_multiarray(vector, label='joints'):
     vector = np.asarray(vector, dtype=np.float64).reshape(-1)
     msg = Float64MultiArray()
     msg.layout.dim = [MultiArrayDimension(label=label, size=vector.size, stride=vector.size)]
-    msg.data = vector.tolist()
+    msg.data = float64_field(vector)
     return msg
 
 
@@ -191,7 +198,7 @@ def multiarray_to_vector(msg, n):
     data = np.asarray(msg.data, dtype=np.float64)
     if data.shape != (n,):
         raise ValueError(f'expected {n} values, got {data.size}')
-    if not np.all(np.isfinite(data)):
+    if not np.isfinite(data).all():
         raise ValueError(f'values are not finite: {data.tolist()}')
     return data
 

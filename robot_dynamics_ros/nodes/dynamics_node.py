@@ -26,7 +26,7 @@ from std_msgs.msg import Float64MultiArray
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.nodes.common import WarningThrottle, describe, run_node, warm_up
 from robot_dynamics_ros.nodes.conversions import (
-    all_finite, index_map, make_joint_state, matrix_to_multiarray)
+    all_finite, float64_field, index_map, make_joint_state, matrix_to_multiarray)
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
 from robot_dynamics_ros.nodes.model_source import ModelSource
 
@@ -94,6 +94,13 @@ class DynamicsNode(Node):
             self._input.reset(None)
             return
         self._to_order = index_map(model.joint_names, joint_order)
+        # the outgoing messages, built once: each joint state only refills their arrays
+        self._outgoing = {
+            self._pub_gravity: make_joint_state(joint_order),
+            self._pub_coriolis: make_joint_state(joint_order),
+            self._pub_mass: matrix_to_multiarray(np.zeros((model.nq, model.nq))),
+            self._pub_lambda: matrix_to_multiarray(np.zeros((6, 6))),
+        }
         self._input.reset(model.joint_names)
         s = self._settings
         warm_up(self.get_logger(), model, (
@@ -141,12 +148,17 @@ class DynamicsNode(Node):
     def _publish_vector(self, publisher, what, stamp, compute):
         value = self._compute(what, compute)
         if value is not None:
-            publisher.publish(make_joint_state(self.joint_order, stamp=stamp, effort=value))
+            msg = self._outgoing[publisher]
+            msg.header.stamp = stamp
+            msg.effort = float64_field(value)
+            publisher.publish(msg)
 
     def _publish_matrix(self, publisher, what, compute):
         value = self._compute(what, compute)
         if value is not None:
-            publisher.publish(matrix_to_multiarray(value))
+            msg = self._outgoing[publisher]
+            msg.data = float64_field(value)
+            publisher.publish(msg)
 
 
 def main(args=None):

@@ -20,6 +20,7 @@ class JointStateInput:
         self._on_state = on_state
         self.cache = None
         self.last_msg = None
+        self.last_ns = 0          # node-clock time at which last_msg was received
         self.subscription = node.create_subscription(JointState, topic, self._on_msg, qos)
 
     def reset(self, joint_names):
@@ -35,12 +36,14 @@ class JointStateInput:
             self._throttle.warn('joint_states/no_model',
                                 'joint states received but there is no robot model yet: ignored')
             return
+        now_ns = self.now_ns()
         try:
-            self.cache.update(msg, self.now_ns())
+            self.cache.update(msg, now_ns)
         except ValueError as exc:
             self._throttle.warn(f'joint_states/bad/{exc}', f'dropping a JointState message: {exc}')
             return
         self.last_msg = msg
+        self.last_ns = now_ns
         if not self.check_complete():
             return
         if self._on_state is not None:
