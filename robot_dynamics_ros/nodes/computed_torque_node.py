@@ -372,7 +372,7 @@ class ComputedTorqueController(Node):
                                              'nothing published')
             return False
         tau, saturated = saturate_effort(self.model, tau)
-        for i in np.flatnonzero(saturated):
+        for i in np.flatnonzero(saturated) if saturated.any() else ():
             name = self.model.joint_names[i]
             self._throttle.once(f'saturated/{name}',
                                 f'effort of {name} saturated at its URDF limit '

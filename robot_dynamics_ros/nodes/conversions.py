@@ -97,6 +97,7 @@ class JointStateCache:
         self._q = np.zeros(n)
         self._qd = np.zeros(n)
         self._known = np.zeros(n, dtype=bool)
+        self._complete = n == 0
         self._stamp_ns = np.zeros(n, dtype=np.int64)
 
     def update(self, msg, now_ns):
@@ -117,12 +118,14 @@ class JointStateCache:
                 self._stamp_ns[i] = now_ns
             if velocity is not None:
                 self._qd[i] = velocity[k]
+        if not self._complete:
+            self._complete = bool(self._known.all())
         return ignored
 
     @property
     def complete(self):
         """True once a position has been received for every tracked joint."""
-        return bool(self._known.all())
+        return self._complete
 
     def missing(self):
         """Names of the tracked joints never heard of."""
