@@ -935,7 +935,7 @@ def _step_into(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_
 
 
 # ---------------------------------------------------------------------------------------------
-# Compiled entry points (argument checks, result allocation); one per public call.
+# Compiled entry points (argument checks); one per public call.
 # Explicit signatures: anything but C-contiguous float64 arrays is refused with a TypeError instead
 # of compiling a new specialisation, and the Python layer converts or explains (_checks.py).
 # Results are allocated by the caller: returning a fresh array from compiled code costs more
