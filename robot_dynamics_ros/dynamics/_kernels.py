@@ -70,7 +70,7 @@ W_PA = MODEL_WIDTH + 74     # 6  bias wrench p^A_i in base coords (ABA)
 W_C = MODEL_WIDTH + 80      # 6  velocity-product acceleration c_i in base coords (ABA)
 W_R0 = MODEL_WIDTH + 86     # 9  rotation of T_{0,i}(q)
 W_P0 = MODEL_WIDTH + 95     # 3  translation of T_{0,i}(q)
-W_CM = MODEL_WIDTH + 98     # 13 rigid-body inertia (m, h, I_o as 3x3) in base coords (composite in CRBA)
+W_CM = MODEL_WIDTH + 98     # 13 composite rigid-body inertia (m, h, I_o as 3x3) in {i} (CRBA)
 W_S0 = MODEL_WIDTH + 111    # 6  joint screw axis in base coords, S_i = Ad_{T_0i} A_i
 W_I0 = MODEL_WIDTH + 117    # 36 spatial inertia in base coords (composite in Coriolis, articulated in ABA)
 W_B0 = MODEL_WIDTH + 153    # 36 Coriolis factor B_i in base coords (composite after the backward pass)
@@ -170,20 +170,24 @@ def _force_moved(T, ro, po, src, s, dst, d, add):
 
 
 @njit(**_INLINE)
-def _inertia_times(G, g, src, s, dst, d):
-    """dst = G src for the spatial inertia G = [[I_o, [h]], [[h]^T, m 1]] (eq. 9.41) given by its
-    ten parameters G[g:g+13] = (m, h, I_o row-major): a body row of the model at COL_MASS, or W_CM."""
-    m = G[g]
-    hx, hy, hz = G[g + 1], G[g + 2], G[g + 3]
-    wx, wy, wz, vx, vy, vz = src[s], src[s + 1], src[s + 2], src[s + 3], src[s + 4], src[s + 5]
-    for r in range(3):
-        dst[d + r] = G[g + 4 + 3 * r] * wx + G[g + 5 + 3 * r] * wy + G[g + 6 + 3 * r] * wz
-    dst[d] += hy * vz - hz * vy
-    dst[d + 1] += hz * vx - hx * vz
-    dst[d + 2] += hx * vy - hy * vx
+def _rigid_inertia_apply(m, hx, hy, hz, i00, i01, i02, i11, i12, i22, x, s, dst, d):
+    """dst = G x for the spatial inertia G = [[I_o, [h]], [[h]^T, m 1]] (eq. 9.41) given by its ten
+    parameters (m, h, upper triangle of the symmetric I_o), x = (w, v) at x[s:s+6]."""
+    wx, wy, wz, vx, vy, vz = x[s], x[s + 1], x[s + 2], x[s + 3], x[s + 4], x[s + 5]
+    dst[d] = i00 * wx + i01 * wy + i02 * wz + hy * vz - hz * vy
+    dst[d + 1] = i01 * wx + i11 * wy + i12 * wz + hz * vx - hx * vz
+    dst[d + 2] = i02 * wx + i12 * wy + i22 * wz + hx * vy - hy * vx
     dst[d + 3] = m * vx - (hy * wz - hz * wy)
     dst[d + 4] = m * vy - (hz * wx - hx * wz)
     dst[d + 5] = m * vz - (hx * wy - hy * wx)
+
+
+@njit(**_INLINE)
+def _inertia_times(mb, i, x, s, dst, d):
+    """dst = G_i x for body i's spatial inertia in {i} (eq. 9.41)."""
+    o = COL_MASS
+    _rigid_inertia_apply(mb[i, o], mb[i, o + 1], mb[i, o + 2], mb[i, o + 3], mb[i, o + 4], mb[i, o + 5],
+                         mb[i, o + 6], mb[i, o + 8], mb[i, o + 9], mb[i, o + 12], x, s, dst, d)
 
 
 @njit(**_INLINE)
@@ -308,10 +312,10 @@ def _rnea_into(mb, w, q, qd, qdd, use_qd, use_qdd, gravity, frame, f_tip, tau):
         if use_qdd:
             _add_axis(mb, i, qdd[i], A, 0)
         F = w[i, W_F:W_F + 6]
-        _inertia_times(mb[i], COL_MASS, A, 0, F, 0)                           # G_i Vdot_i
+        _inertia_times(mb, i, A, 0, F, 0)                                     # G_i Vdot_i
         if use_qd:
             P = w[i, W_X:W_X + 6]
-            _inertia_times(mb[i], COL_MASS, V, 0, P, 0)                       # P_i = G_i V_i
+            _inertia_times(mb, i, V, 0, P, 0)                                 # P_i = G_i V_i
             _add_neg_ad_dual(V, 0, P, 0, F, 0)                                # - ad_V^T P_i  (9.56)
     if frame >= 0:
         b = _frame_body(mb, frame)
@@ -473,9 +477,9 @@ def _aba_into(mb, w, q, qd, tau, frame, f_tip, qdd):
         _bracket(V, 0, w[i], W_S0, c, 0)
         for k in range(6):
             c[k] *= qd[i]
-        _world_inertia_into(mb, w, i)                         # I^A_i = G_i (W_I0), parameters at W_CM
+        m, hx, hy, hz, i00, i01, i02, i11, i12, i22 = _world_inertia_into(mb, w, i)    # I^A_i = G_i
         P = w[i, W_X:W_X + 6]
-        _inertia_times(w[i], W_CM, V, 0, P, 0)                # G_i V_i
+        _rigid_inertia_apply(m, hx, hy, hz, i00, i01, i02, i11, i12, i22, V, 0, P, 0)  # G_i V_i
         pA = w[i, W_PA:W_PA + 6]
         pA[:] = 0.0
         _add_neg_ad_dual(V, 0, P, 0, pA, 0)
@@ -506,18 +510,18 @@ def _aba_into(mb, w, q, qd, tau, frame, f_tip, qdd):
         p = _parent(mb, i)
         if p < 0:
             continue
-        c = w[i, W_C:W_C + 6]
-        Uc = 0.0
-        for k in range(6):
-            Uc += U[k] * c[k]
+        c0, c1, c2, c3, c4, c5 = w[i, W_C], w[i, W_C + 1], w[i, W_C + 2], w[i, W_C + 3], w[i, W_C + 4], w[i, W_C + 5]
+        v0, v1, v2, v3, v4, v5 = U[0] * inv_D, U[1] * inv_D, U[2] * inv_D, U[3] * inv_D, U[4] * inv_D, U[5] * inv_D
+        e = u * inv_D - (v0 * c0 + v1 * c1 + v2 * c2 + v3 * c3 + v4 * c4 + v5 * c5)     # (u - U^T c) / D
         IAp = w[p, W_I0:W_I0 + 36]
-        for r in range(6):
-            ur = U[r] * inv_D
-            acc = pA[r] + ur * (u - Uc)                       # p^a = p^A + I^A c - U (U^T c - u) / D
-            for k in range(6):
-                acc += IA[6 * r + k] * c[k]
-                IAp[6 * r + k] += IA[6 * r + k] - ur * U[k]   # I^a = I^A - U U^T / D
-            w[p, W_PA + r] += acc
+        for r in range(6):     # a row is read whole before the parent's is written: free scheduling
+            a0, a1, a2, a3, a4, a5 = IA[6 * r], IA[6 * r + 1], IA[6 * r + 2], IA[6 * r + 3], IA[6 * r + 4], IA[6 * r + 5]
+            b0, b1, b2, b3, b4, b5 = IAp[6 * r], IAp[6 * r + 1], IAp[6 * r + 2], IAp[6 * r + 3], IAp[6 * r + 4], IAp[6 * r + 5]
+            ur = U[r]
+            # p^a = p^A + I^A c + U (u - U^T c) / D ;  I^a = I^A - U U^T / D
+            w[p, W_PA + r] += pA[r] + ur * e + a0 * c0 + a1 * c1 + a2 * c2 + a3 * c3 + a4 * c4 + a5 * c5
+            IAp[6 * r], IAp[6 * r + 1], IAp[6 * r + 2] = b0 + a0 - ur * v0, b1 + a1 - ur * v1, b2 + a2 - ur * v2
+            IAp[6 * r + 3], IAp[6 * r + 4], IAp[6 * r + 5] = b3 + a3 - ur * v3, b4 + a4 - ur * v4, b5 + a5 - ur * v5
     for i in range(n):
         p = _parent(mb, i)
         A = w[i, W_A:W_A + 6]
@@ -762,12 +766,10 @@ def _coriolis_matrix_into(mb, w, q, qd, C):
 
 @njit(**_INLINE)
 def _world_inertia_into(mb, w, i):
-    """G_i in base coordinates (the body's inertia moved by T_{0i}): its ten parameters at W_CM
-    (m, h, I_o) and the 6x6 matrix [[I_o, [h]], [[h]^T, m 1]] (eq. 9.41) at W_I0."""
+    """G_i in base coordinates (the body's inertia moved by T_{0i}) as the 6x6 matrix
+    [[I_o, [h]], [[h]^T, m 1]] (eq. 9.41) at W_I0; returns its ten parameters (see
+    _moved_rigid_inertia)."""
     m, hx, hy, hz, a00, a01, a02, a11, a12, a22 = _moved_rigid_inertia(w[i], W_R0, W_P0, mb[i], COL_MASS)
-    c = w[i, W_CM:W_CM + 13]
-    c[0], c[1], c[2], c[3] = m, hx, hy, hz
-    c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12] = a00, a01, a02, a01, a11, a12, a02, a12, a22
     G = w[i, W_I0:W_I0 + 36]
     G[0], G[1], G[2], G[3], G[4], G[5] = a00, a01, a02, 0.0, -hz, hy
     G[6], G[7], G[8], G[9], G[10], G[11] = a01, a11, a12, hz, 0.0, -hx
@@ -775,6 +777,7 @@ def _world_inertia_into(mb, w, i):
     G[18], G[19], G[20], G[21], G[22], G[23] = 0.0, hz, -hy, m, 0.0, 0.0
     G[24], G[25], G[26], G[27], G[28], G[29] = -hz, 0.0, hx, 0.0, m, 0.0
     G[30], G[31], G[32], G[33], G[34], G[35] = hy, -hx, 0.0, 0.0, 0.0, m
+    return m, hx, hy, hz, a00, a01, a02, a11, a12, a22
 
 
 @njit(**_INLINE)
