@@ -116,12 +116,14 @@ def _joint_transform_into(mb, w, i, qi):
             w[i, W_P + r] = mb[i, COL_P + r] + qi * mb[i, COL_R + 3 * r + 2]
         return
     s, c = np.sin(qi), np.cos(qi)
-    for r in range(3):
-        t0, t1 = mb[i, COL_R + 3 * r], mb[i, COL_R + 3 * r + 1]
-        w[i, W_R + 3 * r] = c * t0 + s * t1
-        w[i, W_R + 3 * r + 1] = c * t1 - s * t0
-        w[i, W_R + 3 * r + 2] = mb[i, COL_R + 3 * r + 2]
-        w[i, W_P + r] = mb[i, COL_P + r]
+    t00, t01, t02 = mb[i, COL_R], mb[i, COL_R + 1], mb[i, COL_R + 2]     # all read, then all written
+    t10, t11, t12 = mb[i, COL_R + 3], mb[i, COL_R + 4], mb[i, COL_R + 5]
+    t20, t21, t22 = mb[i, COL_R + 6], mb[i, COL_R + 7], mb[i, COL_R + 8]
+    px, py, pz = mb[i, COL_P], mb[i, COL_P + 1], mb[i, COL_P + 2]
+    w[i, W_R], w[i, W_R + 1], w[i, W_R + 2] = c * t00 + s * t01, c * t01 - s * t00, t02
+    w[i, W_R + 3], w[i, W_R + 4], w[i, W_R + 5] = c * t10 + s * t11, c * t11 - s * t10, t12
+    w[i, W_R + 6], w[i, W_R + 7], w[i, W_R + 8] = c * t20 + s * t21, c * t21 - s * t20, t22
+    w[i, W_P], w[i, W_P + 1], w[i, W_P + 2] = px, py, pz
 
 
 @njit(**_INLINE)
@@ -135,10 +137,13 @@ def _motion_to_child(w, i, src, s, dst, d):
     vx = src[s + 3] + wy * pz - wz * py
     vy = src[s + 4] + wz * px - wx * pz
     vz = src[s + 5] + wx * py - wy * px
-    for c in range(3):
-        r0, r1, r2 = w[i, W_R + c], w[i, W_R + 3 + c], w[i, W_R + 6 + c]
-        dst[d + c] = r0 * wx + r1 * wy + r2 * wz
-        dst[d + 3 + c] = r0 * vx + r1 * vy + r2 * vz
+    r00, r01, r02 = w[i, W_R], w[i, W_R + 1], w[i, W_R + 2]      # all read, then all written
+    r10, r11, r12 = w[i, W_R + 3], w[i, W_R + 4], w[i, W_R + 5]
+    r20, r21, r22 = w[i, W_R + 6], w[i, W_R + 7], w[i, W_R + 8]
+    dst[d], dst[d + 1], dst[d + 2] = (r00 * wx + r10 * wy + r20 * wz, r01 * wx + r11 * wy + r21 * wz,
+                                      r02 * wx + r12 * wy + r22 * wz)
+    dst[d + 3], dst[d + 4], dst[d + 5] = (r00 * vx + r10 * vy + r20 * vz, r01 * vx + r11 * vy + r21 * vz,
+                                          r02 * vx + r12 * vy + r22 * vz)
 
 
 @njit(**_INLINE)
@@ -467,16 +472,17 @@ def _aba_into(mb, w, q, qd, tau, frame, f_tip, qdd):
       qdd_i = (u - U^T Vdot_i) / D, Vdot_i += S_i qdd_i.
     """
     n = _n_bodies(mb)
-    _world_kinematics_into(mb, w, q)
     for i in range(n):
+        _world_body_into(mb, w, i, q[i])
         p = _parent(mb, i)
+        qdi = qd[i]
         V = w[i, W_V:W_V + 6]
         for k in range(6):
-            V[k] = (w[p, W_V + k] if p >= 0 else 0.0) + w[i, W_S0 + k] * qd[i]
+            V[k] = (w[p, W_V + k] if p >= 0 else 0.0) + w[i, W_S0 + k] * qdi
         c = w[i, W_C:W_C + 6]
         _bracket(V, 0, w[i], W_S0, c, 0)
         for k in range(6):
-            c[k] *= qd[i]
+            c[k] *= qdi
         m, hx, hy, hz, i00, i01, i02, i11, i12, i22 = _world_inertia_into(mb, w, i)    # I^A_i = G_i
         P = w[i, W_X:W_X + 6]
         _rigid_inertia_apply(m, hx, hy, hz, i00, i01, i02, i11, i12, i22, V, 0, P, 0)  # G_i V_i
@@ -547,32 +553,47 @@ def _aba_into(mb, w, q, qd, tau, frame, f_tip, qdd):
 def _world_kinematics_into(mb, w, q):
     """T_{0i} = T_{0,parent} T_{parent,i} for every body (eq. 9.37) and the base-frame screw axes
     S_i = Ad_{T_0i} A_i (the columns of the space Jacobian)."""
-    n = _n_bodies(mb)
-    for i in range(n):
-        _joint_transform_into(mb, w, i, q[i])
-        p = _parent(mb, i)
-        if p < 0:
-            for k in range(9):
-                w[i, W_R0 + k] = w[i, W_R + k]
-            for k in range(3):
-                w[i, W_P0 + k] = w[i, W_P + k]
-        else:
-            for r in range(3):
-                for c in range(3):
-                    w[i, W_R0 + 3 * r + c] = (w[p, W_R0 + 3 * r] * w[i, W_R + c] + w[p, W_R0 + 3 * r + 1] * w[i, W_R + 3 + c]
-                                              + w[p, W_R0 + 3 * r + 2] * w[i, W_R + 6 + c])
-                w[i, W_P0 + r] = (w[p, W_P0 + r] + w[p, W_R0 + 3 * r] * w[i, W_P] + w[p, W_R0 + 3 * r + 1] * w[i, W_P + 1]
-                                  + w[p, W_R0 + 3 * r + 2] * w[i, W_P + 2])
-        sx, sy, sz = w[i, W_R0 + 2], w[i, W_R0 + 5], w[i, W_R0 + 8]     # R e_z
-        px, py, pz = w[i, W_P0], w[i, W_P0 + 1], w[i, W_P0 + 2]
-        if mb[i, COL_TYPE] == PRISMATIC:      # S = (0, R a)
-            w[i, W_S0], w[i, W_S0 + 1], w[i, W_S0 + 2] = 0.0, 0.0, 0.0
-            w[i, W_S0 + 3], w[i, W_S0 + 4], w[i, W_S0 + 5] = sx, sy, sz
-        else:                                 # S = (R a, p x R a)
-            w[i, W_S0], w[i, W_S0 + 1], w[i, W_S0 + 2] = sx, sy, sz
-            w[i, W_S0 + 3] = py * sz - pz * sy
-            w[i, W_S0 + 4] = pz * sx - px * sz
-            w[i, W_S0 + 5] = px * sy - py * sx
+    for i in range(_n_bodies(mb)):
+        _world_body_into(mb, w, i, q[i])
+
+
+@njit(**_INLINE)
+def _world_body_into(mb, w, i, qi):
+    """T_{0i} and S_i of body i (see _world_kinematics_into), from its parent's."""
+    _joint_transform_into(mb, w, i, qi)
+    p = _parent(mb, i)
+    if p < 0:
+        for k in range(9):
+            w[i, W_R0 + k] = w[i, W_R + k]
+        for k in range(3):
+            w[i, W_P0 + k] = w[i, W_P + k]
+    else:              # R_0i = R_0p R, p_0i = p_0p + R_0p p: operands read before any result is written
+        a00, a01, a02 = w[p, W_R0], w[p, W_R0 + 1], w[p, W_R0 + 2]
+        a10, a11, a12 = w[p, W_R0 + 3], w[p, W_R0 + 4], w[p, W_R0 + 5]
+        a20, a21, a22 = w[p, W_R0 + 6], w[p, W_R0 + 7], w[p, W_R0 + 8]
+        b00, b01, b02 = w[i, W_R], w[i, W_R + 1], w[i, W_R + 2]
+        b10, b11, b12 = w[i, W_R + 3], w[i, W_R + 4], w[i, W_R + 5]
+        b20, b21, b22 = w[i, W_R + 6], w[i, W_R + 7], w[i, W_R + 8]
+        px, py, pz = w[i, W_P], w[i, W_P + 1], w[i, W_P + 2]
+        ox, oy, oz = w[p, W_P0], w[p, W_P0 + 1], w[p, W_P0 + 2]
+        w[i, W_R0], w[i, W_R0 + 1], w[i, W_R0 + 2] = (a00 * b00 + a01 * b10 + a02 * b20, a00 * b01 + a01 * b11 + a02 * b21,
+                                                      a00 * b02 + a01 * b12 + a02 * b22)
+        w[i, W_R0 + 3], w[i, W_R0 + 4], w[i, W_R0 + 5] = (a10 * b00 + a11 * b10 + a12 * b20, a10 * b01 + a11 * b11 + a12 * b21,
+                                                          a10 * b02 + a11 * b12 + a12 * b22)
+        w[i, W_R0 + 6], w[i, W_R0 + 7], w[i, W_R0 + 8] = (a20 * b00 + a21 * b10 + a22 * b20, a20 * b01 + a21 * b11 + a22 * b21,
+                                                          a20 * b02 + a21 * b12 + a22 * b22)
+        w[i, W_P0], w[i, W_P0 + 1], w[i, W_P0 + 2] = (ox + a00 * px + a01 * py + a02 * pz, oy + a10 * px + a11 * py + a12 * pz,
+                                                      oz + a20 * px + a21 * py + a22 * pz)
+    sx, sy, sz = w[i, W_R0 + 2], w[i, W_R0 + 5], w[i, W_R0 + 8]     # R e_z
+    px, py, pz = w[i, W_P0], w[i, W_P0 + 1], w[i, W_P0 + 2]
+    if mb[i, COL_TYPE] == PRISMATIC:      # S = (0, R a)
+        w[i, W_S0], w[i, W_S0 + 1], w[i, W_S0 + 2] = 0.0, 0.0, 0.0
+        w[i, W_S0 + 3], w[i, W_S0 + 4], w[i, W_S0 + 5] = sx, sy, sz
+    else:                                 # S = (R a, p x R a)
+        w[i, W_S0], w[i, W_S0 + 1], w[i, W_S0 + 2] = sx, sy, sz
+        w[i, W_S0 + 3] = py * sz - pz * sy
+        w[i, W_S0 + 4] = pz * sx - px * sz
+        w[i, W_S0 + 5] = px * sy - py * sx
 
 
 @njit(**_OPTS)
