@@ -222,16 +222,24 @@ def _add_ad_axis(mb, i, scale, V, s, x, d):
 
 
 @njit(**_INLINE)
-def _add_neg_ad_dual(V, s, P, p, x, d):
-    """x += -[ad_V]^T P = (w x m + v x f, w x f)  for V = (w, v), P = (m, f)  (eq. 9.31)."""
+def _neg_ad_dual(V, s, P, p, x, d, add):
+    """x (+)= -[ad_V]^T P = (w x m + v x f, w x f)  for V = (w, v), P = (m, f)  (eq. 9.31); with add
+    False x is overwritten."""
     wx, wy, wz, vx, vy, vz = V[s], V[s + 1], V[s + 2], V[s + 3], V[s + 4], V[s + 5]
     mx, my, mz, fx, fy, fz = P[p], P[p + 1], P[p + 2], P[p + 3], P[p + 4], P[p + 5]
-    x[d] += wy * mz - wz * my + vy * fz - vz * fy
-    x[d + 1] += wz * mx - wx * mz + vz * fx - vx * fz
-    x[d + 2] += wx * my - wy * mx + vx * fy - vy * fx
-    x[d + 3] += wy * fz - wz * fy
-    x[d + 4] += wz * fx - wx * fz
-    x[d + 5] += wx * fy - wy * fx
+    r0 = wy * mz - wz * my + vy * fz - vz * fy
+    r1 = wz * mx - wx * mz + vz * fx - vx * fz
+    r2 = wx * my - wy * mx + vx * fy - vy * fx
+    r3, r4, r5 = wy * fz - wz * fy, wz * fx - wx * fz, wx * fy - wy * fx
+    if add:
+        x[d] += r0
+        x[d + 1] += r1
+        x[d + 2] += r2
+        x[d + 3] += r3
+        x[d + 4] += r4
+        x[d + 5] += r5
+    else:
+        x[d], x[d + 1], x[d + 2], x[d + 3], x[d + 4], x[d + 5] = r0, r1, r2, r3, r4, r5
 
 
 @njit(**_INLINE)
@@ -305,7 +313,8 @@ def _rnea_into(mb, w, q, qd, qdd, use_qd, use_qdd, gravity, frame, f_tip, tau):
             for k in range(3):
                 base[k] = 0.0
                 base[3 + k] = -mb[0, COL_GRAVITY + k] if gravity else 0.0
-            V[:] = 0.0
+            for k in range(6):     # a loop of known length: `V[:] = 0.0` would call memset
+                V[k] = 0.0
             _motion_to_child(w, i, base, 0, A, 0)
         else:
             if use_qd:
@@ -321,7 +330,7 @@ def _rnea_into(mb, w, q, qd, qdd, use_qd, use_qdd, gravity, frame, f_tip, tau):
         if use_qd:
             P = w[i, W_X:W_X + 6]
             _inertia_times(mb, i, V, 0, P, 0)                                 # P_i = G_i V_i
-            _add_neg_ad_dual(V, 0, P, 0, F, 0)                                # - ad_V^T P_i  (9.56)
+            _neg_ad_dual(V, 0, P, 0, F, 0, True)                              # - ad_V^T P_i  (9.56)
     if frame >= 0:
         b = _frame_body(mb, frame)
         if b >= 0:
@@ -486,14 +495,13 @@ def _aba_into(mb, w, q, qd, tau, frame, f_tip, qdd):
         m, hx, hy, hz, i00, i01, i02, i11, i12, i22 = _world_inertia_into(mb, w, i)    # I^A_i = G_i
         P = w[i, W_X:W_X + 6]
         _rigid_inertia_apply(m, hx, hy, hz, i00, i01, i02, i11, i12, i22, V, 0, P, 0)  # G_i V_i
-        pA = w[i, W_PA:W_PA + 6]
-        pA[:] = 0.0
-        _add_neg_ad_dual(V, 0, P, 0, pA, 0)
+        _neg_ad_dual(V, 0, P, 0, w[i], W_PA, False)    # written, not added: no zero fill
     if frame >= 0:
         b = _frame_body(mb, frame)
         if b >= 0:
             x = w[b, W_X:W_X + 6]
-            x[:] = 0.0
+            for k in range(6):
+                x[k] = 0.0
             _frame_wrench_to_body(mb, frame, f_tip, x, 0)
             _force_moved(w[b], W_R0, W_P0, x, 0, w[b], W_PA, True)
     for i in range(n - 1, -1, -1):
@@ -549,7 +557,7 @@ def _aba_into(mb, w, q, qd, tau, frame, f_tip, qdd):
 # Forward kinematics in base coordinates, Jacobians
 # ---------------------------------------------------------------------------------------------
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _world_kinematics_into(mb, w, q):
     """T_{0i} = T_{0,parent} T_{parent,i} for every body (eq. 9.37) and the base-frame screw axes
     S_i = Ad_{T_0i} A_i (the columns of the space Jacobian)."""
@@ -978,11 +986,16 @@ def _entry(signature, allocates=False):
     """Declare a compiled entry point with an explicit signature, compiled (or loaded from numba's
     cache) on its first call rather than at import, so a process pays only for the kernels it uses.
     The first call rebinds the module attribute to the compiled dispatcher: later `_kernels.name`
-    lookups reach it directly. `allocates`: the entry point creates arrays (needs numba's NRT)."""
+    lookups reach it directly; a reference taken before (`f = _kernels.name`) keeps reaching the
+    same dispatcher. `allocates`: the entry point creates arrays (needs numba's NRT)."""
     def declare(fn):
+        compiled = None
+
         def first_call(*args):
-            compiled = njit(signature, **dict(_OPTS, _nrt=allocates))(fn)
-            globals()[fn.__name__] = compiled
+            nonlocal compiled
+            if compiled is None:
+                compiled = njit(signature, **dict(_OPTS, _nrt=allocates))(fn)
+                globals()[fn.__name__] = compiled
             return compiled(*args)
         first_call.__name__, first_call.__doc__, first_call.py_func = fn.__name__, fn.__doc__, fn
         return first_call

@@ -13,8 +13,7 @@ def coriolis_matrix(model, q, qd, data=None):
     O(n²): C = Σ_i J_iᵀ(I_i J̇_i + B_i J_i) in root coordinates, with B_i = ½(−ad_Vᵀ I − I ad_V − ad̄(I V))
     accumulated over subtrees (see _kernels._coriolis_matrix_into). For the vector c use coriolis_forces.
     """
-    n = model.nq
-    C = np.empty((n, n))
+    C = np.empty(model._square)
     try:
         _k.coriolis_matrix((model._data.buffer if data is None else _checks.buffer(model, data)), q, qd, C)
         return C

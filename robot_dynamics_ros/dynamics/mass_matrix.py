@@ -13,8 +13,7 @@ def mass_matrix(model, q, data=None):
 
     Equals eq. 9.61, M = Σ_i J_ibᵀ G_i J_ib, and the closed form 𝒜ᵀℒᵀ𝒢ℒ𝒜 (eq. 9.82), in O(n·depth).
     """
-    n = model.nq
-    M = np.empty((n, n))
+    M = np.empty(model._square)
     try:
         _k.crba((model._data.buffer if data is None else _checks.buffer(model, data)), q, M)
         return M

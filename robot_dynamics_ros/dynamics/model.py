@@ -45,7 +45,7 @@ class Model:
                  "root_link", "tip_frame", "gravity", "lower", "upper", "velocity_limit",
                  "effort_limit", "damping", "friction", "T_tree", "axis", "mass", "com",
                  "inertia_com", "frame_body", "frame_placement", "_packed", "_frame_index",
-                 "_joint_index", "_data", "_ancestors")
+                 "_joint_index", "_data", "_ancestors", "_square")
 
     def __init__(self, *, joint_names, joint_types, link_names, parent, T_tree, axis, mass, com,
                  inertia_com, frame_names, frame_body, frame_placement, root_link, tip_frame,
@@ -61,6 +61,7 @@ class Model:
         n = len(joint_names)
         set_ = object.__setattr__
         set_(self, "nq", n)
+        set_(self, "_square", (n, n))     # the shape of M and C, built once (per call it costs 20 ns)
         set_(self, "joint_names", tuple(joint_names))
         set_(self, "joint_types", tuple(joint_types))
         set_(self, "link_names", tuple(link_names))
