@@ -34,7 +34,8 @@ Parameters: the model parameters of model_source, plus
 - ``publish_rate`` (Hz, > 0), ``publish_clock`` (bool, read-only), ``real_time_factor``
   (>= 0; 0 = as fast as possible), ``initial_positions`` (double array in joint order, [] = zeros
   clipped into the position limits; used at start-up and by ~/reset), ``command_timeout`` (s, > 0),
-  ``external_wrench_timeout`` (s, >= 0, 0 = until the next message).
+  ``external_wrench_timeout`` (s, >= 0, 0 = until the next message), ``lockstep_timeout`` (s of
+  wall time, >= 0; see lock-step below).
 
 The stepping runs in a steady-clock timer (never the ROS clock: with use_sim_time the simulator
 would wait for its own /clock): each tick advances the simulation by the elapsed wall time ×
@@ -46,13 +47,14 @@ like Gazebo, instead of running open loop in bursts). At real_time_factor 0 the 
 of wall time per tick.
 
 Lock-step with the controller: after publishing a state the simulator may wait (at most
-``LOCKSTEP_TIMEOUT`` s of wall time, without stepping) for the next effort command. In real time
-it does so once a controller has answered ``LOCKSTEP_STREAK`` states in a row (a controller on
-every joint state, in this process or another one): a controller starved of CPU then slows the
-simulation down instead of leaving it open loop. At real_time_factor 0 it does so whenever some
+``lockstep_timeout`` s of wall time, default 0.05 s, without stepping) for the next effort
+command. In real time it does so once a controller has answered ``LOCKSTEP_STREAK`` states in a
+row (a controller on every joint state, in this process or another one): a controller starved of
+CPU then slows the simulation down instead of leaving it open loop. At real_time_factor 0 it does so whenever some
 node publishes commands, so the loop runs as in real time, only faster. A wait that times out
 (controller disabled or slower than publish_rate) ends lock-step until the controller answers
-again.
+again; on a loaded machine a controller may miss 0.05 s now and then, so a loop that must stay in
+lock-step (a test, a reproducible run) raises ``lockstep_timeout``. 0 never waits.
 """
 
 import math
@@ -86,7 +88,6 @@ INTEGRATORS = {
     'euler': 'euler_step',
 }
 FAST_BUDGET = 0.01     # s of wall time spent stepping per tick at real_time_factor 0
-LOCKSTEP_TIMEOUT = 0.05  # s of wall time waiting at most for a command after a state
 LOCKSTEP_STREAK = 3      # real time: states answered in a row before the simulator waits
 
 
@@ -145,6 +146,10 @@ class SimulatorNode(Node):
         self.declare_parameter('external_wrench_timeout', 0.0, describe(
             'Simulated seconds an external wrench is applied after its message (0 = until the '
             'next message).', min_value=0.0))
+        self.declare_parameter('lockstep_timeout', 0.05, describe(
+            'Wall-clock seconds the simulation waits at most for the command answering a joint '
+            'state (lock-step with the controller); 0 = never wait.', min_value=0.0,
+            max_value=60.0))
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
         self.dt = float(self.get_parameter('dt').value)
@@ -195,7 +200,8 @@ class SimulatorNode(Node):
                         raise ValueError(f'initial_positions must have 0 or {self.model.nq} '
                                          f'entries, got {values.size}')
                 if p.name in ('publish_rate', 'real_time_factor', 'command_timeout',
-                              'external_wrench_timeout') and not math.isfinite(p.value):
+                              'external_wrench_timeout', 'lockstep_timeout') \
+                        and not math.isfinite(p.value):
                     raise ValueError(f'{p.name} must be finite')
         except ValueError as exc:
             return SetParametersResult(successful=False, reason=str(exc))
@@ -208,7 +214,7 @@ class SimulatorNode(Node):
 
     def _read_settings(self):
         names = ('integrator', 'friction', 'publish_rate', 'real_time_factor', 'command_timeout',
-                 'external_wrench_timeout')
+                 'external_wrench_timeout', 'lockstep_timeout')
         self._settings = {name: self.get_parameter(name).value for name in names}
         self._step_function = getattr(rd, INTEGRATORS[self._settings['integrator']])
 
@@ -376,13 +382,15 @@ class SimulatorNode(Node):
         if self._command_seq != seq:
             self._awaiting = None
             return False
-        if now - since < LOCKSTEP_TIMEOUT:
+        timeout = self._settings['lockstep_timeout']
+        if now - since < timeout:
             return True
         self._awaiting = None
         self._answered = 0
         self._lockstep = False
-        self._throttle.warn('lockstep', f'no command within {LOCKSTEP_TIMEOUT} s of a joint '
-                                        'state: running on without waiting for commands')
+        self._throttle.warn('lockstep', f'no command within {timeout:g} s of a joint state '
+                                        '(lockstep_timeout): running on without waiting for '
+                                        'commands')
         return False
 
     def _after_publication(self):
@@ -402,7 +410,7 @@ class SimulatorNode(Node):
             wait = self._answered >= LOCKSTEP_STREAK
         else:
             wait = self._lockstep and self._sub_command.get_publisher_count() > 0
-        if wait:
+        if wait and self._settings['lockstep_timeout'] > 0.0:
             self._awaiting = (self._command_seq, time.monotonic())
 
     def _applied_effort(self):

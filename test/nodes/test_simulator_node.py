@@ -186,6 +186,24 @@ def test_joint_stops(graph):
     assert node.get_name().startswith('simulator_node')
 
 
+@pytest.mark.parametrize('timeout', [0.0, 60.0])
+def test_lockstep_timeout_bounds_the_wait_for_the_answer(graph, timeout):
+    """real_time_factor 0 with a command publisher present: after each state the simulator waits
+    (at most lockstep_timeout of wall time) for the command answering it. One command, then
+    silence: with 60 s it holds still; with 0 it never waits and simulated time runs on."""
+    ros = graph
+    node, states = _sim(ros, real_time_factor=0.0, lockstep_timeout=timeout)
+    commands = ros.publisher(Float64MultiArray, '/effort_controller/commands')
+    commands.publish(Float64MultiArray(data=[0.0] * 6))
+    ros.spin(0.3)
+    steps = node.steps
+    ros.spin(0.5)
+    if timeout > 0.0:
+        assert node.steps == steps, f'{node.steps - steps} steps without an answer'
+    else:
+        assert node.steps > steps + 100, f'only {node.steps - steps} steps in 0.5 s'
+
+
 def test_as_fast_as_possible(graph):
     ros = graph
     _, states = _sim(ros, real_time_factor=0.0, publish_rate=100.0)
