@@ -977,8 +977,8 @@ def _step_into(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_
 def _inlined(algorithm):
     """The same algorithm compiled to be inlined into its caller: the single-call and batch entry
     points use it (the constant flags, e.g. use_qd=False in gravity, prune their branches, and no
-    call is made per state); the integrators, which call an algorithm several times per step, keep
-    the plain call (compile time)."""
+    call is made per state), and CRBA for its world kinematics; the integrators, which call an
+    algorithm several times per step, keep the plain call (compile time)."""
     return njit(**_INLINE)(getattr(algorithm, "py_func", algorithm))
 
 

@@ -50,11 +50,12 @@ Lock-step with the controller: after publishing a state the simulator may wait (
 ``lockstep_timeout`` s of wall time, default 0.05 s, without stepping) for the next effort
 command. In real time it does so once a controller has answered ``LOCKSTEP_STREAK`` states in a
 row (a controller on every joint state, in this process or another one): a controller starved of
-CPU then slows the simulation down instead of leaving it open loop. At real_time_factor 0 it does so whenever some
-node publishes commands, so the loop runs as in real time, only faster. A wait that times out
-(controller disabled or slower than publish_rate) ends lock-step until the controller answers
-again; on a loaded machine a controller may miss 0.05 s now and then, so a loop that must stay in
-lock-step (a test, a reproducible run) raises ``lockstep_timeout``. 0 never waits.
+CPU then slows the simulation down instead of leaving it open loop. At real_time_factor 0 it does
+so whenever some node publishes commands, so the loop runs as in real time, only faster. A wait
+that times out (controller disabled or slower than publish_rate) ends lock-step until the
+controller answers again; on a loaded machine a controller may miss 0.05 s now and then, so a
+loop that must stay in lock-step (a test, a reproducible run) raises ``lockstep_timeout``. 0 never
+waits.
 """
 
 import math

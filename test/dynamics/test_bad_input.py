@@ -1,18 +1,14 @@
 """Bad input raises ValueError naming the argument (or the URDF element); reasonable input forms
 (lists, tuples, integer and float32 arrays, strided views) are accepted and give the float64 result;
 a model keeps working after any of these errors."""
-import os
-import pathlib
 import re
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
 
 from robot_dynamics_ros import dynamics as rd
 
+from _fresh_python import run_python
 from _random_trees import Joint, Link, random_state, random_tree
 
 TREE = random_tree(300, 6, chain=True)      # square Jacobian: task_space_inertia needs no damping
@@ -323,7 +319,7 @@ def test_loader_still_works_after_errors():
 def test_data_of_another_model_raises_value_error():
     """Run in a subprocess: before 5cfc768 the kernels wrote past the smaller workspace (heap
     corruption, the interpreter aborted), which would take the whole test session down."""
-    code = textwrap.dedent("""
+    run = run_python("""
         import numpy as np
         from robot_dynamics_ros import dynamics as rd
         from _random_trees import random_tree
@@ -334,9 +330,5 @@ def test_data_of_another_model_raises_value_error():
                 rd.inverse_dynamics(big, np.ones(12), np.ones(12), np.ones(12), data=rd.Data(small))
         except ValueError as e:
             print("ValueError", e)
-    """)
-    here = pathlib.Path(__file__).parent
-    package_parent = pathlib.Path(rd.__file__).resolve().parents[2]      # the same robot_dynamics_ros as here
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(package_parent), str(here), os.environ.get("PYTHONPATH", "")])}
-    run = subprocess.run([sys.executable, "-c", code], cwd=here, env=env, capture_output=True, text=True, timeout=120)
+    """, timeout=120)
     assert run.returncode == 0 and run.stdout.startswith("ValueError") and "data" in run.stdout, (run.returncode, run.stdout, run.stderr[-500:])

@@ -1,18 +1,12 @@
 """Compiled entry points (_kernels._entry): compiled once, however they are reached."""
-import os
-import pathlib
-import subprocess
-import sys
-import textwrap
-
-from robot_dynamics_ros import dynamics as rd
+from _fresh_python import run_python
 
 
 def test_a_reference_taken_before_the_first_call_keeps_one_dispatcher():
     """`f = _kernels.crba` before the first call holds the lazy stand-in. Before 6f61bef every call
     through it compiled (or loaded) a new dispatcher and rebound the module attribute; thousands of
     calls crashed the interpreter. A fresh process, so that crba has not been called yet."""
-    code = textwrap.dedent("""
+    run = run_python("""
         import numpy as np
         from robot_dynamics_ros import dynamics as rd
         from robot_dynamics_ros.dynamics import _kernels
@@ -29,8 +23,4 @@ def test_a_reference_taken_before_the_first_call_keeps_one_dispatcher():
         assert np.allclose(M, rd.mass_matrix(model, q), rtol=0.0, atol=1e-12)
         print("ok")
     """)
-    here = pathlib.Path(__file__).parent
-    package_parent = pathlib.Path(rd.__file__).resolve().parents[2]      # the same robot_dynamics_ros as here
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(package_parent), str(here), os.environ.get("PYTHONPATH", "")])}
-    run = subprocess.run([sys.executable, "-c", code], cwd=here, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and run.stdout.strip() == "ok", (run.returncode, run.stdout, run.stderr[-1500:])
