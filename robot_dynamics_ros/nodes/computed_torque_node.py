@@ -54,7 +54,7 @@ from robot_dynamics_ros.nodes.conversions import (
     vector_to_multiarray)
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
 from robot_dynamics_ros.nodes.model_source import ModelSource
-from robot_dynamics_ros.trajectory import from_waypoints, hold
+from robot_dynamics_ros.interpolation import from_waypoints, hold
 
 __all__ = ['ComputedTorqueController', 'main']
 

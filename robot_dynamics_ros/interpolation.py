@@ -5,11 +5,16 @@ length n. Between two knots every joint follows one polynomial in s = t - t_k, s
 T = t_{k+1} - t_k:
 
 - **quintic** when both knots give accelerations: position, velocity and acceleration match at
-  both ends (Modern Robotics §9.2.2, fifth-order time scaling, generalised to non-rest boundary
+  both ends (the fifth-order polynomial time scaling of §9.2.2, generalised to non-rest boundary
   conditions);
-- **cubic Hermite** otherwise: position and velocity match at both ends (eq. 9.3-style cubic),
-  velocities that are not given are zero, so a position-only waypoint list stops at every waypoint
-  (no velocity jumps, bounded accelerations: safe default for a torque controller).
+- **cubic Hermite** otherwise: position and velocity match at both ends (the third-order
+  via-point interpolation of §9.3, "Polynomial Via Point Trajectories"), velocities that are not
+  given are zero, so a position-only waypoint list stops at every waypoint (no velocity jumps,
+  bounded accelerations: safe default for a torque controller).
+
+Section numbers are those of the *published* Modern Robotics (Lynch & Park, Cambridge University
+Press 2017), chapter 9 "Trajectory Generation". The dynamics core cites the draft instead, whose
+chapter 9 is the published chapter 8 (Dynamics of Open Chains): its "eq. 9.x" is not this chapter.
 
 Before the first knot the trajectory holds q_0 and after the last one it holds q_N, both with zero
 velocity and acceleration.

@@ -1,9 +1,9 @@
-"""Unit tests of robot_dynamics_ros.trajectory (no ROS): boundary conditions and holding."""
+"""Unit tests of robot_dynamics_ros.interpolation (no ROS): boundary conditions and holding."""
 
 import numpy as np
 import pytest
 
-from robot_dynamics_ros.trajectory import PiecewisePolynomial, hold
+from robot_dynamics_ros.interpolation import PiecewisePolynomial, hold
 
 RNG = np.random.default_rng(20261121)
 
@@ -122,7 +122,7 @@ def test_rejects_bad_input(kwargs, match):
 
 
 def test_from_waypoints_starts_from_the_start_state_when_first_point_is_later():
-    from robot_dynamics_ros.trajectory import from_waypoints
+    from robot_dynamics_ros.interpolation import from_waypoints
     start = (np.array([0.0, 1.0]), np.array([0.5, 0.0]), np.array([0.1, 0.0]))
     traj = from_waypoints(start, [1.0], [[1.0, 2.0]], velocities=[[0.0, 0.0]])
     q, qd, _ = traj.sample(0.0)
@@ -135,7 +135,7 @@ def test_from_waypoints_starts_from_the_start_state_when_first_point_is_later():
 
 
 def test_from_waypoints_partial_columns_hold_the_other_joints():
-    from robot_dynamics_ros.trajectory import from_waypoints
+    from robot_dynamics_ros.interpolation import from_waypoints
     start = (np.array([0.3, 0.4, 0.5]), np.zeros(3), np.zeros(3))
     traj = from_waypoints(start, [0.0, 2.0], [[0.0], [1.0]], columns=[1])
     for t in (0.0, 1.0, 3.0):
@@ -146,7 +146,7 @@ def test_from_waypoints_partial_columns_hold_the_other_joints():
 
 
 def test_from_waypoints_start_time_skips_past_waypoints():
-    from robot_dynamics_ros.trajectory import from_waypoints
+    from robot_dynamics_ros.interpolation import from_waypoints
     start = (np.array([5.0]), np.zeros(1), np.zeros(1))
     traj = from_waypoints(start, [1.0, 2.0, 3.0], [[1.0], [2.0], [3.0]], start_time=1.5)
     assert traj.start_time == 1.5
