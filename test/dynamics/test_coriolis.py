@@ -76,7 +76,8 @@ def test_coriolis_matrix_from_christoffel_symbols(model, states):
                      _christoffel_from(_dM_fd(model, q)) @ qd, FD, floor=floor)
         assert_close("C_ij = sum_k Gamma_ijk qd_k", C, Gamma @ qd, EXACT, floor=floor)
         assert_close("c_i = sum_jk Gamma_ijk qd_j qd_k", np.einsum("ijk,j,k->i", Gamma, qd, qd),
-                     rd.coriolis_forces(model, q, qd), EXACT, floor=torque_scale(rd.mass_matrix(model, q), qd))
+                     rd.coriolis_forces(model, q, qd), EXACT,
+                     floor=torque_scale(rd.mass_matrix(model, q), qd))
 
 
 def test_christoffel_symbols_by_polarisation_of_coriolis_forces(model, states):

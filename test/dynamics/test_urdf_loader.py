@@ -10,7 +10,7 @@ from robot_dynamics_ros import dynamics as rd
 
 from _random_trees import (MOVING, chain_to, combine_inertials, fix_joints, index_map, lock_by_hand,
                            merge_fixed_by_hand, random_state, random_tree, rpy_matrix, subtree)
-from _residuals import EXACT, assert_close
+from _residuals import EXACT, FD, assert_close
 
 
 def assert_same_dynamics(name, a, b, rng, frames=(), states=3):
@@ -203,6 +203,20 @@ def test_gravity_argument_is_in_the_root_frame(case):
     parts = [rd.gravity_torques(rd.load_urdf(tree.to_urdf(), gravity=e), q) for e in np.eye(3)]
     assert_close("gravity torques linear in gravity", rd.gravity_torques(turned, q), sum(gk * p for gk, p in zip(g, parts)),
                  EXACT, floor=np.abs(parts).max())
+    # ... which any fixed rotation or dropped component of the vector would keep: that it is the
+    # root frame's vector needs g(q) = ∂P/∂q with P = −Σ m_i gᵀ p_ci, the centres of mass placed in
+    # the root frame here from frame_pose (central differences, h = 1e-6)
+    def potential(x):
+        P = 0.0
+        for i, link in enumerate(turned.link_names):
+            placement = turned.frame_placement[turned.frame_index(link)]        # link frame in body {i}
+            T = rd.frame_pose(turned, x, link) @ np.linalg.inv(placement)
+            P -= turned.mass[i] * g @ (T[:3, :3] @ turned.com[i] + T[:3, 3])
+        return P
+    h = 1e-6
+    grad = [(potential(q + h * e) - potential(q - h * e)) / (2 * h) for e in np.eye(model.nq)]
+    assert_close("gravity torques = dP/dq, gravity in the root frame (FD)", rd.gravity_torques(turned, q),
+                 grad, FD, floor=np.sum(turned.mass) * np.linalg.norm(g) * 0.3)
 
 
 def test_load_from_file_equals_load_from_string(tmp_path, case):
