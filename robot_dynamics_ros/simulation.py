@@ -1,0 +1,406 @@
+"""The simulator's stepping, pacing and lock-step logic, ROS-free (``simulator_node`` is its wiring).
+
+Every step (``dt`` of simulated time) integrates the equation of motion
+
+    M(q) q̈ + c(q, q̇) + g(q) + friction(q̇) + Jᵀ(q) F_tip = τ
+
+(Modern Robotics eq. 9.81 in the numbering of the draft the core follows; F_tip is the wrench the
+robot exerts on the environment at the tip frame) with the core's ``rk4_step`` /
+``semi_implicit_euler_step`` / ``euler_step``, then enforces the joint position limits (hard stops:
+``limits.enforce_position_limits``). Simulated time = steps × dt. All vectors are in model joint
+order (``model.joint_names``); mapping to a message's joint order is the node's business.
+
+Wall time (seconds, any origin) is read from ``clock`` (default ``time.monotonic``; tests pass a
+fake clock), never a ROS clock. ``tick()`` is called periodically (period ``tick_period()``):
+
+- real_time_factor > 0: each tick adds the wall time elapsed since the last tick × the factor to
+  the simulated time owed, and steps while a step is owed, returning right after a state
+  publication (so a controller answers each state before the simulation runs on). Owing more
+  than two publication periods, the excess is dropped with a warning (the simulation then runs
+  slower than real time, as Gazebo does, rather than open loop in one burst).
+- real_time_factor 0: each tick steps for at most ``FAST_BUDGET`` s of wall time.
+
+Lock-step: after a publication the simulation may wait (at most ``lockstep_timeout`` s of wall
+time, without stepping) for the next command. In real time it does so once commands have answered
+``LOCKSTEP_STREAK`` states in a row; at real_time_factor 0 whenever ``command_source()`` says some
+node publishes commands. A wait that times out ends lock-step until the next command arrives.
+
+Example (wall time is a number the caller moves on; a 1-joint arm):
+    >>> import numpy as np
+    >>> from robot_dynamics_ros import dynamics as rd
+    >>> model = rd.from_modern_robotics(
+    ...     [np.eye(4), np.eye(4)], [np.diag([0.1, 0.1, 0.1, 1.0, 1.0, 1.0])],
+    ...     np.array([[0.0, 0.0, 1.0, 0.0, 0.0, 0.0]]).T)
+    >>> wall, published = [0.0], []
+    >>> sim = Simulation(0.001, clock=lambda: wall[0], publish_rate=100.0,
+    ...                  publish=lambda: published.append(sim.steps))
+    >>> sim.set_model(model)
+    >>> wall[0] = 0.005         # 5 ms of wall time at real_time_factor 1: 5 steps owed
+    >>> sim.tick(), sim.steps   # the first state is due at once: the tick returns after it
+    (True, 1)
+    >>> sim.tick(), sim.steps   # the 4 steps still owed; the next state is due at step 10
+    (True, 5)
+    >>> published
+    [1]
+"""
+
+import logging
+import math
+import time
+
+import numpy as np
+
+from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.dynamics.limits import (
+    clip_positions, enforce_position_limits, saturate_effort)
+
+__all__ = ['Simulation', 'Report', 'INTEGRATORS', 'DEFAULT_SETTINGS', 'FAST_BUDGET',
+           'LOCKSTEP_STREAK']
+
+INTEGRATORS = {
+    'rk4': 'rk4_step',
+    'semi_implicit_euler': 'semi_implicit_euler_step',
+    'euler': 'euler_step',
+}
+FAST_BUDGET = 0.01      # s of wall time spent stepping per tick at real_time_factor 0
+LOCKSTEP_STREAK = 3     # real time: states answered in a row before the simulation waits
+DEFAULT_SETTINGS = {
+    'integrator': 'rk4',              # a key of INTEGRATORS
+    'friction': True,                 # URDF joint damping and Coulomb friction
+    'publish_rate': 100.0,            # states per simulated second
+    'real_time_factor': 1.0,          # simulated s per wall s; 0 = as fast as possible
+    'command_timeout': 0.5,           # simulated s without a command: zero effort
+    'external_wrench_timeout': 0.0,   # simulated s a wrench is applied; 0 = until the next one
+    'lockstep_timeout': 0.05,         # wall s waited for the command answering a state; 0 = never
+}
+
+
+class Report:
+    """Where a Simulation reports problems; this default logs through ``logging``.
+
+    ``warn(key, message)`` is a recurring problem (the node throttles it per key);
+    ``warning(message)`` and ``error(message)`` are single events.
+    """
+
+    def __init__(self, logger=None):
+        self._logger = logger or logging.getLogger(__name__)
+
+    def warn(self, key, message):
+        self._logger.warning(message)
+
+    def warning(self, message):
+        self._logger.warning(message)
+
+    def error(self, message):
+        self._logger.error(message)
+
+
+class Simulation:
+    """Forward-dynamics simulation with real-time pacing and lock-step (see module docstring).
+
+    Args:
+        dt: integration step, s of simulated time (> 0).
+        publish: ``publish()`` is called whenever a state is due (read ``q``, ``qd``, ``tau``,
+            ``sim_time``), and at ``publish_rate`` (wall time) while paused.
+        report: a ``Report`` (default: ``logging``).
+        initial_state: ``initial_state()`` -> (q0, q̇0) in model order, read at every reset
+            (default: zeros clipped into the position limits, zero velocity).
+        command_source: ``command_source()`` -> True when some node publishes commands (used at
+            real_time_factor 0 to decide whether to wait for them; default: never).
+        clock: wall-clock seconds (default ``time.monotonic``).
+        **settings: the keys of ``DEFAULT_SETTINGS`` (see ``configure``).
+    """
+
+    def __init__(self, dt, *, publish=None, report=None, initial_state=None, command_source=None,
+                 clock=time.monotonic, **settings):
+        dt = float(dt)
+        if not (math.isfinite(dt) and dt > 0.0):
+            raise ValueError(f'dt must be finite and > 0, got {dt}')
+        self.dt = dt
+        self._publish = publish or (lambda: None)
+        self.report = report or Report()
+        self._initial_state = initial_state or self._default_initial_state
+        self._command_source = command_source or (lambda: False)
+        self.clock = clock
+        self.settings = dict(DEFAULT_SETTINGS)
+        self.step_function = None
+        self.configure(**settings)
+
+        self.model = None
+        self.q = self.qd = self.tau = None      # model order
+        self.steps = 0                          # simulated time = steps * dt
+        self.paused = False
+        self.dropped = 0.0                      # simulated seconds dropped (CPU too slow)
+        self._command = None                    # (n,) model order
+        self._command_steps = 0                 # step count when the command arrived
+        self._command_timed_out = True
+        self._command_seq = 0                   # valid commands received
+        self._f_tip = None                      # wrench the robot exerts on the environment
+        self._wrench_steps = 0
+        self._next_publish_steps = 0.0
+        self._sim_budget = 0.0                  # simulated seconds owed to real time
+        self._published = False                 # the last step published a state
+        self._lockstep = True                   # rtf 0: wait for commands (until a timeout)
+        self._awaiting = None                   # (command_seq, since) while waiting
+        self._answered = 0                      # consecutive states answered by a command
+        self._seq_at_publication = 0            # command_seq when the last state was published
+        self._last_wall = self.clock()
+        self._last_paused_publish = -math.inf
+
+    # -- settings ---------------------------------------------------------------------------
+    def configure(self, **settings):
+        """Change settings (keys of ``DEFAULT_SETTINGS``); ValueError on a bad one (none applied).
+
+        Changing ``real_time_factor`` or ``publish_rate`` changes ``tick_period()``: the caller
+        re-creates its timer and calls ``resync()``.
+        """
+        unknown = set(settings) - set(DEFAULT_SETTINGS)
+        if unknown:
+            raise ValueError(f'unknown settings {sorted(unknown)}')
+        new = {**self.settings, **settings}
+        if new['integrator'] not in INTEGRATORS:
+            raise ValueError(f"integrator must be one of {sorted(INTEGRATORS)}, "
+                             f"got {new['integrator']!r}")
+        for name in ('publish_rate', 'real_time_factor', 'command_timeout',
+                     'external_wrench_timeout', 'lockstep_timeout'):
+            value = float(new[name])
+            if not math.isfinite(value) or value < 0.0:
+                raise ValueError(f'{name} must be finite and >= 0, got {new[name]}')
+            new[name] = value
+        if new['publish_rate'] <= 0.0 or new['command_timeout'] <= 0.0:
+            raise ValueError('publish_rate and command_timeout must be > 0')
+        new['friction'] = bool(new['friction'])
+        self.settings = new
+        self.step_function = getattr(rd, INTEGRATORS[new['integrator']])
+
+    def tick_period(self):
+        """Period (wall s) at which to call ``tick()``: 0 (whenever idle) at real_time_factor 0."""
+        if self.settings['real_time_factor'] > 0.0:
+            return min(max(self.dt, 0.001), 1.0 / self.settings['publish_rate'])
+        return 0.0
+
+    def resync(self, clear_budget=True):
+        """Measure wall time from now (a new timer, a model loaded); owe no simulated time."""
+        self._last_wall = self.clock()
+        if clear_budget:
+            self._sim_budget = 0.0
+
+    # -- model and state --------------------------------------------------------------------
+    @property
+    def sim_time(self):
+        """Simulated time in seconds."""
+        return self.steps * self.dt
+
+    def set_model(self, model):
+        """Simulate ``model`` from its initial state (None: no model, nothing is simulated)."""
+        self.model = model
+        if model is None:
+            self.q = self.qd = self.tau = None
+            return
+        self._reset_state()
+
+    def warm_up_calls(self):
+        """The step calls the simulation makes, as ``f(q, qd)`` (to compile them ahead of time)."""
+        model, dt = self.model, self.dt
+        step = self.step_function
+        friction = True if self.settings['friction'] else None
+        f_tip = np.zeros(6)
+        return (lambda q, qd: step(model, q, qd, qd, dt, friction=friction),
+                lambda q, qd: step(model, q, qd, qd, dt, f_tip=f_tip, frame=model.tip_frame,
+                                   friction=friction))
+
+    def _default_initial_state(self):
+        n = self.model.nq
+        return clip_positions(self.model, np.zeros(n)), np.zeros(n)
+
+    def _reset_state(self):
+        self.q, self.qd = self._initial_state()
+        self.tau = np.zeros(self.model.nq)
+        self._command = None
+        self._command_timed_out = True
+        self._f_tip = None
+        self._awaiting = None
+        self._next_publish_steps = float(self.steps)  # publish the new state at once
+
+    def reset(self):
+        """Back to the initial state, zero velocity, no command or wrench; time runs on.
+
+        False (nothing done) without a model.
+        """
+        if self.model is None:
+            return False
+        self._reset_state()
+        self._sim_budget = 0.0
+        return True
+
+    def set_paused(self, paused):
+        """Pause (the state is frozen, republished at publish_rate) or resume."""
+        self.paused = bool(paused)
+        self._last_wall = self.clock()
+        self._sim_budget = 0.0
+        self._awaiting = None
+
+    # -- inputs -----------------------------------------------------------------------------
+    def command(self, tau):
+        """A joint effort command (n,), model order, finite; applied (saturated at the effort
+        limits) until the next one or for ``command_timeout`` s of simulated time."""
+        self._command = np.asarray(tau, dtype=np.float64)
+        self._command_steps = self.steps
+        self._command_timed_out = False
+        self._command_seq += 1
+        self._lockstep = True
+
+    def apply_wrench(self, on_robot):
+        """The wrench (m, f) the environment exerts ON the robot at the tip frame, in the tip
+        frame, finite; all zero removes it. Applied until the next one or, if
+        ``external_wrench_timeout`` > 0, for that many simulated seconds."""
+        on_robot = np.asarray(on_robot, dtype=np.float64)
+        # The core's f_tip is the wrench the robot exerts ON the environment (eq. 9.81): minus
+        # the wrench the environment exerts on the robot, angular first.
+        self._f_tip = None if not on_robot.any() else -on_robot
+        self._wrench_steps = self.steps
+
+    # -- the loop ---------------------------------------------------------------------------
+    def tick(self):
+        """Advance the simulation as the pacing allows (see module docstring).
+
+        Returns False when nothing was stepped because there is no model, the simulation is
+        paused or it waits for a command; True otherwise.
+        """
+        now = self.clock()
+        elapsed, self._last_wall = now - self._last_wall, now
+        if self.model is None:
+            return False
+        if self.paused:
+            if now - self._last_paused_publish >= 1.0 / self.settings['publish_rate']:
+                self._last_paused_publish = now
+                self._publish()
+            return False
+        rtf = self.settings['real_time_factor']
+        if rtf > 0.0:
+            # Owe at most two publication periods: beyond that, simulated time is dropped (the
+            # simulation runs slower than real time, as Gazebo does) rather than simulated in one
+            # open-loop burst that a controller could not react to.
+            publish_period = 1.0 / self.settings['publish_rate']
+            limit = 2.0 * max(publish_period, self.dt)
+            self._sim_budget += elapsed * rtf
+            if self._sim_budget > limit:
+                self.dropped += self._sim_budget - limit
+                self._sim_budget = limit
+                if self.dropped > 0.05:
+                    self.report.warn('lag', f'simulation slower than real_time_factor {rtf:g}: '
+                                            f'{self.dropped:.3f} s of simulated time dropped so '
+                                            'far (CPU overloaded, or waiting for a controller)')
+        if self._waiting_for_command(now):
+            return False
+        if rtf > 0.0:
+            # Stop after publishing a state: the controller answers it before the simulation
+            # runs on (the tick is due again at once if behind).
+            while self._sim_budget >= self.dt * (1 - 1e-9):
+                self._sim_budget -= self.dt
+                if not self._step() or self._published:
+                    break
+        else:
+            deadline = now + FAST_BUDGET
+            while self.clock() < deadline and self._step():
+                if self._awaiting is not None:
+                    break
+        return True
+
+    @property
+    def waiting(self):
+        """True while the simulation waits for the command answering the last state."""
+        return self._awaiting is not None
+
+    def _waiting_for_command(self, now):
+        """Lock-step: True while the simulation waits for the answer to the last state."""
+        if self._awaiting is None:
+            return False
+        seq, since = self._awaiting
+        if self._command_seq != seq:
+            self._awaiting = None
+            return False
+        timeout = self.settings['lockstep_timeout']
+        if now - since < timeout:
+            return True
+        self._awaiting = None
+        self._answered = 0
+        self._lockstep = False
+        self.report.warn('lockstep', f'no command within {timeout:g} s of a joint state '
+                                     '(lockstep_timeout): running on without waiting for '
+                                     'commands')
+        return False
+
+    def _after_publication(self):
+        """Decide whether to wait for the command answering the state just published.
+
+        Real time (real_time_factor > 0): once a controller has answered LOCKSTEP_STREAK
+        consecutive states each before the next one (a controller on every joint state), wait
+        for its answer, so a controller descheduled by a busy CPU cannot leave the simulation
+        running open loop. A slower (timer-driven) controller never builds the streak and is not
+        waited for. As fast as possible (0): wait whenever some node publishes commands, until a
+        wait times out (then again after the next command).
+        """
+        answered = self._command_seq != self._seq_at_publication
+        self._answered = self._answered + 1 if answered else 0
+        self._seq_at_publication = self._command_seq
+        if self.settings['real_time_factor'] > 0.0:
+            wait = self._answered >= LOCKSTEP_STREAK
+        else:
+            wait = self._lockstep and self._command_source()
+        if wait and self.settings['lockstep_timeout'] > 0.0:
+            self._awaiting = (self._command_seq, self.clock())
+
+    def _applied_effort(self):
+        timeout_steps = self.settings['command_timeout'] / self.dt
+        if self._command is not None and self.steps - self._command_steps > timeout_steps:
+            self._command = None
+            if not self._command_timed_out:
+                self._command_timed_out = True
+                self.report.warning(
+                    f"no effort command for {self.settings['command_timeout']} s of simulated "
+                    'time: applying zero effort')
+        if self._command is None:
+            return np.zeros(self.model.nq)
+        tau, saturated = saturate_effort(self.model, self._command)
+        for i in np.flatnonzero(saturated):
+            self.report.warn(f'saturated/{i}', f'effort command of {self.model.joint_names[i]} '
+                                               f'saturated at {abs(tau[i]):g}')
+        return tau
+
+    def _external_f_tip(self):
+        timeout = self.settings['external_wrench_timeout']
+        if (self._f_tip is not None and timeout > 0.0
+                and (self.steps - self._wrench_steps) * self.dt > timeout):
+            self._f_tip = None
+        return self._f_tip
+
+    def _step(self):
+        """One integrator step of dt, then the joint stops; publish when due. False on failure."""
+        self.tau = self._applied_effort()
+        f_tip = self._external_f_tip()
+        friction = True if self.settings['friction'] else None
+        try:
+            q, qd = self.step_function(
+                self.model, self.q, self.qd, self.tau, self.dt, f_tip=f_tip,
+                frame=None if f_tip is None else self.model.tip_frame, friction=friction)
+        except Exception as exc:  # noqa: BLE001 - a failing step must not end the simulation
+            self.paused = True
+            self.report.error(f'integration step failed ({type(exc).__name__}: {exc}): '
+                              'simulation paused (~/reset, then ~/pause false, to continue)')
+            return False
+        if not (np.isfinite(q).all() and np.isfinite(qd).all()):
+            self.report.error('the simulation diverged (non-finite state): reset to the initial '
+                              'state; consider a smaller dt or rk4')
+            self._reset_state()
+            return False
+        self.q, self.qd = enforce_position_limits(self.model, q, qd)
+        self.steps += 1
+        self._published = self.steps >= self._next_publish_steps
+        if self._published:
+            self._publish()
+            self._after_publication()
+            period_steps = 1.0 / (self.settings['publish_rate'] * self.dt)
+            self._next_publish_steps = max(self._next_publish_steps + period_steps,
+                                           self.steps + 0.5)
+        return True

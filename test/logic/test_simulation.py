@@ -1,0 +1,359 @@
+"""robot_dynamics_ros.simulation without ROS: a fake wall clock drives the pacing, lock-step,
+timeouts, pause/reset and failure handling that simulator_node wires to topics and a timer."""
+
+import math
+
+import numpy as np
+import pytest
+
+from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.dynamics.limits import enforce_position_limits, saturate_effort
+from robot_dynamics_ros.simulation import FAST_BUDGET, LOCKSTEP_STREAK, Simulation
+
+DT = 0.001
+# A pendulum swinging about y under gravity from q = 0 (horizontal), stops at ±0.5 rad.
+PENDULUM = """<?xml version="1.0"?>
+<robot name="pendulum">
+  <link name="base"/>
+  <link name="arm">
+    <inertial><origin xyz="0.5 0 0"/><mass value="1.0"/>
+      <inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial>
+  </link>
+  <joint name="hinge" type="revolute">
+    <parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>
+    <limit lower="-0.5" upper="0.5" effort="10" velocity="10"/>
+  </joint>
+</robot>
+"""
+
+
+@pytest.fixture(scope='module')
+def pendulum():
+    return rd.load_urdf(PENDULUM)
+
+
+class FakeClock:
+    """Wall time under the test's control; ``per_read`` advances it at every read."""
+
+    def __init__(self, per_read=0.0):
+        self.t = 100.0
+        self.per_read = per_read
+
+    def __call__(self):
+        self.t += self.per_read
+        return self.t
+
+
+class Recorder:
+    """A Report that keeps (level, key, message)."""
+
+    def __init__(self):
+        self.messages = []
+
+    def warn(self, key, message):
+        self.messages.append(('warn', key, message))
+
+    def warning(self, message):
+        self.messages.append(('warning', None, message))
+
+    def error(self, message):
+        self.messages.append(('error', None, message))
+
+    def keys(self):
+        return [key for _, key, _ in self.messages]
+
+    def text(self):
+        return '\n'.join(message for _, _, message in self.messages)
+
+
+def _simulation(model, clock=None, published=None, command_source=None, **settings):
+    """A Simulation of ``model`` at DT; ``published`` collects (steps, q, qd, tau) per state."""
+    clock = clock or FakeClock()
+    report = Recorder()
+    sim = None
+
+    def publish():
+        if published is not None:
+            published.append((sim.steps, sim.q.copy(), sim.qd.copy(), sim.tau.copy()))
+    sim = Simulation(DT, publish=publish, report=report, clock=clock,
+                     command_source=command_source, **settings)
+    sim.set_model(model)
+    return sim, clock, report
+
+
+def _replay(model, q, qd, steps, tau=None, f_tip=None):
+    """The simulation's loop, offline: rk4 step + joint stops, ``steps`` times."""
+    tau = np.zeros(model.nq) if tau is None else saturate_effort(model, tau)[0]
+    for _ in range(steps):
+        q, qd = rd.rk4_step(model, q, qd, tau, DT, f_tip=f_tip,
+                            frame=None if f_tip is None else model.tip_frame, friction=True)
+        q, qd = enforce_position_limits(model, q, qd)
+    return q, qd
+
+
+def _run(sim, clock, wall_seconds, tick_every=DT):
+    """Tick as a timer of period ``tick_every`` would, for ``wall_seconds`` of fake wall time."""
+    for _ in range(round(wall_seconds / tick_every)):
+        clock.t += tick_every
+        sim.tick()
+
+
+# -- pacing ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('rtf', [1.0, 2.5])
+def test_real_time_factor_sets_simulated_seconds_per_wall_second(pendulum, rtf):
+    sim, clock, report = _simulation(pendulum, real_time_factor=rtf)
+    _run(sim, clock, 1.0)
+    assert abs(sim.sim_time - rtf) <= 3 * DT, sim.sim_time
+    assert sim.dropped == 0.0 and not report.messages
+
+
+def test_states_are_the_core_integrator_steps_at_publish_rate(pendulum):
+    published = []
+    sim, clock, _ = _simulation(pendulum, published=published, publish_rate=100.0)
+    _run(sim, clock, 0.6)
+    steps = [p[0] for p in published]
+    # The first state right after the first step, then every 10 steps (10 ms of simulated time).
+    assert steps[:4] == [1, 10, 20, 30] and set(np.diff(steps[1:])) == {10}
+    for n, q, qd, tau in published:
+        q_ref, qd_ref = _replay(pendulum, np.zeros(1), np.zeros(1), n)
+        np.testing.assert_allclose(q, q_ref, atol=1e-12, err_msg=f'step {n}')
+        np.testing.assert_allclose(qd, qd_ref, atol=1e-12)
+        assert tau.tolist() == [0.0]
+    # The swing ends on the 0.5 rad stop and stays there.
+    assert published[-1][1][0] == 0.5 and published[-1][2][0] == 0.0
+
+
+def test_a_backlog_beyond_two_publication_periods_is_dropped(pendulum):
+    sim, clock, report = _simulation(pendulum, publish_rate=100.0)
+    clock.t += 1.0                      # one tick after 1 s of wall time (a stalled process)
+    for _ in range(100):                # the ticks that follow at once
+        sim.tick()
+    # 2 publication periods (20 ms) simulated, the rest dropped with a warning.
+    assert sim.steps == 20
+    assert sim.dropped == pytest.approx(0.98)
+    assert report.keys() == ['lag'] and '0.980 s of simulated time dropped' in report.text()
+
+
+def test_as_fast_as_possible_is_bounded_by_the_tick_budget_not_by_wall_time(pendulum):
+    clock = FakeClock(per_read=1e-5)    # every read of the wall clock costs 10 µs
+    published = []
+    sim, clock, report = _simulation(pendulum, clock, published, real_time_factor=0.0)
+    assert sim.tick_period() == 0.0
+    start = clock.t
+    assert sim.tick()
+    wall = clock.t - start
+    # One tick steps for FAST_BUDGET s of wall time: here ~1 s simulated in ~10 ms.
+    assert FAST_BUDGET <= wall < FAST_BUDGET + 1e-4
+    assert sim.sim_time > 50 * wall, (sim.sim_time, wall)
+    assert set(np.diff([p[0] for p in published[1:]])) == {10}
+    assert not report.messages
+
+
+def test_tick_period():
+    sim = Simulation(DT, clock=FakeClock())
+    assert sim.tick_period() == 0.001
+    sim.configure(publish_rate=2000.0)
+    assert sim.tick_period() == 0.0005
+    sim.configure(real_time_factor=0.0)
+    assert sim.tick_period() == 0.0
+    assert Simulation(0.0001, clock=FakeClock()).tick_period() == 0.001
+
+
+# -- lock-step ------------------------------------------------------------------------------
+
+def test_real_time_waits_for_a_controller_that_answered_every_state(pendulum):
+    published = []
+    sim, clock, report = _simulation(pendulum, published=published, lockstep_timeout=0.05)
+    answered = 0
+
+    def run_answering(wall_seconds):
+        nonlocal answered
+        for _ in range(round(wall_seconds / DT)):
+            clock.t += DT
+            sim.tick()
+            if len(published) > answered:      # a controller answers each new state
+                answered = len(published)
+                sim.command([0.0])
+    run_answering(0.1)
+    assert len(published) >= LOCKSTEP_STREAK + 2
+    assert abs(sim.steps - 100) <= 1, 'an answered state delayed the simulation'
+    assert not report.messages
+    # The controller stops answering: after its last answered streak the simulation waits
+    # (no step) for lockstep_timeout of wall time, then runs on without waiting.
+    _run(sim, clock, 0.02)
+    steps = sim.steps
+    assert sim.waiting
+    _run(sim, clock, 0.025)
+    assert sim.steps == steps, 'stepped while waiting for the answer'
+    _run(sim, clock, 0.03)
+    assert sim.steps > steps and not sim.waiting
+    assert report.keys().count('lockstep') == 1
+    _run(sim, clock, 0.2)                   # no streak any more: no further wait
+    assert report.keys().count('lockstep') == 1
+
+
+def test_real_time_does_not_wait_for_a_slower_controller(pendulum):
+    published = []
+    sim, clock, report = _simulation(pendulum, published=published, lockstep_timeout=60.0)
+    answered = 0
+    for _ in range(500):
+        clock.t += DT
+        sim.tick()
+        if len(published) > answered + 1:      # answers every other state only
+            answered = len(published)
+            sim.command([0.0])
+        assert not sim.waiting
+    assert abs(sim.steps - 500) <= 1 and not report.messages
+
+
+@pytest.mark.parametrize('timeout', [0.0, 0.05])
+def test_as_fast_as_possible_waits_for_commands_when_someone_publishes_them(pendulum, timeout):
+    clock = FakeClock(per_read=1e-5)
+    published = []
+    sim, clock, report = _simulation(pendulum, clock, published, real_time_factor=0.0,
+                                     lockstep_timeout=timeout, command_source=lambda: True)
+    sim.tick()
+    if timeout == 0.0:                      # 0: never waits
+        assert len(published) > 50 and not sim.waiting
+        return
+    # A state, then the wait for its answer: one state per command, as fast as they come.
+    assert len(published) == 1 and sim.waiting
+    for k in range(5):
+        sim.command([0.0])
+        assert sim.tick() and len(published) == k + 2
+    assert not sim.tick()                   # no answer: waits (no step) ...
+    clock.t += timeout
+    assert sim.tick() and len(published) > 50   # ... until the timeout, then runs on
+    assert report.keys().count('lockstep') == 1
+    sim.command([0.0])                      # a command starts lock-step again
+    n = len(published)
+    sim.tick()
+    assert len(published) == n + 1 and sim.waiting
+
+
+def test_as_fast_as_possible_without_a_command_source_never_waits(pendulum):
+    clock = FakeClock(per_read=1e-5)
+    published = []
+    sim, clock, _ = _simulation(pendulum, clock, published, real_time_factor=0.0)
+    sim.command([0.0])
+    sim.tick()
+    assert len(published) > 50 and not sim.waiting
+
+
+def test_pause_resume_clear_the_wait(pendulum):
+    clock = FakeClock(per_read=1e-5)
+    sim, clock, _ = _simulation(pendulum, clock, [], real_time_factor=0.0,
+                                command_source=lambda: True)
+    sim.tick()
+    assert sim.waiting
+    sim.set_paused(True)
+    sim.set_paused(False)
+    assert not sim.waiting
+
+
+# -- inputs ---------------------------------------------------------------------------------
+
+def test_commands_are_saturated_held_and_time_out(pendulum):
+    published = []
+    sim, clock, report = _simulation(pendulum, published=published, command_timeout=0.1)
+    sim.command([25.0])                 # above the 10 N·m limit
+    _run(sim, clock, 0.05)
+    assert published[-1][3].tolist() == [10.0]
+    assert set(report.keys()) == {'saturated/0'}
+    _run(sim, clock, 0.1)               # > command_timeout of simulated time: zero effort
+    assert published[-1][3].tolist() == [0.0]
+    warnings = [m for level, _, m in report.messages if level == 'warning']
+    assert len(warnings) == 1 and 'applying zero effort' in warnings[0]
+    _run(sim, clock, 0.1)
+    assert len([m for m in report.messages if m[0] == 'warning']) == 1, 'warned twice'
+
+
+def test_external_wrench_is_applied_as_minus_f_tip_and_times_out(pendulum):
+    published = []
+    sim, clock, _ = _simulation(pendulum, published=published, external_wrench_timeout=0.05)
+    on_robot = np.array([0.0, 1.5, 0.0, 0.0, 0.0, 2.0])     # (m, f) in the tip frame
+    sim.apply_wrench(on_robot)
+    _run(sim, clock, 0.03)
+    n, q, qd, _ = published[-1]
+    q_ref, qd_ref = _replay(pendulum, np.zeros(1), np.zeros(1), n, f_tip=-on_robot)
+    np.testing.assert_allclose(q, q_ref, atol=1e-12)
+    np.testing.assert_allclose(qd, qd_ref, atol=1e-12)
+    q_free, _ = _replay(pendulum, np.zeros(1), np.zeros(1), n)
+    assert abs(q_free[0] - q[0]) > 1e-5, 'the wrench made no difference'
+    _run(sim, clock, 0.05)
+    assert sim._external_f_tip() is None, 'still applied after external_wrench_timeout'
+    sim.apply_wrench(on_robot)
+    sim.apply_wrench(np.zeros(6))        # a zero wrench removes it
+    assert sim._external_f_tip() is None
+
+
+# -- pause, reset, failures -----------------------------------------------------------------
+
+def test_pause_freezes_and_republishes_reset_keeps_time(pendulum):
+    published = []
+    sim, clock, _ = _simulation(pendulum, published=published, publish_rate=100.0)
+    _run(sim, clock, 0.1)
+    sim.set_paused(True)
+    n, steps, q = len(published), sim.steps, sim.q.copy()
+    _run(sim, clock, 0.1)
+    frozen = published[n:]
+    assert sim.steps == steps and 9 <= len(frozen) <= 10, len(frozen)   # publish_rate, wall time
+    assert all(p[0] == steps and p[1].tolist() == q.tolist() for p in frozen)
+    assert sim.reset() and sim.steps == steps and sim.q.tolist() == [0.0]
+    sim.set_paused(False)
+    _run(sim, clock, 0.05)
+    assert published[-1][0] > steps
+
+
+def test_initial_state_is_read_at_every_reset(pendulum):
+    start = [np.array([0.2]), np.zeros(1)]
+    sim = Simulation(DT, clock=FakeClock(), initial_state=lambda: tuple(start))
+    sim.set_model(pendulum)
+    assert sim.q.tolist() == [0.2]
+    start[0] = np.array([-0.1])
+    sim.reset()
+    assert sim.q.tolist() == [-0.1]
+    # Without initial_state: zeros clipped into the position limits.
+    sim = Simulation(DT, clock=FakeClock())
+    sim.set_model(rd.load_urdf(PENDULUM.replace('lower="-0.5"', 'lower="0.2"')))
+    assert sim.q.tolist() == [0.2]
+
+
+def test_a_failing_step_pauses_a_diverging_one_resets(pendulum):
+    sim, clock, report = _simulation(pendulum)
+    _run(sim, clock, 0.02)
+
+    def failing(*args, **kwargs):
+        raise ValueError('boom')
+    sim.step_function = failing
+    steps = sim.steps
+    clock.t += DT
+    sim.tick()
+    assert sim.paused and sim.steps == steps
+    assert 'integration step failed (ValueError: boom)' in report.text()
+    sim.step_function = lambda *args, **kwargs: (np.array([math.nan]), np.zeros(1))
+    sim.set_paused(False)
+    sim.command([1.0])
+    clock.t += DT
+    sim.tick()
+    assert 'diverged' in report.text() and sim.q.tolist() == [0.0] and not sim.paused
+    assert sim._command is None, 'the reset keeps a command'
+
+
+def test_no_model():
+    sim = Simulation(DT, clock=FakeClock())
+    assert not sim.tick() and not sim.reset() and sim.steps == 0
+
+
+@pytest.mark.parametrize('settings', [
+    {'integrator': 'verlet'}, {'publish_rate': 0.0}, {'real_time_factor': -1.0},
+    {'lockstep_timeout': math.inf}, {'command_timeout': math.nan}, {'unknown': 1.0}])
+def test_bad_settings_are_refused_and_change_nothing(settings):
+    sim = Simulation(DT, clock=FakeClock())
+    before = dict(sim.settings)
+    with pytest.raises(ValueError):
+        sim.configure(**settings)
+    assert sim.settings == before
+    with pytest.raises(ValueError):
+        Simulation(0.0)
