@@ -2,8 +2,17 @@
 
 ROS-free. Every function takes the Model first, then numpy arrays in model.joint_names order.
 Spatial vectors are angular first: twist V = (ω, v), wrench F = (m, f). Equation of motion:
-τ = M(q) q̈ + c(q, q̇) + g(q) + Jᵀ(q) F_tip (eq. 9.81).
+τ = M(q) q̈ + c(q, q̇) + g(q) + Jᵀ(q) F_tip (eq. 9.81). Units SI: rad or m, rad/s or m/s, N·m or N, kg.
+
+Equation numbers (eq. 9.x) are those of the chapter text this package was built from, "Chapter 9,
+Dynamics of Open Chains" (a draft of Modern Robotics, eqs. 9.1–9.99). In the published book (Lynch
+and Park, *Modern Robotics*, 2017) this chapter is Chapter 8, so eq. 9.x corresponds to an eq. 8.x
+there; the numbering within the chapter was not checked against the book and may differ slightly.
+Type hints: array inputs are numpy.typing.ArrayLike (converted to float64, or a ValueError naming
+the argument); results are new numpy arrays that the caller owns.
 """
+from __future__ import annotations
+
 from .closed_form import ClosedFormDynamics, closed_form_dynamics
 from .control import computed_torque
 from .coriolis import christoffel_symbols, coriolis_matrix, mass_matrix_derivatives

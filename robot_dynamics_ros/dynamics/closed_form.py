@@ -1,16 +1,21 @@
 """Closed-form dynamics of an open chain (or tree) from stacked matrices (eqs. 9.62–9.84)."""
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _checks
 from . import _kernels as _k
+from .model import Data, Model
 from .spatial import ad, adjoint, inverse_transform, spatial_inertia
 
 
 @dataclass(frozen=True)
 class ClosedFormDynamics:
-    """M, c, g assembled from the stacked matrices, and the stacked matrices themselves.
+    """M, c, g assembled from the stacked matrices (units as mass_matrix, coriolis_forces and
+    gravity_torques), and the stacked matrices themselves.
 
     A (6n, n) 𝒜, G (6n, 6n) 𝒢, Gamma (6n, 6n) Γ(θ), L (6n, 6n) ℒ(θ) = (1 − Γ)⁻¹, V (6n,) the link twists,
     Vdot_base (6n,), ad_A_qd (6n, 6n) [ad_{𝒜θ̇}], ad_V (6n, 6n) [ad_𝒱].
@@ -32,7 +37,8 @@ def _blocks(n):
     return [slice(6 * i, 6 * i + 6) for i in range(n)]
 
 
-def closed_form_dynamics(model, q, qd):
+def closed_form_dynamics(model: Model, q: ArrayLike, qd: ArrayLike,
+                         data: Data | None = None) -> ClosedFormDynamics:
     """M(θ), c(θ, θ̇), g(θ) from the stacked link quantities (eqs. 9.62–9.84), link frames {i} = the
     model's body frames, fixed base (𝒱_base = 0):
 
@@ -41,15 +47,16 @@ def closed_form_dynamics(model, q, qd):
         c = −𝒜ᵀ ℒᵀ (𝒢 ℒ [ad_{𝒜θ̇}] Γ + [ad_𝒱]ᵀ 𝒢) ℒ 𝒜 θ̇,
         g = 𝒜ᵀ ℒᵀ 𝒢 ℒ 𝒱̇_base  (9.84),  𝒱̇_base's block i = Ad_{T_{i0}}(0, −g) for bodies on the base.
 
-    The sign of the [ad_{𝒜θ̇}] term follows eq. 9.55 ([𝒱_i, A_i] θ̇_i = −[ad_{A_i θ̇_i}] Ad_{T_{i,i−1}} 𝒱_{i−1});
-    this draft prints eqs. 9.73, 9.78 and 9.83 with the opposite sign. For trees, Γ has one block per
-    parent–child pair and ℒ's block (i, j) is [Ad_{T_ij}] when j supports i. O(n³): a cross-check of
-    the recursive algorithms, not a fast path.
+    The sign of the [ad_{𝒜θ̇}] term follows eq. 9.55
+    ([𝒱_i, A_i] θ̇_i = −[ad_{A_i θ̇_i}] Ad_{T_{i,i−1}} 𝒱_{i−1}); this draft prints eqs. 9.73, 9.78 and 9.83
+    with the opposite sign. For trees, Γ has one block per parent–child pair and ℒ's block (i, j) is
+    [Ad_{T_ij}] when j supports i. O(n³): a cross-check of the recursive algorithms, not a fast path.
+    q (rad or m), qd (rad/s or m/s): (n,). data: the workspace for the forward kinematics.
     """
     q = _checks.vector(model, q, "q")
     qd = _checks.vector(model, qd, "qd")
     n = model.nq
-    T0 = _k.body_poses(model._data.buffer, q)
+    T0 = _k.body_poses(_checks.buffer(model, data), q)
     B = _blocks(n)
     A = np.zeros((6 * n, n))
     G = np.zeros((6 * n, 6 * n))

@@ -1,8 +1,13 @@
 """Computed-torque control (textbook §11.4.1)."""
+from __future__ import annotations
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _checks
+from .friction import Friction
 from .inverse_dynamics import inverse_dynamics
+from .model import Data, Model
 
 
 def _apply_gain(model, k, x, name):
@@ -16,11 +21,15 @@ def _apply_gain(model, k, x, name):
                      f"{model.nq}x{model.nq} matrix, got shape {k.shape}")
 
 
-def computed_torque(model, q, qd, q_des, qd_des, qdd_des, kp, kd, friction=None, data=None):
+def computed_torque(model: Model, q: ArrayLike, qd: ArrayLike, q_des: ArrayLike, qd_des: ArrayLike,
+                    qdd_des: ArrayLike, kp: ArrayLike, kd: ArrayLike, friction: Friction = None,
+                    data: Data | None = None) -> np.ndarray:
     """τ = M(q)(q̈_d + K_d ė + K_p e) + c(q, q̇) + g(q), e = q_d − q, ė = q̇_d − q̇ (eq. 11.35 without
     the integral term): exact feedback linearisation, so the error obeys ë + K_d ė + K_p e = 0.
 
-    kp, kd: scalars, per-joint vectors or (n, n) matrices. One RNEA call with q̈ = q̈_d + K_d ė + K_p e.
+    q, qd and the desired q_des, qd_des, qdd_des: (n,) in model.joint_names order (rad, rad/s, rad/s²
+    or m, m/s, m/s²). kp (1/s²), kd (1/s): scalars, per-joint vectors or (n, n) matrices. One RNEA
+    call (eqs. 9.53–9.57) with q̈ = q̈_d + K_d ė + K_p e. Returns τ (n,) in N·m or N.
     """
     n = model.nq
     try:   # fast path: NaN or inf in any input reaches q̈_ref, which inverse_dynamics refuses

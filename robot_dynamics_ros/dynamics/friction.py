@@ -1,7 +1,17 @@
 """Joint friction: viscous F_v q̇ plus Coulomb F_s sgn(q̇) (the Lagrangian notes' generalised forces)."""
+from __future__ import annotations
+
+from typing import Optional, Tuple, Union
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _checks
+from .model import Model
+
+#: The `friction` argument of the dynamics calls: None/False (none), True (the URDF's coefficients)
+#: or (viscous, coulomb), each a scalar or a per-joint array.
+Friction = Optional[Union[bool, Tuple[ArrayLike, ArrayLike]]]
 
 
 def friction_coefficients(model, friction):
@@ -38,12 +48,15 @@ def applied_friction(model, qd, friction):
     return coefficients[0] * qd + coefficients[1] * np.sign(qd)
 
 
-def friction_torques(model, qd, viscous=None, coulomb=None):
-    """τ_f = F_v q̇ + F_s sgn(q̇): viscous and Coulomb friction torques (the notes' friction terms).
+def friction_torques(model: Model, qd: ArrayLike, viscous: ArrayLike | None = None,
+                     coulomb: ArrayLike | None = None) -> np.ndarray:
+    """τ_f = F_v q̇ + F_s sgn(q̇) (n,): viscous and Coulomb friction torques (the notes' friction terms).
 
-    viscous, coulomb: scalars or per-joint arrays (default: the URDF's damping and friction). The
+    qd: (n,) joint velocities (rad/s or m/s). viscous (N·m·s/rad or N·s/m), coulomb (N·m or N):
+    scalars or per-joint arrays (default: the URDF's damping and friction). The
     returned torques oppose the motion: a motor must supply them in addition to the rigid-body
     torques (inverse dynamics adds them; forward dynamics subtracts them).
     """
-    return applied_friction(model, _checks.vector(model, qd, "qd"),
-                            (model.damping if viscous is None else viscous, model.friction if coulomb is None else coulomb))
+    viscous = model.damping if viscous is None else viscous
+    coulomb = model.friction if coulomb is None else coulomb
+    return applied_friction(model, _checks.vector(model, qd, "qd"), (viscous, coulomb))

@@ -1,18 +1,30 @@
-"""Numerical integration of the forward dynamics (textbook §9.3: EulerStep, ForwardDynamicsTrajectory)."""
+"""Numerical integration of the forward dynamics q̈ = FD(q, q̇, τ) (eq. 9.2; the textbook's EulerStep
+and ForwardDynamicsTrajectory, §9.5). dt in s; q, q̇, τ in the units of forward_dynamics."""
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import Callable, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _checks
 from . import _kernels as _k
-from .friction import friction_coefficients
+from .friction import Friction, friction_coefficients
+from .model import Data, Model
+
+#: A state update: (q', q̇') after one step.
+State = Tuple[np.ndarray, np.ndarray]
 
 METHODS = {"euler": _k.METHOD_EULER, "semi_implicit_euler": _k.METHOD_SEMI_IMPLICIT, "rk4": _k.METHOD_RK4}
 
 
 def _extras(model, f_tip, frame, friction):
     """Kernel arguments for the tip wrench and friction (zeros when absent)."""
-    fr, tip = (-1, np.zeros(6)) if f_tip is None else (model.frame_index(frame), _checks.vector(model, f_tip, "f_tip", 6))
+    if f_tip is None:
+        fr, tip = -1, np.zeros(6)
+    else:
+        fr, tip = model.frame_index(frame), _checks.vector(model, f_tip, "f_tip", 6)
     coefficients = friction_coefficients(model, friction)
     if coefficients is None:
         zero = np.zeros(model.nq)
@@ -20,35 +32,41 @@ def _extras(model, f_tip, frame, friction):
     return fr, tip, np.array(coefficients[0], dtype=float), np.array(coefficients[1], dtype=float)
 
 
-def _step(method, model, q, qd, tau, dt, f_tip, frame, friction, data):
+def _step(model, q, qd, tau, dt, f_tip, frame, friction, data, method):
     dt = _checks.scalar(dt, "dt", minimum=0.0)
     fr, tip, fv, fs = _extras(model, f_tip, frame, friction)
     buf = model._data.buffer if data is None else _checks.buffer(model, data)
     q_next, qd_next, scratch = np.empty(model.nq), np.empty(model.nq), np.empty((8, model.nq))
     try:
         _k.step(buf, q, qd, tau, dt, method, fr, tip, fv, fs, q_next, qd_next, scratch)
-    except _checks.KERNEL_ERRORS as exc:
-        args = _checks.retry_args(model, exc, (q, "q"), (qd, "qd"), (tau, "tau"))
-        _k.step(buf, *args, dt, method, fr, tip, fv, fs, q_next, qd_next, scratch)
+    except _checks.KERNEL_ERRORS as error:
+        return _checks.retry(error, _step, model, (q, "q"), (qd, "qd"), (tau, "tau"), dt=dt, f_tip=f_tip,
+                             frame=frame, friction=friction, data=data, method=method)
     return q_next, qd_next
 
 
-def euler_step(model, q, qd, tau, dt, f_tip=None, frame=None, friction=None, data=None):
-    """Explicit Euler (the textbook's EulerStep): q' = q + dt q̇, q̇' = q̇ + dt q̈, q̈ = FD(q, q̇, τ).
-    First order. Returns (q', q̇')."""
-    return _step(_k.METHOD_EULER, model, q, qd, tau, dt, f_tip, frame, friction, data)
+def euler_step(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, dt: float,
+               f_tip: ArrayLike | None = None, frame: str | None = None, friction: Friction = None,
+               data: Data | None = None) -> State:
+    """Explicit Euler (the textbook's EulerStep): q' = q + dt q̇, q̇' = q̇ + dt q̈, q̈ = FD(q, q̇, τ)
+    (eq. 9.2). First order. Returns (q', q̇')."""
+    return _step(model, q, qd, tau, dt, f_tip, frame, friction, data, _k.METHOD_EULER)
 
 
-def semi_implicit_euler_step(model, q, qd, tau, dt, f_tip=None, frame=None, friction=None, data=None):
+def semi_implicit_euler_step(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, dt: float,
+                             f_tip: ArrayLike | None = None, frame: str | None = None,
+                             friction: Friction = None, data: Data | None = None) -> State:
     """Semi-implicit (symplectic) Euler: q̇' = q̇ + dt q̈, q' = q + dt q̇'. First order, but with bounded
     energy error for passive systems. Returns (q', q̇')."""
-    return _step(_k.METHOD_SEMI_IMPLICIT, model, q, qd, tau, dt, f_tip, frame, friction, data)
+    return _step(model, q, qd, tau, dt, f_tip, frame, friction, data, _k.METHOD_SEMI_IMPLICIT)
 
 
-def rk4_step(model, q, qd, tau, dt, f_tip=None, frame=None, friction=None, data=None):
+def rk4_step(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, dt: float,
+             f_tip: ArrayLike | None = None, frame: str | None = None, friction: Friction = None,
+             data: Data | None = None) -> State:
     """Classical fourth-order Runge–Kutta on x = (q, q̇), ẋ = (q̇, FD(q, q̇, τ)), τ held over the step.
     Fourth order. Returns (q', q̇')."""
-    return _step(_k.METHOD_RK4, model, q, qd, tau, dt, f_tip, frame, friction, data)
+    return _step(model, q, qd, tau, dt, f_tip, frame, friction, data, _k.METHOD_RK4)
 
 
 @dataclass(frozen=True)
@@ -63,8 +81,12 @@ class Trajectory:
         return iter((self.q, self.qd))
 
 
-def simulate(model, q0, qd0, tau, dt, steps, method="rk4", f_tip=None, frame=None, friction=None, data=None):
-    """Integrate the forward dynamics for `steps` steps of dt (the textbook's ForwardDynamicsTrajectory).
+def simulate(model: Model, q0: ArrayLike, qd0: ArrayLike,
+             tau: ArrayLike | Callable[[float, np.ndarray, np.ndarray], ArrayLike], dt: float, steps: int,
+             method: str = "rk4", f_tip: ArrayLike | None = None, frame: str | None = None,
+             friction: Friction = None, data: Data | None = None) -> Trajectory:
+    """Integrate the forward dynamics (eq. 9.2) for `steps` steps of dt seconds (the textbook's
+    ForwardDynamicsTrajectory).
 
     tau: (steps, n) torques held over each step, (n,) constant, or a callable (t, q, qd) -> τ (a
     controller in the loop). method: "rk4" (default), "semi_implicit_euler" or "euler".
@@ -79,7 +101,7 @@ def simulate(model, q0, qd0, tau, dt, steps, method="rk4", f_tip=None, frame=Non
     q0 = _checks.vector(model, q0, "q0")
     qd0 = _checks.vector(model, qd0, "qd0")
     fr, tip, fv, fs = _extras(model, f_tip, frame, friction)
-    buf = model._data.buffer if data is None else _checks.buffer(model, data)
+    buf = _checks.buffer(model, data)
     t = dt * np.arange(steps + 1)
     q = np.empty((steps + 1, model.nq))
     qd = np.empty((steps + 1, model.nq))

@@ -1,19 +1,27 @@
-"""Inverse dynamics by recursive Newton–Euler (eqs. 9.53–9.57) and the bias terms it yields."""
+"""Inverse dynamics by recursive Newton–Euler (eqs. 9.53–9.57) and the bias terms it yields.
+
+Units: q in rad (revolute) or m (prismatic), q̇ in rad/s or m/s, q̈ in rad/s² or m/s²; τ in N·m or N.
+"""
+from __future__ import annotations
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _checks
 from . import _kernels as _k
-from .friction import applied_friction
+from .friction import Friction, applied_friction
+from .model import Data, Model
 
 
-
-def inverse_dynamics(model, q, qd, qdd, f_tip=None, frame=None, friction=None, data=None):
+def inverse_dynamics(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike,
+                     f_tip: ArrayLike | None = None, frame: str | None = None, friction: Friction = None,
+                     data: Data | None = None) -> np.ndarray:
     """τ = M(q) q̈ + c(q, q̇) + g(q) + Jᵀ F_tip (eq. 9.81), by recursive Newton–Euler (eqs. 9.53–9.57).
 
-    q, qd, qdd: (n,) in model.joint_names order. f_tip: (6,) wrench (m, f) that the robot exerts on
-    its environment at `frame` (default model.tip_frame), in that frame's coordinates (the RNEA's
-    F_{n+1}). friction: None, True (URDF coefficients) or (viscous, coulomb); the friction torques
-    F_v q̇ + F_s sgn(q̇) are added. Returns τ (n,).
+    q, qd, qdd: (n,) in model.joint_names order. f_tip: (6,) wrench (m, f) in N·m and N that the robot
+    exerts on its environment at `frame` (default model.tip_frame), in that frame's coordinates (the
+    RNEA's F_{n+1}). friction: None, True (URDF coefficients) or (viscous, coulomb); the friction
+    torques F_v q̇ + F_s sgn(q̇) are added. Returns τ (n,).
     """
     tau = np.empty(model.nq)
     try:
@@ -22,51 +30,55 @@ def inverse_dynamics(model, q, qd, qdd, f_tip=None, frame=None, friction=None, d
             _k.rnea(buf, q, qd, qdd, tau)
         else:
             _k.rnea_tip(buf, q, qd, qdd, model.frame_index(frame), f_tip, tau)
-    except _checks.KERNEL_ERRORS as exc:
-        args = _checks.retry_args(model, exc, (q, "q"), (qd, "qd"), (qdd, "qdd"), (f_tip, "f_tip", 6))
-        return inverse_dynamics(model, *args, frame, friction, data)
+    except _checks.KERNEL_ERRORS as error:
+        return _checks.retry(error, inverse_dynamics, model, (q, "q"), (qd, "qd"), (qdd, "qdd"),
+                             (f_tip, "f_tip", 6), frame=frame, friction=friction, data=data)
     if friction is not None:
         tau += applied_friction(model, qd, friction)
     return tau
 
 
-def gravity_torques(model, q, data=None):
-    """g(q) = ∂P/∂q: the joint torques that hold the robot still against gravity (eq. 9.84),
-    by recursive Newton–Euler with q̇ = q̈ = 0 (eqs. 9.53–9.57)."""
+def gravity_torques(model: Model, q: ArrayLike, data: Data | None = None) -> np.ndarray:
+    """g(q) = ∂P/∂q (n,): the joint torques that hold the robot still against gravity (eq. 9.84),
+    by recursive Newton–Euler with q̇ = q̈ = 0 (eqs. 9.53–9.57); gravity: model.gravity (m/s², root
+    frame)."""
     tau = np.empty(model.nq)
     try:
         _k.gravity(model._data.buffer if data is None else _checks.buffer(model, data), q, tau)
-    except _checks.KERNEL_ERRORS as exc:
-        return gravity_torques(model, *_checks.retry_args(model, exc, (q, "q")), data)
+    except _checks.KERNEL_ERRORS as error:
+        return _checks.retry(error, gravity_torques, model, (q, "q"), data=data)
     return tau
 
 
-def coriolis_forces(model, q, qd, data=None):
-    """c(q, q̇) = C(q, q̇) q̇: Coriolis and centripetal torques (eqs. 9.83, 9.88), by recursive
+def coriolis_forces(model: Model, q: ArrayLike, qd: ArrayLike, data: Data | None = None) -> np.ndarray:
+    """c(q, q̇) = C(q, q̇) q̇ (n,): Coriolis and centripetal torques (eqs. 9.83, 9.88), by recursive
     Newton–Euler with q̈ = 0 and no gravity. For the matrix C see coriolis_matrix."""
     tau = np.empty(model.nq)
     try:
         _k.coriolis(model._data.buffer if data is None else _checks.buffer(model, data), q, qd, tau)
-    except _checks.KERNEL_ERRORS as exc:
-        return coriolis_forces(model, *_checks.retry_args(model, exc, (q, "q"), (qd, "qd")), data)
+    except _checks.KERNEL_ERRORS as error:
+        return _checks.retry(error, coriolis_forces, model, (q, "q"), (qd, "qd"), data=data)
     return tau
 
 
-def bias_forces(model, q, qd, data=None):
-    """b(q, q̇) = c(q, q̇) + g(q) (eq. 9.1), by recursive Newton–Euler with q̈ = 0 (eq. 9.89)."""
+def bias_forces(model: Model, q: ArrayLike, qd: ArrayLike, data: Data | None = None) -> np.ndarray:
+    """b(q, q̇) = c(q, q̇) + g(q) (n,) (eq. 9.1), by recursive Newton–Euler with q̈ = 0 (eq. 9.89)."""
     tau = np.empty(model.nq)
     try:
         _k.bias(model._data.buffer if data is None else _checks.buffer(model, data), q, qd, tau)
-    except _checks.KERNEL_ERRORS as exc:
-        return bias_forces(model, *_checks.retry_args(model, exc, (q, "q"), (qd, "qd")), data)
+    except _checks.KERNEL_ERRORS as error:
+        return _checks.retry(error, bias_forces, model, (q, "q"), (qd, "qd"), data=data)
     return tau
 
 
-def inverse_dynamics_trajectory(model, q, qd, qdd, f_tip=None, frame=None, friction=None, data=None):
-    """τ_k = M(q_k) q̈_k + c(q_k, q̇_k) + g(q_k) + Jᵀ F_tip,k for N states at once (RNEA, eqs. 9.53–9.57).
+def inverse_dynamics_trajectory(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike,
+                                f_tip: ArrayLike | None = None, frame: str | None = None,
+                                friction: Friction = None, data: Data | None = None) -> np.ndarray:
+    """τ_k = M(q_k) q̈_k + c(q_k, q̇_k) + g(q_k) + Jᵀ F_tip,k (eq. 9.81) for N states at once (RNEA,
+    eqs. 9.53–9.57).
 
-    q, qd, qdd: (N, n). f_tip: (N, 6) or (6,) at `frame`. friction as in inverse_dynamics.
-    Returns τ of shape (N, n). One compiled loop: no Python call per state.
+    q, qd, qdd: (N, n). f_tip: (N, 6) or (6,) at `frame`, in its coordinates. friction as in
+    inverse_dynamics. Returns τ of shape (N, n). One compiled loop: no Python call per state.
     """
     n = model.nq
     q = _checks.array(model, q, "q", (None, n))
@@ -80,7 +92,7 @@ def inverse_dynamics_trajectory(model, q, qd, qdd, f_tip=None, frame=None, frict
         tips = np.ascontiguousarray(np.broadcast_to(np.asarray(f_tip, dtype=float), (N, 6)))
         tips = _checks.array(model, tips, "f_tip", (N, 6))
     tau = np.empty((N, n))
-    _k.rnea_batch((model._data.buffer if data is None else _checks.buffer(model, data)), q, qd, qdd, fr, tips, tau)
+    _k.rnea_batch(_checks.buffer(model, data), q, qd, qdd, fr, tips, tau)
     if friction is not None:
         tau += applied_friction(model, qd, friction)
     return tau

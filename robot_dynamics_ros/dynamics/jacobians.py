@@ -1,8 +1,15 @@
-"""Frame poses, Jacobians and their time derivatives (space, body and world-aligned forms)."""
+"""Frame poses, Jacobians and their time derivatives (space, body and world-aligned forms).
+
+Twists are angular first, V = (ω, v) in rad/s and m/s; positions in m.
+"""
+from __future__ import annotations
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _checks
 from . import _kernels as _k
+from .model import Data, Model
 from .spatial import adjoint
 
 
@@ -13,19 +20,21 @@ def reference_code(reference):
     return _checks.choice(REFERENCES, reference, "reference")
 
 
-def frame_pose(model, q, frame=None, data=None):
-    """T_{0f}(q) (4, 4): pose of a named frame (default model.tip_frame) in the root frame (eq. 9.37)."""
+def frame_pose(model: Model, q: ArrayLike, frame: str | None = None, data: Data | None = None) -> np.ndarray:
+    """T_{0f}(q) (4, 4): pose of a named frame (default model.tip_frame) in the root frame {0}
+    (eq. 9.37), position in m."""
     T = np.empty((4, 4))
     try:
-        _k.frame_pose((model._data.buffer if data is None else _checks.buffer(model, data)), q, model.frame_index(frame), T)
-        return T
-    except _checks.KERNEL_ERRORS as exc:
-        args = _checks.retry_args(model, exc, (q, "q"))
-        return frame_pose(model, *args, frame, data)
+        _k.frame_pose(model._data.buffer if data is None else _checks.buffer(model, data), q,
+                      model.frame_index(frame), T)
+    except _checks.KERNEL_ERRORS as error:
+        return _checks.retry(error, frame_pose, model, (q, "q"), frame=frame, data=data)
+    return T
 
 
-def jacobian(model, q, frame=None, reference="space", data=None):
-    """J(q) (6, n) of a named frame: V = J q̇ with V = (ω, v) angular first.
+def jacobian(model: Model, q: ArrayLike, frame: str | None = None, reference: str = "space",
+             data: Data | None = None) -> np.ndarray:
+    """J(q) (6, n) of a named frame (default model.tip_frame): V = J q̇ with V = (ω, v) angular first.
 
     reference "space": the space Jacobian J_s (columns S_j = Ad_{T_0j} A_j, twist in the root frame);
     "body": J_b = [Ad_{T_f0}] J_s, the twist in the frame's own coordinates;
@@ -34,27 +43,28 @@ def jacobian(model, q, frame=None, reference="space", data=None):
     """
     J = np.empty((6, model.nq))
     try:
-        _k.jacobian((model._data.buffer if data is None else _checks.buffer(model, data)), q, model.frame_index(frame), reference_code(reference), J)
-        return J
-    except _checks.KERNEL_ERRORS as exc:
-        args = _checks.retry_args(model, exc, (q, "q"))
-        return jacobian(model, *args, frame, reference, data)
+        _k.jacobian(model._data.buffer if data is None else _checks.buffer(model, data), q,
+                    model.frame_index(frame), reference_code(reference), J)
+    except _checks.KERNEL_ERRORS as error:
+        return _checks.retry(error, jacobian, model, (q, "q"), frame=frame, reference=reference, data=data)
+    return J
 
 
-def jacobian_derivative(model, q, qd, frame=None, reference="space", data=None):
+def jacobian_derivative(model: Model, q: ArrayLike, qd: ArrayLike, frame: str | None = None,
+                        reference: str = "space", data: Data | None = None) -> np.ndarray:
     """J̇(q, q̇) (6, n) = dJ/dt of jacobian(model, q, frame, reference), so that the frame's
     acceleration is V̇ = J q̈ + J̇ q̇ in the same reference (eq. 9.92)."""
     dJ = np.empty((6, model.nq))
     try:
-        _k.jacobian_derivative((model._data.buffer if data is None else _checks.buffer(model, data)), q, qd, model.frame_index(frame),
-                             reference_code(reference), dJ)
-        return dJ
-    except _checks.KERNEL_ERRORS as exc:
-        args = _checks.retry_args(model, exc, (q, "q"), (qd, "qd"))
-        return jacobian_derivative(model, *args, frame, reference, data)
+        _k.jacobian_derivative(model._data.buffer if data is None else _checks.buffer(model, data), q, qd,
+                               model.frame_index(frame), reference_code(reference), dJ)
+    except _checks.KERNEL_ERRORS as error:
+        return _checks.retry(error, jacobian_derivative, model, (q, "q"), (qd, "qd"), frame=frame,
+                             reference=reference, data=data)
+    return dJ
 
 
-def body_jacobians(model, q, data=None):
+def body_jacobians(model: Model, q: ArrayLike, data: Data | None = None) -> np.ndarray:
     """J_ib(q) (n, 6, n): the body Jacobian of every body frame {i} (the frame joint i moves, eq. 9.60),
     so that V_i = J_ib q̇ is link i's twist in {i}. From each link's named frame f on body i:
     J_ib = [Ad_{T_if}] J_fb, T_if the frame's fixed placement on the body."""

@@ -1,15 +1,23 @@
-"""Task-space (operational-space) dynamics F = Λ V̇ + η (eqs. 9.97–9.99)."""
+"""Task-space (operational-space) dynamics F = Λ V̇ + η (eqs. 9.97–9.99).
+
+Twists V = (ω, v) in rad/s and m/s, wrenches F = (m, f) in N·m and N, in the frame of `reference`.
+"""
+from __future__ import annotations
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _checks
 from . import _kernels as _k
 from .forward_dynamics import forward_dynamics
 from .jacobians import jacobian, jacobian_derivative, reference_code
+from .model import Data, Model
 
 _INF = float("inf")
 
 
-def task_space_inertia(model, q, frame=None, reference="space", damping=0.0, data=None):
+def task_space_inertia(model: Model, q: ArrayLike, frame: str | None = None, reference: str = "space",
+                       damping: float = 0.0, data: Data | None = None) -> np.ndarray:
     """Λ(q) = (J M⁻¹ Jᵀ + damping·1)⁻¹ (6, 6) at a frame, J = jacobian(model, q, frame, reference).
 
     For a square invertible J this is J⁻ᵀ M J⁻¹ (eq. 9.98); the form used also serves redundant arms
@@ -20,15 +28,16 @@ def task_space_inertia(model, q, frame=None, reference="space", damping=0.0, dat
         damping = _checks.scalar(damping, "damping", minimum=0.0)
     Lam = np.empty((6, 6))
     try:
-        _k.task_space_inertia((model._data.buffer if data is None else _checks.buffer(model, data)), q, model.frame_index(frame),
-                            reference_code(reference), damping, Lam)
-        return Lam
-    except _checks.KERNEL_ERRORS as exc:
-        args = _checks.retry_args(model, exc, (q, "q"))
-        return task_space_inertia(model, *args, frame, reference, damping, data)
+        _k.task_space_inertia(model._data.buffer if data is None else _checks.buffer(model, data), q,
+                              model.frame_index(frame), reference_code(reference), damping, Lam)
+    except _checks.KERNEL_ERRORS as error:
+        return _checks.retry(error, task_space_inertia, model, (q, "q"), frame=frame, reference=reference,
+                             damping=damping, data=data)
+    return Lam
 
 
-def task_space_bias(model, q, qd, frame=None, reference="space", damping=0.0, data=None):
+def task_space_bias(model: Model, q: ArrayLike, qd: ArrayLike, frame: str | None = None,
+                    reference: str = "space", damping: float = 0.0, data: Data | None = None) -> np.ndarray:
     """η(q, V) (6,) = Λ (J M⁻¹ b − J̇ q̇), so that F = Λ V̇ + η (eq. 9.97).
 
     For a square invertible J this is eq. 9.99, J⁻ᵀ b − Λ J̇ J⁻¹ V. M⁻¹ b = −FD(q, q̇, τ = 0) comes from

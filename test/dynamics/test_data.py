@@ -39,6 +39,11 @@ def _calls(model, q, qd, qdd, rng):
         "semi_implicit_euler_step": lambda d: np.array(rd.semi_implicit_euler_step(model, q, qd, tau, 0.01, data=d)),
         "rk4_step": lambda d: np.array(rd.rk4_step(model, q, qd, tau, 0.01, data=d)),
         "simulate": lambda d: rd.simulate(model, q, qd, tau, 0.01, 5, data=d).q,
+        "mass_matrix_via_jacobians": lambda d: rd.mass_matrix_via_jacobians(model, q, data=d),
+        "kinetic_energy": lambda d: rd.kinetic_energy(model, q, qd, data=d),
+        "potential_energy": lambda d: rd.potential_energy(model, q, data=d),
+        "closed_form_dynamics": lambda d: np.concatenate([rd.closed_form_dynamics(model, q, qd, data=d).M.ravel(),
+                                                          rd.closed_form_dynamics(model, q, qd, data=d).c]),
     }
     return calls
 
@@ -104,3 +109,15 @@ def test_threads_with_their_own_data(model):
         for got, want in zip(results[k], expected * 5):
             np.testing.assert_array_equal(got[0], want[0])
             np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_calls_with_a_data_leave_the_default_workspace_alone(case, states):
+    """Every call given data= works in that Data only: the model's default workspace is not written
+    (before, potential_energy and closed_form_dynamics always used it)."""
+    _, model, rng = case
+    q, qd, qdd = states[0]
+    before = model._data.buffer.copy()
+    data = rd.Data(model)
+    for name, call in _calls(model, q, qd, qdd, rng).items():
+        call(data)
+        np.testing.assert_array_equal(model._data.buffer, before, err_msg=name)
