@@ -13,7 +13,8 @@ Topics (joint vectors in the controller's joint order: ``joints`` parameter, els
   held. A new trajectory replaces the current one from its header.stamp (zero = now); if its first
   point has time_from_start > 0 it starts from the current desired state. An empty point list
   means "stop": hold the current position. References naming a joint the controller does not
-  control, or malformed, are rejected with a warning.
+  control, or malformed, are rejected with a warning. (The scheduling is
+  ``robot_dynamics_ros.reference_schedule.ReferenceSchedule``, ROS-free; this node is its wiring.)
 - out ``effort_controller/commands`` (std_msgs/Float64MultiArray): τ, for ros2_control's
   JointGroupEffortController (or simulator_node).
 - out ``~/tracking_error`` (sensor_msgs/JointState): position = e, velocity = ė.
@@ -54,34 +55,9 @@ from robot_dynamics_ros.nodes.conversions import (
     vector_to_multiarray)
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
 from robot_dynamics_ros.nodes.model_source import ModelSource
-from robot_dynamics_ros.interpolation import from_waypoints, hold
+from robot_dynamics_ros.reference_schedule import ReferenceSchedule
 
 __all__ = ['ComputedTorqueController', 'main']
-
-
-class _Reference:
-    """A trajectory (model joint order) whose time 0 is ``start_ns`` on the node's clock.
-
-    ``before``: the reference in force until ``start_ns`` (a trajectory stamped in the future
-    replaces the current one only from its stamp on).
-    """
-
-    def __init__(self, start_ns, trajectory, before=None):
-        self.start_ns = start_ns
-        self.trajectory = trajectory
-        self.before = before
-
-    def sample(self, now_ns):
-        if self.before is not None and now_ns < self.start_ns:
-            return self.before.sample(now_ns)
-        return self.trajectory.sample((now_ns - self.start_ns) * 1e-9)
-
-    def prune(self, now_ns):
-        """Forget the references that can no longer be in force."""
-        if now_ns >= self.start_ns:
-            self.before = None
-        elif self.before is not None:
-            self.before.prune(now_ns)
 
 
 class ComputedTorqueController(Node):
@@ -94,8 +70,8 @@ class ComputedTorqueController(Node):
         self.joint_order = ()
         self._to_order = self._to_model = None
         self._kp = self._kd = None          # (n,) in model order, None while invalid
-        self._reference = None              # current _Reference (chains the ones before it)
-        self._hold_pending = False          # hold the position of the next complete state
+        # The desired trajectory over time; empty = hold the position of the next complete state.
+        self._schedule = ReferenceSchedule()
         self._stale = False
         self._timer = None
 
@@ -117,7 +93,6 @@ class ComputedTorqueController(Node):
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
         self.enabled = bool(self.get_parameter('start_enabled').value)
-        self._hold_pending = self.enabled
         self._state_timeout = float(self.get_parameter('state_timeout').value)
         self._control_rate = float(self.get_parameter('control_rate').value)
 
@@ -186,8 +161,7 @@ class ComputedTorqueController(Node):
     def _on_model(self, model, joint_order):
         self.model = model
         self.joint_order = joint_order
-        self._reference = None
-        self._hold_pending = self.enabled
+        self._schedule.clear()
         self._stale = False
         self._throttle.reset()
         if model is None:
@@ -207,10 +181,6 @@ class ComputedTorqueController(Node):
             lambda q, qd: rd.gravity_torques(model, q)))
 
     # -- reference --------------------------------------------------------------------------
-    def _set_hold(self, q, now_ns):
-        self._reference = _Reference(now_ns, hold(q))
-        self._hold_pending = False
-
     def _on_reference(self, msg):
         if self.model is None:
             self._throttle.warn('reference/no_model', 'reference rejected: no robot model yet')
@@ -235,25 +205,17 @@ class ComputedTorqueController(Node):
             return
         if times.size == 0:
             q, _ = self._input.cache.arrays()
-            self._set_hold(q, now_ns)
+            self._schedule.hold(q, now_ns)
             self.get_logger().info('empty reference: holding the current position')
             return
         stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-        start_ns = stamp_ns if stamp_ns > 0 else now_ns
-        # The new trajectory leaves the current desired state when it takes over: at its stamp,
-        # or now if the stamp is already past (then the waypoints already past are skipped).
-        takeover_ns = max(start_ns, now_ns)
-        start_state = self._reference.sample(takeover_ns)
         columns = index_map(self.model.joint_names, names)
         try:
-            trajectory = from_waypoints(start_state, times, positions, velocities, accelerations,
-                                        columns=columns,
-                                        start_time=(takeover_ns - start_ns) * 1e-9)
+            start_ns = self._schedule.add_waypoints(now_ns, stamp_ns, times, positions, velocities,
+                                                    accelerations, columns=columns)
         except ValueError as exc:
             self._throttle.warn(f'reference/bad/{exc}', f'reference rejected: {exc}')
             return
-        self._reference = _Reference(start_ns, trajectory,
-                                     before=self._reference if start_ns > now_ns else None)
         self.get_logger().info(
             f'new reference: {len(times)} points for {names} over {times[-1]:.3f} s '
             f'starting {(start_ns - now_ns) * 1e-9:+.3f} s from now')
@@ -262,21 +224,21 @@ class ComputedTorqueController(Node):
         """Latch the hold position if one is pending; False while there is no complete state."""
         if not self._input.complete:
             return False
-        if self._hold_pending or self._reference is None:
+        if self._schedule.empty:
             q, _ = self._input.cache.arrays()
-            self._set_hold(q, now_ns)
+            self._schedule.hold(q, now_ns)
         return True
 
     # -- services ---------------------------------------------------------------------------
     def _on_enable(self, request, response):
         if request.data and not self.enabled:
             self.enabled = True
-            self._hold_pending = True
+            self._schedule.clear()          # hold the position of the next complete state
             self._stale = False
             response.message = 'enabled: holding the current position'
         elif not request.data and self.enabled:
             self.enabled = False
-            self._reference = None
+            self._schedule.clear()
             if self.model is not None:
                 self._pub_command.publish(vector_to_multiarray(np.zeros(self.model.nq)))
             response.message = 'disabled: published one zero command, no commands from now on'
@@ -293,7 +255,7 @@ class ComputedTorqueController(Node):
             response.success, response.message = False, 'no complete joint state yet'
         else:
             q, _ = self._input.cache.arrays()
-            self._set_hold(q, self.get_clock().now().nanoseconds)
+            self._schedule.hold(q, self.get_clock().now().nanoseconds)
             response.success = True
             response.message = f'holding {np.round(q[self._to_order], 4).tolist()}'
             self.get_logger().info(response.message)
@@ -320,8 +282,7 @@ class ComputedTorqueController(Node):
         """Stale joint states: gravity-only holding torque g(q) at the last measured q."""
         if not self._stale:
             self._stale = True
-            self._reference = None
-            self._hold_pending = True
+            self._schedule.clear()          # hold where the robot is when states resume
         self._throttle.warn('stale', f'joint states older than state_timeout = '
                                      f'{self._state_timeout} s: publishing gravity-only holding '
                                      'torque, tracking stopped')
@@ -350,8 +311,8 @@ class ComputedTorqueController(Node):
             return
         self._ensure_reference(now_ns)
         q, qd = self._input.cache.arrays()
-        self._reference.prune(now_ns)
-        q_d, qd_d, qdd_d = self._reference.sample(now_ns)
+        self._schedule.prune(now_ns)
+        q_d, qd_d, qdd_d = self._schedule.sample(now_ns)
         try:
             tau = rd.computed_torque(self.model, q, qd, q_d, qd_d, qdd_d, self._kp, self._kd)
         except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:

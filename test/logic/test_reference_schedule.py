@@ -1,0 +1,166 @@
+"""robot_dynamics_ros.reference_schedule without ROS: which trajectory is in force when, stamps,
+chaining of future-stamped references, pruning, and no recursion however long the chain."""
+
+import sys
+
+import numpy as np
+import pytest
+
+from robot_dynamics_ros.interpolation import hold
+from robot_dynamics_ros.reference_schedule import ReferenceSchedule
+
+S = 1_000_000_000      # ns per s
+RNG = np.random.default_rng(20260611)
+
+
+def _q(schedule, t_ns):
+    return schedule.sample(t_ns)[0].tolist()
+
+
+def _held(value, now_ns=0, n=2):
+    schedule = ReferenceSchedule()
+    schedule.hold(np.full(n, value), now_ns)
+    return schedule
+
+
+def test_hold_is_in_force_at_all_times():
+    schedule = _held(0.3, now_ns=5 * S)
+    for t in (0, 5 * S, 100 * S):
+        q, qd, qdd = schedule.sample(t)
+        assert q.tolist() == [0.3, 0.3] and not qd.any() and not qdd.any()
+
+
+def test_zero_stamp_starts_now_from_the_desired_state():
+    schedule = _held(0.0)
+    start = schedule.add_waypoints(2 * S, 0, times=[1.0], positions=[[1.0, -1.0]])
+    assert start == 2 * S
+    assert _q(schedule, 2 * S) == [0.0, 0.0]
+    assert _q(schedule, int(2.5 * S)) == [0.5, -0.5]     # mid-way along the rest-to-rest cubic
+    assert _q(schedule, 3 * S) == [1.0, -1.0]
+    assert len(schedule) == 1, 'a reference starting now replaces the one before'
+
+
+def test_future_stamp_replaces_the_current_reference_only_from_its_stamp():
+    schedule = _held(0.0)
+    schedule.add_waypoints(0, 0, times=[2.0], positions=[[2.0, 2.0]])   # moving from t = 0
+    start = schedule.add_waypoints(0, 1 * S, times=[1.0], positions=[[5.0, 5.0]])
+    assert start == S and len(schedule) == 2
+    first = ReferenceSchedule()
+    first.hold(np.zeros(2), 0)
+    first.add_waypoints(0, 0, times=[2.0], positions=[[2.0, 2.0]])
+    # Before the stamp the first reference is in force; the new one leaves its state at 1 s.
+    for t in (0, S // 4, S // 2, S - 1):
+        np.testing.assert_array_equal(schedule.sample(t), first.sample(t))
+    q1, qd1, _ = first.sample(S)
+    q, qd, _ = schedule.sample(S)
+    np.testing.assert_allclose(q, q1)
+    np.testing.assert_allclose(qd, qd1)
+    assert qd[0] > 0.0, 'the new trajectory starts from the moving desired state'
+    assert _q(schedule, 2 * S) == [5.0, 5.0]
+
+
+def test_past_stamp_skips_the_waypoints_already_past():
+    schedule = _held(0.0, n=1)
+    # Stamped 1.5 s ago: the waypoint at 1 s is past, the one at 2 s is 0.5 s ahead.
+    schedule.add_waypoints(10 * S, int(8.5 * S), times=[1.0, 2.0], positions=[[7.0], [1.0]])
+    assert _q(schedule, 10 * S) == [0.0]
+    assert _q(schedule, int(10.5 * S)) == [1.0]
+
+
+def test_a_reference_with_every_waypoint_past_is_refused_and_nothing_changes():
+    schedule = _held(0.4, n=1)
+    with pytest.raises(ValueError, match='before the start'):
+        schedule.add_waypoints(10 * S, 1 * S, times=[1.0, 2.0], positions=[[7.0], [1.0]])
+    assert len(schedule) == 1 and _q(schedule, 10 * S) == [0.4]
+
+
+def test_columns_move_some_joints_and_the_others_hold():
+    schedule = _held(0.2, n=3)
+    schedule.add_waypoints(0, 0, times=[1.0], positions=[[0.9]], columns=[1])
+    assert _q(schedule, 5 * S) == [0.2, 0.9, 0.2]
+
+
+def test_an_empty_schedule_cannot_be_sampled_or_extended():
+    schedule = ReferenceSchedule()
+    assert schedule.empty
+    with pytest.raises(ValueError):
+        schedule.sample(0)
+    with pytest.raises(ValueError, match='hold'):
+        schedule.add_waypoints(0, 0, times=[1.0], positions=[[1.0]])
+    schedule.hold(np.zeros(1), 0)
+    schedule.clear()
+    assert schedule.empty
+
+
+def test_prune_forgets_only_what_can_no_longer_be_in_force():
+    schedule = _held(0.0, n=1)
+    for k in (1, 2, 3):
+        schedule.add_waypoints(0, k * S, times=[0.0], positions=[[float(k)]])
+    assert len(schedule) == 4
+    schedule.prune(S // 2)              # nothing started since the hold
+    assert len(schedule) == 4
+    schedule.prune(int(2.5 * S))        # the second has started: the hold and the first go
+    assert len(schedule) == 2
+    assert _q(schedule, int(2.5 * S)) == [2.0] and _q(schedule, 3 * S) == [3.0]
+    # A new reference starting now replaces the whole chain.
+    schedule.hold(np.ones(1), 4 * S)
+    assert len(schedule) == 1
+
+
+def test_a_long_chain_of_future_references_never_recurses():
+    """Thousands of future-stamped references, each chained behind the one before: the
+    recursive predecessor of this class raised RecursionError on prune and sample."""
+    n_refs = 3 * sys.getrecursionlimit()
+    schedule = _held(0.0, n=1)
+    for k in range(1, n_refs + 1):
+        schedule.add_waypoints(0, k * 1_000_000, times=[0.0], positions=[[float(k)]])
+    assert len(schedule) == n_refs + 1
+    assert _q(schedule, 0) == [0.0]                  # nothing started: the hold, at the end
+    assert _q(schedule, n_refs * 1_000_000) == [float(n_refs)]
+    assert _q(schedule, 1_500_000) == [1.0]
+    schedule.prune(0)
+    assert len(schedule) == n_refs + 1
+    schedule.prune(n_refs * 1_000_000 // 2)
+    assert len(schedule) == n_refs // 2 + 1
+    assert _q(schedule, n_refs * 1_000_000) == [float(n_refs)]
+
+
+class _RecursiveReference:
+    """The controller's former linked reference (kept here as the oracle of the schedule)."""
+
+    def __init__(self, start_ns, trajectory, before=None):
+        self.start_ns, self.trajectory, self.before = start_ns, trajectory, before
+
+    def sample(self, now_ns):
+        if self.before is not None and now_ns < self.start_ns:
+            return self.before.sample(now_ns)
+        return self.trajectory.sample((now_ns - self.start_ns) * 1e-9)
+
+    def prune(self, now_ns):
+        if now_ns >= self.start_ns:
+            self.before = None
+        elif self.before is not None:
+            self.before.prune(now_ns)
+
+
+@pytest.mark.parametrize('seed', range(5))
+def test_same_references_in_force_as_the_recursive_chain(seed):
+    rng = np.random.default_rng(seed)
+    schedule = ReferenceSchedule()
+    schedule.hold(np.zeros(1), 0)
+    oracle = _RecursiveReference(0, hold(np.zeros(1)))
+    now = 0
+    for _ in range(60):
+        now += int(rng.integers(0, 300)) * 1_000_000
+        action = rng.integers(0, 4)
+        if action == 0:                                     # a reference, any start
+            start = now + int(rng.integers(-500, 1500)) * 1_000_000
+            trajectory = hold(rng.normal(size=1))
+            schedule.add(trajectory, start, now)
+            oracle = _RecursiveReference(start, trajectory,
+                                         before=oracle if start > now else None)
+        elif action == 1:
+            schedule.prune(now)
+            oracle.prune(now)
+        for t in (now, now + int(rng.integers(0, 2000)) * 1_000_000):
+            np.testing.assert_array_equal(schedule.sample(t)[0], oracle.sample(t)[0])
