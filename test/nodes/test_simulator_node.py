@@ -2,6 +2,7 @@
 external wrenches, joint stops, pause/reset, /clock and /robot_description."""
 
 import math
+import time
 
 import numpy as np
 import pytest
@@ -83,12 +84,18 @@ def test_states_are_the_core_integrator_steps(graph, ur5e_model, friction):
 
 def test_rate_clock_and_robot_description(graph, ur5e_xml):
     ros = graph
+    start = time.monotonic()
     node, states = _sim(ros, publish_rate=50.0)
     clock = ros.collect(Clock, '/clock')
     ros.spin(1.0)
+    assert ros.spin_until(lambda: states, 5.0)
+    wall = time.monotonic() - start
     t_end = _t(states[-1])
-    # Real time: about 1 s simulated per wall second, 50 states per simulated second.
-    assert 0.6 < t_end < 1.4 and abs(len(states) - 50 * t_end) <= 3, (t_end, len(states))
+    # real_time_factor 1: simulated time never runs ahead of the wall clock (a busy machine can
+    # only slow it down; the pacing itself is tested with a fake clock in test/logic), and 50
+    # states per simulated second.
+    assert 0.0 < t_end <= wall, (t_end, wall)
+    assert abs(len(states) - 50 * t_end) <= 3, (t_end, len(states))
     assert clock and clock[-1].clock.sec + clock[-1].clock.nanosec * 1e-9 >= t_end
     # /robot_description is transient local: a late subscriber gets the simulator's URDF.
     qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
@@ -190,27 +197,31 @@ def test_joint_stops(graph):
 def test_lockstep_timeout_bounds_the_wait_for_the_answer(graph, timeout):
     """real_time_factor 0 with a command publisher present: after each state the simulator waits
     (at most lockstep_timeout of wall time) for the command answering it. One command, then
-    silence: with 60 s it holds still; with 0 it never waits and simulated time runs on."""
+    silence: with 60 s it holds still after the state that applies it; with 0 it never waits
+    and simulated time runs on."""
     ros = graph
     node, states = _sim(ros, real_time_factor=0.0, lockstep_timeout=timeout)
     commands = ros.publisher(Float64MultiArray, '/effort_controller/commands')
-    commands.publish(Float64MultiArray(data=[0.0] * 6))
-    ros.spin(0.3)
+    commands.publish(Float64MultiArray(data=[0.1] * 6))
+    assert ros.spin_until(lambda: any(m.effort[0] == 0.1 for m in states), 5.0), \
+        'no state applying the command'
     steps = node.steps
     ros.spin(0.5)
     if timeout > 0.0:
         assert node.steps == steps, f'{node.steps - steps} steps without an answer'
     else:
-        assert node.steps > steps + 100, f'only {node.steps - steps} steps in 0.5 s'
+        assert node.steps > steps, 'the simulation waited with lockstep_timeout 0'
 
 
 def test_as_fast_as_possible(graph):
+    """real_time_factor 0: stepping is bounded by the CPU only (no timer period, no simulated time
+    owed or dropped), states still every 10 ms of simulated time. How fast it runs is measured
+    by the benchmarks; that a tick steps for FAST_BUDGET of wall time, with a fake clock, in
+    test/logic/test_simulation.py."""
     ros = graph
-    _, states = _sim(ros, real_time_factor=0.0, publish_rate=100.0)
-    ros.spin(1.0)
-    sim_seconds = _t(states[-1])
-    print(f'\nreal_time_factor 0: {sim_seconds:.2f} s simulated in 1 s of wall time')
-    # Stepping is bounded by the CPU only (measured 5-10 s per wall second here, idle or not);
-    # states still every 10 ms of simulated time.
-    assert sim_seconds > 1.2, f'only {sim_seconds:.2f} s simulated in 1 s of wall time'
+    node, states = _sim(ros, real_time_factor=0.0, publish_rate=100.0)
+    assert ros.spin_until(lambda: len(states) >= 20, 10.0)
+    assert node.sim.tick_period() == 0.0 and node._timer.timer_period_ns == 0
+    assert node.sim.dropped == 0.0
+    assert not ros.warnings(node.get_name(), 'slower than real_time_factor')
     np.testing.assert_allclose(np.diff([_t(m) for m in states]), 0.01, atol=1.5e-3)
