@@ -257,13 +257,15 @@ class Data:
     default Data are serialised safely.
     """
 
-    __slots__ = ("buffer", "model")
+    __slots__ = ("buffer", "model", "all_terms_arrays")
 
     def __init__(self, model):
         buffer = np.zeros((model._packed.shape[0], DATA_WIDTH))
         buffer[:, :MODEL_WIDTH] = model._packed
         object.__setattr__(self, "buffer", buffer)
         object.__setattr__(self, "model", model)
+        # compute_all_terms's results with this Data (allocated on its first use, then refilled)
+        object.__setattr__(self, "all_terms_arrays", None)
 
     def __setattr__(self, name, value):
         raise AttributeError("Data is fixed to its model: make a new Data(model)")

@@ -1,0 +1,21 @@
+"""The recursive algorithms of Modern Robotics ch. 9 as numba-compiled loops, one module per algorithm.
+
+    layout.py       the Data buffer: packed model and workspace columns, one quantity each; compile options
+    cache.py        numba's on-disk cache keyed on the source of the whole package
+    spatial.py      twists, wrenches, Ad, ad, spatial inertias, on tuples of floats
+    kinematics.py   joint transforms, T_0i, screw axes S_i, twists in {0}, frame poses   (eqs. 9.35-9.37, 9.50)
+    rnea.py         inverse dynamics, recursive Newton-Euler                            (eqs. 9.53-9.57)
+    crba.py         mass matrix, composite rigid bodies                                 (eq. 9.61 over subtrees)
+    aba.py          forward dynamics, articulated bodies
+    jacobians.py    frame Jacobians and their time derivatives
+    coriolis.py     Christoffel-consistent Coriolis matrix and ∂M/∂q                    (eqs. 9.87, 9.13)
+    linalg.py       Cholesky solves and the task-space inertia                          (eq. 9.98)
+    all_terms.py    M, c, g, J, Λ, η of one state from one kinematics pass              (eqs. 9.97-9.99)
+    integrators.py  friction and the Euler / semi-implicit Euler / RK4 steps            (§9.3)
+    entries.py      the compiled entry points the public modules call
+
+Following a quantity from the public API to the loop: dynamics.inverse_dynamics calls
+entries.rnea(data buffer, q, q̇, q̈, τ), which checks the arguments and runs rnea.rnea, the loop of
+eqs. 9.53-9.57, inlined into it. With NUMBA_DISABLE_JIT=1 the same code runs as plain Python, which
+is how to single-step the textbook algorithms.
+"""

@@ -1,0 +1,59 @@
+"""numba's on-disk cache, keyed on the source of the whole kernel package.
+
+numba keys a cached function on its own source file only. The kernels inline helpers from the other
+modules of this package, so a change to a helper (say in spatial.py) would leave every cached entry
+point that inlined it stale. The locators below give every function of this package one stamp, a
+hash of all its modules' source: any change to any kernel module recompiles every kernel, and
+nothing else changes (same cache directories as numba's own locators: `NUMBA_CACHE_DIR` if set,
+else `__pycache__` beside the sources).
+"""
+import functools
+import hashlib
+import os
+
+from numba.core import caching
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+@functools.cache
+def package_stamp():
+    """SHA-256 of the names and contents of every module of the kernel package."""
+    digest = hashlib.sha256()
+    for name in sorted(os.listdir(PACKAGE_DIR)):
+        if name.endswith(".py"):
+            digest.update(name.encode())
+            with open(os.path.join(PACKAGE_DIR, name), "rb") as source:
+                digest.update(source.read())
+    return digest.hexdigest()
+
+
+def _in_package(py_file):
+    return os.path.dirname(os.path.abspath(py_file)) == PACKAGE_DIR
+
+
+class _PackageStamp:
+    """Mixin: the source stamp of the whole package instead of one file's."""
+
+    def get_source_stamp(self):
+        return package_stamp()
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        return super().from_function(py_func, py_file) if _in_package(py_file) else None
+
+
+class UserProvidedPackageLocator(_PackageStamp, caching.UserProvidedCacheLocator):
+    """NUMBA_CACHE_DIR, when set."""
+
+
+class InTreePackageLocator(_PackageStamp, caching.InTreeCacheLocator):
+    """__pycache__ beside the kernel modules."""
+
+
+def install():
+    """Put the package locators first in numba's list (idempotent); other code keeps numba's own."""
+    locators = caching.CacheImpl._locator_classes
+    for locator in (InTreePackageLocator, UserProvidedPackageLocator):
+        if locator not in locators:
+            locators.insert(0, locator)

@@ -1,0 +1,105 @@
+"""The Christoffel-consistent Coriolis matrix C(q, q̇) (eq. 9.87) and ∂M/∂q, in O(n²).
+
+In {0}, M = sum_i J_i^T G_i J_i (eq. 9.61 in base coordinates), J_i's columns the screws S_j of the
+joints j that support body i, dS_j/dt = [V_j, S_j] and dG_i/dt = -[ad_{V_i}]^T G_i - G_i [ad_{V_i}]. With
+
+    B_i = 1/2 (-[ad_{V_i}]^T G_i - G_i [ad_{V_i}] - adbar(G_i V_i)),   adbar(P) X = [ad_X]^T P (skew in X),
+
+B_i + B_i^T = dG_i/dt and B_i V_i = -[ad_{V_i}]^T G_i V_i, so C = sum_i J_i^T (G_i dJ_i/dt + B_i J_i)
+gives c = C q̇ (eq. 9.88) and Ṁ = C + C^T: it is the Christoffel factorisation C_ij = sum_k Γ_ijk q̇_k
+(Echeandia & Wensing 2021). Summed over subtrees (composites G^c_i, B^c_i in {0}), for j supporting i:
+
+    C_ij = S_i^T (G^c_i dS_j/dt + B^c_i S_j),     C_ji = S_j^T (G^c_i dS_i/dt + B^c_i S_i)
+
+Since Ṁ = sum_k (∂M/∂q_k) q̇_k = C(q, q̇) + C(q, q̇)^T is linear in q̇:  ∂M/∂q_k = C(q, e_k) + C(q, e_k)^T.
+"""
+from .kinematics import body_poses_in_base, body_twist_in_base
+from .layout import (W_BC_BASE, W_GC_BASE, W_P_BASE, W_R_BASE, W_S_BASE, W_SDOT_BASE, W_V_BASE, inline, n_bodies,
+                     parent, row3, row6, row9)
+from .spatial import (add_skew, body_inertia, dot6, matrix_times, matrix_transpose_times, moved_inertia,
+                      set_inertia_matrix)
+
+
+@inline
+def coriolis_factor(w, i):
+    """B_i = 1/2 (-[ad_V]^T G - G [ad_V] - adbar(G V)) into W_BC_BASE, V = V_i and G = G_i in {0}
+    (W_V_BASE, W_GC_BASE).
+
+    With G symmetric, [ad_V]^T G = (G [ad_V])^T, and Y = G [ad_V] is three cross products per row:
+    [ad_V] = [[[w], 0], [[v], [w]]] and x^T [w] = (x cross w)^T for a row x, so
+    Y[r, 0:3] = G[r, 0:3] x w + G[r, 3:6] x v,   Y[r, 3:6] = G[r, 3:6] x w;  B = -1/2 (Y + Y^T) - 1/2 adbar(P)
+    with adbar(P) = [[[m], [f]], [[f], 0]] for P = G V = (m, f).
+    """
+    G = w[i, W_GC_BASE:W_GC_BASE + 36]
+    B = w[i, W_BC_BASE:W_BC_BASE + 36]
+    wx, wy, wz, vx, vy, vz = row6(w, i, W_V_BASE)
+    for r in range(6):                         # B = Y first
+        a0, a1, a2 = G[6 * r], G[6 * r + 1], G[6 * r + 2]
+        b0, b1, b2 = G[6 * r + 3], G[6 * r + 4], G[6 * r + 5]
+        B[6 * r] = a1 * wz - a2 * wy + b1 * vz - b2 * vy
+        B[6 * r + 1] = a2 * wx - a0 * wz + b2 * vx - b0 * vz
+        B[6 * r + 2] = a0 * wy - a1 * wx + b0 * vy - b1 * vx
+        B[6 * r + 3] = b1 * wz - b2 * wy
+        B[6 * r + 4] = b2 * wx - b0 * wz
+        B[6 * r + 5] = b0 * wy - b1 * wx
+    for r in range(6):                         # then B = -1/2 (Y + Y^T), in place
+        for c in range(r, 6):
+            s = -0.5 * (B[6 * r + c] + B[6 * c + r])
+            B[6 * r + c] = s
+            B[6 * c + r] = s
+    P = matrix_times(G, (wx, wy, wz, vx, vy, vz))
+    m, f = (P[0], P[1], P[2]), (P[3], P[4], P[5])
+    add_skew(B, 0, 0, -0.5, m)                 # B -= 1/2 adbar(P)
+    add_skew(B, 0, 3, -0.5, f)
+    add_skew(B, 3, 0, -0.5, f)
+
+
+@inline
+def coriolis_matrix(mb, w, q, qd, C, poses_known=False):
+    """C(q, q̇) into C (n x n), C_ij = sum_k Γ_ijk q̇_k (eq. 9.87). poses_known: T_{0i} and S_i of
+    this q are already in the workspace."""
+    n = n_bodies(mb)
+    if not poses_known:
+        body_poses_in_base(mb, w, q)
+    for i in range(n):
+        body_twist_in_base(mb, w, i, qd[i])
+        set_inertia_matrix(w, i, W_GC_BASE, moved_inertia(row9(w, i, W_R_BASE), row3(w, i, W_P_BASE),
+                                                          body_inertia(mb, i)))          # G^c_i = G_i ...
+        coriolis_factor(w, i)                                                            # B^c_i = B_i ...
+    for i in range(n - 1, -1, -1):                                                       # ... + the children's
+        lam = parent(mb, i)
+        if lam >= 0:
+            for k in range(36):
+                w[lam, W_GC_BASE + k] += w[i, W_GC_BASE + k]
+                w[lam, W_BC_BASE + k] += w[i, W_BC_BASE + k]
+    C[:, :] = 0.0
+    for i in range(n):
+        Gc = w[i, W_GC_BASE:W_GC_BASE + 36]
+        Bc = w[i, W_BC_BASE:W_BC_BASE + 36]
+        S_i, Sdot_i = row6(w, i, W_S_BASE), row6(w, i, W_SDOT_BASE)
+        GcS = matrix_times(Gc, S_i)                     # G^c_i S_i (= (S_i^T G^c_i)^T: G^c symmetric)
+        BcTS = matrix_transpose_times(Bc, S_i)          # B^c_i^T S_i
+        F = matrix_times(Gc, Sdot_i)
+        Bs = matrix_times(Bc, S_i)
+        F = (F[0] + Bs[0], F[1] + Bs[1], F[2] + Bs[2], F[3] + Bs[3], F[4] + Bs[4], F[5] + Bs[5])  # G^c dS_i + B^c S_i
+        j = i
+        while j >= 0:
+            C[i, j] = dot6(GcS, row6(w, j, W_SDOT_BASE)) + dot6(BcTS, row6(w, j, W_S_BASE))
+            if j != i:
+                C[j, i] = dot6(row6(w, j, W_S_BASE), F)
+            j = parent(mb, j)
+
+
+@inline
+def mass_matrix_derivatives(mb, w, q, unit, C, dM):
+    """∂M/∂q_k = C(q, e_k) + C(q, e_k)^T into dM[:, :, k] for every k; unit (n,) and C (n, n) are scratch."""
+    n = n_bodies(mb)
+    body_poses_in_base(mb, w, q)
+    for k in range(n):
+        for j in range(n):
+            unit[j] = 0.0
+        unit[k] = 1.0
+        coriolis_matrix(mb, w, q, unit, C, poses_known=True)
+        for i in range(n):
+            for j in range(n):
+                dM[i, j, k] = C[i, j] + C[j, i]

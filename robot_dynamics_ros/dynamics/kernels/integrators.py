@@ -1,0 +1,63 @@
+"""One integration step of the forward dynamics (the textbook's EulerStep, §9.3) and friction.
+
+    friction torques  τ_f = F_v q̇ + F_s sgn(q̇)  (viscous and Coulomb; the Lagrangian notes)
+    q̈ = FD(q, q̇, τ - τ_f)   by the articulated-body algorithm (aba.py)
+    Euler:            q' = q + dt q̇,   q̇' = q̇ + dt q̈
+    semi-implicit:    q̇' = q̇ + dt q̈,   q' = q + dt q̇'
+    RK4:              the classical fourth-order Runge-Kutta on x = (q, q̇), ẋ = (q̇, q̈), τ held over dt
+"""
+import numpy as np
+
+from .aba import aba
+from .layout import subroutine
+
+METHOD_EULER = 0
+METHOD_SEMI_IMPLICIT = 1
+METHOD_RK4 = 2
+
+
+@subroutine
+def joint_acceleration(mb, w, q, qd, tau, frame, f_tip, viscous, coulomb, tau_net, qdd):
+    """q̈ = FD(q, q̇, τ - F_v q̇ - F_s sgn(q̇)) into qdd; tau_net (n,) is scratch. A called function,
+    not inlined: an RK4 step calls it four times."""
+    for i in range(tau.shape[0]):
+        tau_net[i] = tau[i] - (viscous[i] * qd[i] + coulomb[i] * np.sign(qd[i]))
+    aba(mb, w, q, qd, tau_net, frame, f_tip, qdd)
+
+
+@subroutine
+def step(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_next, qd_next, s):
+    """One step of (q, q̇) under τ held constant over dt into (q_next, qd_next); s: scratch (8, n)."""
+    n = q.shape[0]
+    k1 = s[0]
+    joint_acceleration(mb, w, q, qd, tau, frame, f_tip, viscous, coulomb, s[7], k1)
+    if method == METHOD_EULER:
+        for i in range(n):
+            q_next[i] = q[i] + dt * qd[i]
+            qd_next[i] = qd[i] + dt * k1[i]
+        return
+    if method == METHOD_SEMI_IMPLICIT:
+        for i in range(n):
+            qd_next[i] = qd[i] + dt * k1[i]
+            q_next[i] = q[i] + dt * qd_next[i]
+        return
+    q_stage, qd_stage, k2, k3, k4 = s[1], s[2], s[3], s[4], s[5]
+    v2, v3 = s[6], q_next   # q_next is free until the end: it holds v3
+    for i in range(n):
+        q_stage[i] = q[i] + 0.5 * dt * qd[i]
+        qd_stage[i] = qd[i] + 0.5 * dt * k1[i]
+    joint_acceleration(mb, w, q_stage, qd_stage, tau, frame, f_tip, viscous, coulomb, s[7], k2)
+    for i in range(n):
+        v2[i] = qd_stage[i]
+        q_stage[i] = q[i] + 0.5 * dt * v2[i]
+        qd_stage[i] = qd[i] + 0.5 * dt * k2[i]
+    joint_acceleration(mb, w, q_stage, qd_stage, tau, frame, f_tip, viscous, coulomb, s[7], k3)
+    for i in range(n):
+        v3[i] = qd_stage[i]
+        q_stage[i] = q[i] + dt * v3[i]
+        qd_stage[i] = qd[i] + dt * k3[i]
+    joint_acceleration(mb, w, q_stage, qd_stage, tau, frame, f_tip, viscous, coulomb, s[7], k4)
+    for i in range(n):
+        v4 = qd_stage[i]
+        q_next[i] = q[i] + dt / 6.0 * (qd[i] + 2.0 * v2[i] + 2.0 * v3[i] + v4)
+        qd_next[i] = qd[i] + dt / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])

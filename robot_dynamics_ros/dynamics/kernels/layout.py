@@ -1,0 +1,195 @@
+"""The one array every kernel reads and writes, its columns, and how kernels are compiled.
+
+A Data buffer (model.py) is one C-contiguous float64 array with one row per body i = 0..n-1 (at
+least one row), then one row per named frame. Its first MODEL_WIDTH columns hold the packed model
+(constants, written once by Model._pack); the columns after them are the workspace: each holds ONE
+quantity of body i, named for the quantity and the frame whose coordinates it is in:
+
+    ..._PARENT  T_{λ(i),i}: body i's pose in its parent's frame
+    ..._BASE    coordinates of the fixed base frame {0}
+    ..._BODY    coordinates of body i's own frame {i}
+
+Body frame {i} is joint i's frame turned so that the joint axis is z (Model._pack), so the screw
+axis of joint i in {i} is A_i = (e_z, 0) (revolute) or (0, e_z) (prismatic), and
+T_{λ(i),i}(q_i) = T_tree,i exp([A_i] q_i)  (eqs. 9.35, 9.50) is T_tree Rz(q_i) or T_tree Tz(q_i).
+
+One array per compiled call keeps numba's dispatch cheap (each array argument costs tens of ns);
+inside, kernels read rows as tuples of floats (row3, row6, row9 below), which stay in registers.
+"""
+import numpy as np
+from numba import njit
+
+from . import cache
+
+cache.install()
+
+# Compiler options of every kernel: cached on disk (keyed on the whole package: cache.py); no
+# ZeroDivisionError checks (ABA divides by D_i > 0); floating-point contraction and reassociation
+# (FMA, vectorised sums), but not the no-NaN / no-inf assumptions, so the finiteness checks of the
+# inputs stay. No reference-counting runtime (numba's NRT, `_nrt`): the kernels write into arrays
+# they are given, so neither their array arguments (a MemInfo malloc, incref and free each, about
+# 25 ns per call from Python) nor their views (w[i, a:b]) need counting; the caller owns every array
+# for the whole call. No `nogil`: a kernel holds the GIL for its whole call, so calls that share a
+# Data (the model's default one) from several Python threads run one after the other.
+OPTIONS = dict(cache=True, error_model="numpy", fastmath={"contract", "reassoc", "nsz", "arcp"}, _nrt=False)
+
+
+def inline(fn):
+    """Compile `fn` to be inlined into every kernel that calls it (at numba's IR level): the
+    recursions and their helpers. A caller's constant flags (e.g. use_qd=False in gravity) prune
+    the inlined branches, and a batch loop makes no call per state."""
+    return njit(**OPTIONS, inline="always")(fn)
+
+
+def subroutine(fn):
+    """Compile `fn` as a function that its callers call (not inlined): used where one caller would
+    otherwise inline the same algorithm several times (the four ABA passes of an RK4 step)."""
+    return njit(**OPTIONS)(fn)
+
+
+# ---- joint types -----------------------------------------------------------------------------
+REVOLUTE = 0
+PRISMATIC = 1
+
+# ---- packed model: one body row ----------------------------------------------------------------
+COL_R = 0          # 9: rotation of T_tree (row-major)
+COL_P = 9          # 3: translation of T_tree
+COL_TYPE = 12      # 1: REVOLUTE or PRISMATIC
+COL_PARENT = 13    # 1: parent body λ(i), -1 for the base
+COL_MASS = 14      # 1: m
+COL_H = 15         # 3: h = m c (first mass moment) in {i}
+COL_IO = 18        # 9: rotational inertia about the origin of {i}, in {i} (row-major)
+COL_C = 27         # 9: rotation from the URDF body frame to this z-axis frame (row-major)
+COL_RUN = 36       # 1: first body of the run of ancestors i, i-1, ..., COL_RUN (each the parent
+                   #    of the one before), so ancestor loops count down instead of chasing links
+COL_N = 37         # row 0 only: number of bodies n
+COL_GRAVITY = 38   # row 0 only: gravity vector (3) in {0}
+MODEL_WIDTH = 41
+# ---- packed model: one frame row (after the body rows) ------------------------------------------
+FCOL_BODY = 0      # 1: body the frame is fixed to (-1 = the base)
+FCOL_R = 1         # 9: rotation of the frame's placement in its body's frame
+FCOL_P = 10        # 3: translation of the placement
+
+# ---- workspace: one body row ---------------------------------------------------------------------
+_w = MODEL_WIDTH
+W_R_PARENT = _w         # 9  rotation of T_{λ(i),i}(q_i)                      (every algorithm)
+W_P_PARENT = _w + 9     # 3  translation of T_{λ(i),i}(q_i)
+W_R_BASE = _w + 12      # 9  rotation of T_{0i}(q)                            (base-frame kinematics)
+W_P_BASE = _w + 21      # 3  translation of T_{0i}(q)
+W_S_BASE = _w + 24      # 6  screw axis S_i = Ad_{T_0i} A_i in {0}: space Jacobian column i
+W_V_BASE = _w + 30      # 6  twist V_i in {0}                                  (ABA, Coriolis, dJ/dt)
+W_SDOT_BASE = _w + 36   # 6  dS_i/dt = [V_i, S_i] in {0}
+W_V_BODY = _w + 42      # 6  twist V_i in {i}                                  (RNEA)
+W_VDOT_BODY = _w + 48   # 6  acceleration dV_i/dt in {i}
+W_F_BODY = _w + 54      # 6  wrench F_i that body i's joint transmits, in {i}
+W_VDOT_BASE = _w + 60   # 6  acceleration dV_i/dt in {0}                       (ABA)
+W_GA_BASE = _w + 66     # 36 articulated-body inertia G^A_i in {0}, row-major
+W_PA_BASE = _w + 102    # 6  articulated-body bias wrench p^A_i in {0}
+W_U_BASE = _w + 108     # 6  U_i = G^A_i S_i in {0}
+W_INV_D = _w + 114      # 1  1 / D_i, D_i = S_i^T U_i
+W_U_TORQUE = _w + 115   # 1  u_i = tau_i - S_i^T p^A_i
+W_GC_BODY = _w + 116    # 10 composite rigid-body inertia of the subtree at i, ten parameters in {i} (CRBA)
+W_GC_BASE = _w + 126    # 36 composite spatial inertia of the subtree at i in {0}, row-major (Coriolis)
+W_BC_BASE = _w + 162    # 36 composite Coriolis factor B^c_i in {0}, row-major (Coriolis)
+DATA_WIDTH = _w + 198
+
+
+# ---- reading the packed model --------------------------------------------------------------------
+@inline
+def n_bodies(mb):
+    return int(mb[0, COL_N])
+
+
+@inline
+def parent(mb, i):
+    return int(mb[i, COL_PARENT])
+
+
+@inline
+def is_prismatic(mb, i):
+    return mb[i, COL_TYPE] == PRISMATIC
+
+
+@inline
+def run_start(mb, i):
+    """Ancestors of body i come in runs of consecutive indices: i, i-1, ..., run_start(mb, i), then
+    the parent of run_start(mb, i) and its run. Looping over a run by counting keeps the parent
+    links (a load and a conversion per step) off the loop's critical path."""
+    return int(mb[i, COL_RUN])
+
+
+@inline
+def frame_row(mb, f):
+    """Row of frame f in the packed model (bodies occupy max(n, 1) rows)."""
+    return max(n_bodies(mb), 1) + f
+
+
+@inline
+def frame_body(mb, f):
+    return int(mb[frame_row(mb, f), FCOL_BODY])
+
+
+# ---- rows as tuples ----------------------------------------------------------------------------------
+@inline
+def row3(a, i, c):
+    """a[i, c:c+3] as a tuple (x, y, z)."""
+    return a[i, c], a[i, c + 1], a[i, c + 2]
+
+
+@inline
+def row6(a, i, c):
+    """a[i, c:c+6] as a tuple: a twist (w, v) or a wrench (m, f)."""
+    return a[i, c], a[i, c + 1], a[i, c + 2], a[i, c + 3], a[i, c + 4], a[i, c + 5]
+
+
+@inline
+def row9(a, i, c):
+    """a[i, c:c+9] as a tuple: a rotation matrix, row-major."""
+    return (a[i, c], a[i, c + 1], a[i, c + 2], a[i, c + 3], a[i, c + 4], a[i, c + 5],
+            a[i, c + 6], a[i, c + 7], a[i, c + 8])
+
+
+@inline
+def row10(a, i, c):
+    """a[i, c:c+10] as a tuple: the ten inertial parameters (m, h, I_o upper triangle) of spatial.py."""
+    return (a[i, c], a[i, c + 1], a[i, c + 2], a[i, c + 3], a[i, c + 4], a[i, c + 5],
+            a[i, c + 6], a[i, c + 7], a[i, c + 8], a[i, c + 9])
+
+
+@inline
+def set_row3(a, i, c, x):
+    a[i, c], a[i, c + 1], a[i, c + 2] = x
+
+
+@inline
+def set_row6(a, i, c, x):
+    a[i, c], a[i, c + 1], a[i, c + 2], a[i, c + 3], a[i, c + 4], a[i, c + 5] = x
+
+
+@inline
+def set_row9(a, i, c, x):
+    (a[i, c], a[i, c + 1], a[i, c + 2], a[i, c + 3], a[i, c + 4], a[i, c + 5],
+     a[i, c + 6], a[i, c + 7], a[i, c + 8]) = x
+
+
+@inline
+def set_row10(a, i, c, x):
+    (a[i, c], a[i, c + 1], a[i, c + 2], a[i, c + 3], a[i, c + 4], a[i, c + 5],
+     a[i, c + 6], a[i, c + 7], a[i, c + 8], a[i, c + 9]) = x
+
+
+# ---- argument checks -------------------------------------------------------------------------------
+@inline
+def all_finite(x):
+    """True when no entry of x is NaN or inf (np.isfinite: the fastmath flags here keep NaN/inf
+    semantics, but an arithmetic test such as x - x == 0 would be folded away by reassociation)."""
+    for v in x.flat:
+        if not np.isfinite(v):
+            return False
+    return True
+
+
+@inline
+def check_vector(x, n):
+    if x.shape[0] != n or not all_finite(x):
+        raise ValueError("invalid input vector")

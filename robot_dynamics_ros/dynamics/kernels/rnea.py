@@ -1,0 +1,73 @@
+"""Inverse dynamics by the recursive Newton-Euler algorithm (Modern Robotics eqs. 9.53-9.57).
+
+In each body's own frame {i}, with T_{i,λ(i)} = T_{λ(i),i}^-1 and the joint screw A_i in {i}:
+
+  forward (base to tips), V_0 = 0, dV_0/dt = (0, -g):
+    T_{λ(i),i} = T_tree,i exp([A_i] q_i)                                             (9.53)
+    V_i = [Ad_{T_{i,λ(i)}}] V_λ(i) + A_i q̇_i                                         (9.54)
+    dV_i/dt = [Ad_{T_{i,λ(i)}}] dV_λ(i)/dt + [ad_{V_i}] A_i q̇_i + A_i q̈_i            (9.55)
+  backward (tips to base), F_tip added to the wrench of the body that carries the tip frame:
+    F_i = G_i dV_i/dt - [ad_{V_i}]^T G_i V_i + sum over children c of [Ad_{T_{c,i}}]^T F_c   (9.56)
+    τ_i = F_i^T A_i                                                                   (9.57)
+
+Gravity enters as an upward acceleration of the base, dV_0/dt = (0, -g), so g(q) needs no extra
+term. On a tree each body adds its wrench to its parent's (9.56 summed over the children).
+"""
+from .kinematics import frame_wrench_in_body, joint_transform
+from .layout import (COL_GRAVITY, W_F_BODY, W_P_PARENT, W_R_PARENT, W_V_BODY, W_VDOT_BODY, frame_body, inline,
+                     is_prismatic, n_bodies, parent, row3, row6, row9, set_row3, set_row6, set_row9)
+from .spatial import (ZERO6, add6, adjoint_inverse, adjoint_inverse_transpose, axis_dot, body_inertia,
+                      inertia_times, neg_ad_transpose, plus_ad_axis, plus_axis)
+
+
+@inline
+def rnea(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, poses_known=False):
+    """τ = M(q) q̈ + c(q, q̇) + g(q) + J^T F_tip into tau, by recursive Newton-Euler (eqs. 9.53-9.57).
+
+    use_qd / use_qdd False treat q̇ / q̈ as zero, use_gravity False drops g(q) (callers pass
+    constants: the unused terms compile away). frame >= 0 applies the tip wrench f_tip (the wrench
+    the robot exerts on its environment, in the frame's coordinates) there. poses_known: the joint
+    transforms T_{λ(i),i} of this q are already in the workspace (kinematics.body_poses_in_base).
+    """
+    n = n_bodies(mb)
+    g = (mb[0, COL_GRAVITY], mb[0, COL_GRAVITY + 1], mb[0, COL_GRAVITY + 2])
+    Vdot_0 = (0.0, 0.0, 0.0, -g[0], -g[1], -g[2]) if use_gravity else ZERO6
+    for i in range(n):
+        if poses_known:
+            R, p = row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT)
+        else:
+            R, p = joint_transform(mb, i, q[i])                                            # (9.53)
+            set_row9(w, i, W_R_PARENT, R)
+            set_row3(w, i, W_P_PARENT, p)
+        lam = parent(mb, i)
+        prismatic = is_prismatic(mb, i)
+        if lam >= 0:
+            Vdot = adjoint_inverse(R, p, row6(w, lam, W_VDOT_BODY))                        # (9.55)
+        else:
+            Vdot = adjoint_inverse(R, p, Vdot_0)
+        G = body_inertia(mb, i)
+        V = ZERO6
+        if use_qd:
+            if lam >= 0:
+                V = adjoint_inverse(R, p, row6(w, lam, W_V_BODY))                          # (9.54)
+            V = plus_axis(prismatic, V, qd[i])
+            Vdot = plus_ad_axis(prismatic, V, Vdot, qd[i])
+            set_row6(w, i, W_V_BODY, V)
+        if use_qdd:
+            Vdot = plus_axis(prismatic, Vdot, qdd[i])
+        set_row6(w, i, W_VDOT_BODY, Vdot)
+        F = inertia_times(G, Vdot)                                                         # G_i dV_i/dt
+        if use_qd:
+            F = add6(F, neg_ad_transpose(V, inertia_times(G, V)))                          # (9.56)
+        set_row6(w, i, W_F_BODY, F)
+    if frame >= 0:
+        b = frame_body(mb, frame)
+        if b >= 0:
+            set_row6(w, b, W_F_BODY, add6(row6(w, b, W_F_BODY), frame_wrench_in_body(mb, frame, f_tip)))
+    for i in range(n - 1, -1, -1):
+        F = row6(w, i, W_F_BODY)
+        tau[i] = axis_dot(is_prismatic(mb, i), F)                                          # (9.57)
+        lam = parent(mb, i)
+        if lam >= 0:
+            F_lam = adjoint_inverse_transpose(row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT), F)   # (9.56)
+            set_row6(w, lam, W_F_BODY, add6(row6(w, lam, W_F_BODY), F_lam))
