@@ -97,7 +97,8 @@ def buffer(model, data):
     the caller allocated; nothing is read back from the workspace afterwards). Calls from several
     Python threads that share the model's default Data are therefore serialised and each returns
     what it would alone (test/dynamics/test_threads.py); a kernel compiled with nogil=True, or a
-    result read from the workspace after its kernel returned, would need one Data per thread.
+    result read from the workspace after its kernel returned, would need one Data per thread. So
+    does NUMBA_DISABLE_JIT=1: the kernels then run as Python, and threads switch inside them.
     """
     if data is None:
         return model._data.buffer
