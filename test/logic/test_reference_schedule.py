@@ -110,7 +110,8 @@ def test_prune_forgets_only_what_can_no_longer_be_in_force():
 def test_a_long_chain_of_future_references_never_recurses():
     """Thousands of future-stamped references, each chained behind the one before: the
     recursive predecessor of this class raised RecursionError on prune and sample."""
-    n_refs = 3 * sys.getrecursionlimit()
+    n_refs = 3000
+    assert n_refs > sys.getrecursionlimit()
     schedule = _held(0.0, n=1)
     for k in range(1, n_refs + 1):
         schedule.add_waypoints(0, k * 1_000_000, times=[0.0], positions=[[float(k)]])
