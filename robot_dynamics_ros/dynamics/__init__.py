@@ -13,6 +13,7 @@ the argument); results are new numpy arrays that the caller owns.
 """
 from __future__ import annotations
 
+from .all_terms import AllTerms, compute_all_terms
 from .closed_form import ClosedFormDynamics, closed_form_dynamics
 from .control import computed_torque
 from .coriolis import christoffel_symbols, coriolis_matrix, mass_matrix_derivatives
@@ -32,6 +33,7 @@ from .urdf import load_urdf
 
 __all__ = [
     "Model", "Data", "load_urdf", "from_modern_robotics", "to_modern_robotics",
+    "compute_all_terms", "AllTerms",
     "inverse_dynamics", "inverse_dynamics_trajectory", "gravity_torques", "coriolis_forces", "bias_forces",
     "mass_matrix", "mass_matrix_via_jacobians", "mass_matrix_trajectory",
     "coriolis_matrix", "christoffel_symbols", "mass_matrix_derivatives",

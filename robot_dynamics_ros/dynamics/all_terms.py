@@ -50,10 +50,10 @@ def compute_all_terms(model: Model, q: ArrayLike, qd: ArrayLike, frame: str | No
     them (no allocation per call); without, they are new arrays. ValueError for bad arguments, and,
     with a frame, when J M⁻¹ Jᵀ + damping·1 is singular (pass damping > 0).
     """
+    buf = _checks.buffer(model, data)
     if data is None:
-        buf, arrays = model._data.buffer, _term_arrays(model.nq)
+        arrays = _term_arrays(model.nq)
     else:
-        buf = _checks.buffer(model, data)
         arrays = data.all_terms_arrays
         if arrays is None:
             arrays = _term_arrays(model.nq)
@@ -64,9 +64,9 @@ def compute_all_terms(model: Model, q: ArrayLike, qd: ArrayLike, frame: str | No
         damping = _checks.scalar(damping, "damping", minimum=0.0)
     try:
         status = _k.all_terms(buf, q, qd, frame_index, code, damping, *arrays)
-    except _checks.KERNEL_ERRORS as exc:
-        q, qd = _checks.retry_args(model, exc, (q, "q"), (qd, "qd"))
-        status = _k.all_terms(buf, q, qd, frame_index, code, damping, *arrays)
+    except _checks.KERNEL_ERRORS as error:
+        return _checks.retry(error, compute_all_terms, model, (q, "q"), (qd, "qd"), frame=frame,
+                             reference=reference, damping=damping, data=data)
     if status == _all_terms.STATUS_M_NOT_POSITIVE_DEFINITE:
         raise ValueError("mass matrix is not positive definite")
     if status == _all_terms.STATUS_TASK_SPACE_SINGULAR:

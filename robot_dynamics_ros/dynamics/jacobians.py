@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _checks
-from . import _kernels as _k
+from .kernels import entries as _k
 from .model import Data, Model
 from .spatial import adjoint
 

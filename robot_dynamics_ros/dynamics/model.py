@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
-# The packed layout lives beside the kernels that read it, so that changing it invalidates numba's
-# on-disk cache (which tracks the kernels' source file only).
-from ._kernels import (COL_C, COL_GRAVITY, COL_H, COL_IO, COL_MASS, COL_N, COL_P, COL_PARENT, COL_R, COL_RUN,
-                       COL_TYPE, DATA_WIDTH, FCOL_BODY, FCOL_P, FCOL_R, MODEL_WIDTH, PRISMATIC, REVOLUTE)
+# The packed layout lives in the kernel package that reads it, so that changing it invalidates numba's
+# on-disk cache (keyed on the kernel package's source: kernels/cache.py).
+from .kernels.layout import (COL_C, COL_GRAVITY, COL_H, COL_IO, COL_MASS, COL_N, COL_P, COL_PARENT, COL_R,
+                             COL_RUN, COL_TYPE, DATA_WIDTH, FCOL_BODY, FCOL_P, FCOL_R, MODEL_WIDTH, PRISMATIC,
+                             REVOLUTE)
 
 def _frozen(a, dtype=float):
     a = np.array(a, dtype=dtype)
@@ -252,9 +253,13 @@ class Data:
 
     `buffer` is one float64 array: the model's packed constants in its first MODEL_WIDTH columns,
     the per-body scratch of the recursions after them (so a compiled call takes a single array for
-    both). Nothing in the hot path allocates except the returned results. Calls that share a Data
-    must not run concurrently; the kernels hold the GIL, so Python threads sharing the model's
-    default Data are serialised safely.
+    both). Nothing in the hot path allocates except the returned results.
+
+    Calls without `data=` share the model's default Data safely between Python threads: every
+    kernel is compiled without nogil, so it holds the GIL for its whole call, and uses the workspace
+    only within that call (results go to new arrays). They are serialised, not run in parallel; for
+    parallel work, or under NUMBA_DISABLE_JIT=1 (uncompiled kernels switch threads mid-call), give
+    each thread its own Data(model). compute_all_terms(..., data=d) returns d's own result arrays.
     """
 
     __slots__ = ("buffer", "model", "all_terms_arrays")

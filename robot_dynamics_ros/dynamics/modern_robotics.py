@@ -1,7 +1,7 @@
 """The textbook's own parameterisation (eqs. 9.35–9.52): Mlist, Glist, Slist ↔ Model."""
 import numpy as np
 
-from . import _kernels as _k
+from .kernels import entries as _k
 from .jacobians import frame_pose
 from .model import Model
 from .spatial import adjoint, inverse_transform, transform

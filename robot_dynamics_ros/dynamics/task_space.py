@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _checks
-from . import _kernels as _k
+from .kernels import entries as _k
 from .forward_dynamics import forward_dynamics
 from .jacobians import jacobian, jacobian_derivative, reference_code
 from .model import Data, Model

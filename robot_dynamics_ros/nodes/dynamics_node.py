@@ -102,60 +102,59 @@ class DynamicsNode(Node):
             self._pub_lambda: matrix_to_multiarray(np.zeros((6, 6))),
         }
         self._input.reset(model.joint_names)
-        s = self._settings
+        self._data = rd.Data(model)      # the workspace and result arrays of this node's core calls
         warm_up(self.get_logger(), model, (
-            lambda q, qd: rd.gravity_torques(model, q),
-            lambda q, qd: rd.coriolis_forces(model, q, qd),
-            lambda q, qd: rd.mass_matrix(model, q),
-            lambda q, qd: rd.task_space_inertia(model, q, model.tip_frame,
-                                                reference=s['task_space_reference'],
-                                                damping=max(s['task_space_damping'], 1e-6))))
+            lambda q, qd: rd.compute_all_terms(model, q, qd, model.tip_frame, damping=1e-6, data=self._data),))
 
-    # -- one joint state in, four messages out ---------------------------------------------
+    # -- one joint state in: one core call, four messages out -------------------------------
     def _on_state(self, msg):
-        model = self.model
         q, qd = self._input.cache.arrays()
-        stamp = msg.header.stamp
         s = self._settings
+        terms = self._compute_terms(q, qd, s['publish_task_space_inertia'])
+        if terms is None:
+            return
+        stamp = msg.header.stamp
         order = self._to_order
         if s['publish_gravity']:
-            self._publish_vector(self._pub_gravity, 'gravity torques', stamp,
-                                 lambda: rd.gravity_torques(model, q)[order])
+            self._publish_vector(self._pub_gravity, 'gravity torques', stamp, terms.g[order])
         if s['publish_coriolis']:
-            self._publish_vector(self._pub_coriolis, 'Coriolis torques', stamp,
-                                 lambda: rd.coriolis_forces(model, q, qd)[order])
+            self._publish_vector(self._pub_coriolis, 'Coriolis torques', stamp, terms.c[order])
         if s['publish_mass_matrix']:
-            self._publish_matrix(self._pub_mass, 'mass matrix',
-                                 lambda: rd.mass_matrix(model, q)[np.ix_(order, order)])
-        if s['publish_task_space_inertia']:
-            self._publish_matrix(
-                self._pub_lambda, 'task-space inertia', lambda: rd.task_space_inertia(
-                    model, q, model.tip_frame, reference=s['task_space_reference'],
-                    damping=s['task_space_damping']))
+            self._publish_matrix(self._pub_mass, 'mass matrix', terms.M[np.ix_(order, order)])
+        if terms.Lambda is not None:
+            self._publish_matrix(self._pub_lambda, 'task-space inertia', terms.Lambda)
 
-    def _compute(self, what, compute):
+    def _compute_terms(self, q, qd, with_task_space):
+        """g, c, M and (with_task_space) Λ at the tip frame from one core call; without Λ when it
+        cannot be computed at this state (a throttled warning says why)."""
+        model, s = self.model, self._settings
+        if with_task_space:
+            try:
+                return rd.compute_all_terms(model, q, qd, model.tip_frame, reference=s['task_space_reference'],
+                                            damping=s['task_space_damping'], data=self._data)
+            except (ValueError, ArithmeticError) as exc:
+                self._throttle.warn('compute/task-space inertia', f'cannot compute the task-space inertia: {exc}')
         try:
-            value = compute()
-        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
-            self._throttle.warn(f'compute/{what}', f'cannot compute the {what}: {exc}')
+            return rd.compute_all_terms(model, q, qd, data=self._data)
+        except (ValueError, ArithmeticError) as exc:
+            self._throttle.warn('compute/terms', f'cannot compute the dynamics terms: {exc}')
             return None
-        if not all_finite(value):
-            self._throttle.warn(f'nonfinite/{what}',
-                                f'the {what} is not finite at this joint state: not published')
-            return None
-        return value
 
-    def _publish_vector(self, publisher, what, stamp, compute):
-        value = self._compute(what, compute)
-        if value is not None:
+    def _finite(self, what, value):
+        if all_finite(value):
+            return True
+        self._throttle.warn(f'nonfinite/{what}', f'the {what} is not finite at this joint state: not published')
+        return False
+
+    def _publish_vector(self, publisher, what, stamp, value):
+        if self._finite(what, value):
             msg = self._outgoing[publisher]
             msg.header.stamp = stamp
             msg.effort = float64_field(value)
             publisher.publish(msg)
 
-    def _publish_matrix(self, publisher, what, compute):
-        value = self._compute(what, compute)
-        if value is not None:
+    def _publish_matrix(self, publisher, what, value):
+        if self._finite(what, value):
             msg = self._outgoing[publisher]
             msg.data = float64_field(value)
             publisher.publish(msg)

@@ -42,6 +42,8 @@ def _calls(model, q, qd, qdd, rng):
         "mass_matrix_via_jacobians": lambda d: rd.mass_matrix_via_jacobians(model, q, data=d),
         "kinetic_energy": lambda d: rd.kinetic_energy(model, q, qd, data=d),
         "potential_energy": lambda d: rd.potential_energy(model, q, data=d),
+        "compute_all_terms": lambda d: np.concatenate([x.ravel() for x in rd.compute_all_terms(
+            model, q, qd, frame, "world_aligned", damping=1e-3, data=d)]),
         "closed_form_dynamics": lambda d: np.concatenate([rd.closed_form_dynamics(model, q, qd, data=d).M.ravel(),
                                                           rd.closed_form_dynamics(model, q, qd, data=d).c]),
     }

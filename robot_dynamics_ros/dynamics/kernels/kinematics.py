@@ -27,14 +27,16 @@ def joint_transform(mb, i, q_i):
     With the joint axis along z: R = R_tree Rz(q), p = p_tree (revolute); R = R_tree,
     p = p_tree + q R_tree e_z (prismatic).
     """
-    t00, t01, t02, t10, t11, t12, t20, t21, t22 = row9(mb, i, COL_R)
-    p_tree = row3(mb, i, COL_P)
     if is_prismatic(mb, i):
-        return (t00, t01, t02, t10, t11, t12, t20, t21, t22), add3(p_tree, (q_i * t02, q_i * t12, q_i * t22))
+        R = row9(mb, i, COL_R)
+        return R, add3(row3(mb, i, COL_P), (q_i * R[2], q_i * R[5], q_i * R[8]))
+    # sin and cos first: a libm call clobbers every floating-point register, so nothing loaded
+    # before it would stay in one
     s, c = np.sin(q_i), np.cos(q_i)
+    t00, t01, t02, t10, t11, t12, t20, t21, t22 = row9(mb, i, COL_R)
     return (c * t00 + s * t01, c * t01 - s * t00, t02,
             c * t10 + s * t11, c * t11 - s * t10, t12,
-            c * t20 + s * t21, c * t21 - s * t20, t22), p_tree
+            c * t20 + s * t21, c * t21 - s * t20, t22), row3(mb, i, COL_P)
 
 
 @inline

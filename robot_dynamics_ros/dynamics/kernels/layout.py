@@ -74,14 +74,14 @@ FCOL_P = 10        # 3: translation of the placement
 _w = MODEL_WIDTH
 W_R_PARENT = _w         # 9  rotation of T_{λ(i),i}(q_i)                      (every algorithm)
 W_P_PARENT = _w + 9     # 3  translation of T_{λ(i),i}(q_i)
-W_R_BASE = _w + 12      # 9  rotation of T_{0i}(q)                            (base-frame kinematics)
-W_P_BASE = _w + 21      # 3  translation of T_{0i}(q)
-W_S_BASE = _w + 24      # 6  screw axis S_i = Ad_{T_0i} A_i in {0}: space Jacobian column i
-W_V_BASE = _w + 30      # 6  twist V_i in {0}                                  (ABA, Coriolis, dJ/dt)
-W_SDOT_BASE = _w + 36   # 6  dS_i/dt = [V_i, S_i] in {0}
-W_V_BODY = _w + 42      # 6  twist V_i in {i}                                  (RNEA)
-W_VDOT_BODY = _w + 48   # 6  acceleration dV_i/dt in {i}
-W_F_BODY = _w + 54      # 6  wrench F_i that body i's joint transmits, in {i}
+W_V_BODY = _w + 12      # 6  twist V_i in {i}                                  (RNEA)
+W_VDOT_BODY = _w + 18   # 6  acceleration dV_i/dt in {i}
+W_F_BODY = _w + 24      # 6  wrench F_i that body i's joint transmits, in {i}
+W_R_BASE = _w + 30      # 9  rotation of T_{0i}(q)                            (base-frame kinematics)
+W_P_BASE = _w + 39      # 3  translation of T_{0i}(q)
+W_S_BASE = _w + 42      # 6  screw axis S_i = Ad_{T_0i} A_i in {0}: space Jacobian column i
+W_V_BASE = _w + 48      # 6  twist V_i in {0}                                  (ABA, Coriolis, dJ/dt)
+W_SDOT_BASE = _w + 54   # 6  dS_i/dt = [V_i, S_i] in {0}
 W_VDOT_BASE = _w + 60   # 6  acceleration dV_i/dt in {0}                       (ABA)
 W_GA_BASE = _w + 66     # 36 articulated-body inertia G^A_i in {0}, row-major
 W_PA_BASE = _w + 102    # 6  articulated-body bias wrench p^A_i in {0}

@@ -30,8 +30,6 @@ def rnea(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, pos
     transforms T_{λ(i),i} of this q are already in the workspace (kinematics.body_poses_in_base).
     """
     n = n_bodies(mb)
-    g = (mb[0, COL_GRAVITY], mb[0, COL_GRAVITY + 1], mb[0, COL_GRAVITY + 2])
-    Vdot_0 = (0.0, 0.0, 0.0, -g[0], -g[1], -g[2]) if use_gravity else ZERO6
     for i in range(n):
         if poses_known:
             R, p = row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT)
@@ -41,21 +39,25 @@ def rnea(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, pos
             set_row3(w, i, W_P_PARENT, p)
         lam = parent(mb, i)
         prismatic = is_prismatic(mb, i)
-        if lam >= 0:
-            Vdot = adjoint_inverse(R, p, row6(w, lam, W_VDOT_BODY))                        # (9.55)
-        else:
-            Vdot = adjoint_inverse(R, p, Vdot_0)
-        G = body_inertia(mb, i)
         V = ZERO6
         if use_qd:
             if lam >= 0:
                 V = adjoint_inverse(R, p, row6(w, lam, W_V_BODY))                          # (9.54)
             V = plus_axis(prismatic, V, qd[i])
-            Vdot = plus_ad_axis(prismatic, V, Vdot, qd[i])
             set_row6(w, i, W_V_BODY, V)
+        if lam >= 0:
+            Vdot = adjoint_inverse(R, p, row6(w, lam, W_VDOT_BODY))                        # (9.55)
+        elif use_gravity:       # dV_0/dt = (0, -g): read here, not held across the sin/cos calls
+            Vdot = adjoint_inverse(R, p, (0.0, 0.0, 0.0, -mb[0, COL_GRAVITY], -mb[0, COL_GRAVITY + 1],
+                                          -mb[0, COL_GRAVITY + 2]))
+        else:
+            Vdot = adjoint_inverse(R, p, ZERO6)
+        if use_qd:
+            Vdot = plus_ad_axis(prismatic, V, Vdot, qd[i])
         if use_qdd:
             Vdot = plus_axis(prismatic, Vdot, qdd[i])
         set_row6(w, i, W_VDOT_BODY, Vdot)
+        G = body_inertia(mb, i)
         F = inertia_times(G, Vdot)                                                         # G_i dV_i/dt
         if use_qd:
             F = add6(F, neg_ad_transpose(V, inertia_times(G, V)))                          # (9.56)
