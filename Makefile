@@ -2,7 +2,8 @@
 # about 10 ms when nothing changed).
 #
 #   make demo                     run the demo (python -m robot_dynamics_ros.demo)
-#   make test                     run the test suite (isolated ROS 2 domain, localhost discovery)
+#   make test                     ruff check . (ruff.toml), then the test suite (isolated ROS 2
+#                                 domain, localhost discovery); lint findings fail it, as in CI
 #   make test PYTEST_ARGS='-k rnea -x'
 #   make bench                    benchmarks/run.py, single-threaded BLAS
 #   make colcon                   optional: colcon build into build/ install/ log/
@@ -32,8 +33,10 @@ demo: bootstrap
 	@$(RUN) $(PY) -m robot_dynamics_ros.demo $(DEMO_ARGS)
 
 # A random ROS_DOMAIN_ID (1..101) per run and localhost-only discovery, so parallel or leftover
-# processes never cross-talk. Override with `make test TEST_DOMAIN_ID=42`.
+# processes never cross-talk. Override with `make test TEST_DOMAIN_ID=42`. The linter runs first
+# (ruff.toml; no formatter), so a lint finding fails `make test` and .ci/run.
 test: bootstrap
+	@$(VENV)/bin/ruff check .
 	@$(RUN) unset ROS_LOCALHOST_ONLY ROS_STATIC_PEERS; \
 	export ROS_DOMAIN_ID=$${TEST_DOMAIN_ID:-$$(( RANDOM % 101 + 1 ))}; \
 	export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST; \
@@ -55,4 +58,4 @@ colcon: bootstrap $(VENV)/.stamp-colcon
 	echo "make colcon: done. Use: export AMENT_PREFIX_PATH=\$$PWD/.venv; source install/setup.bash"
 
 clean:
-	rm -rf build install log out .pytest_cache .hypothesis *.egg-info
+	rm -rf build install log out .pytest_cache .ruff_cache .hypothesis *.egg-info

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _robots import PANDA_ARM_JOINTS, PANDA_READY, PANDA_URDF, PANDA_FINGERS
+from _robots import PANDA_ARM_JOINTS, PANDA_FINGERS, PANDA_READY, PANDA_URDF
 
 DELTA = 1e-7                 # rad per sequence number on panda_joint2
 SEQ_JOINT = 1                # panda_joint2 (gravity-loaded at the ready pose)
@@ -109,6 +109,7 @@ class Probe:
         from rosgraph_msgs.msg import Clock
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64MultiArray
+
         from robot_dynamics_ros.nodes.common import make_executor
 
         self.rclpy = rclpy

@@ -13,10 +13,10 @@ import sys
 import time
 
 t_script = time.monotonic()
-import numpy as np  # noqa: E402
+import numpy as np
 
 t_numpy = time.monotonic()
-import robot_dynamics_ros.dynamics as rd  # noqa: E402
+import robot_dynamics_ros.dynamics as rd
 
 t_import = time.monotonic()
 model = rd.load_urdf(sys.argv[1], locked_joints={"panda_finger_joint1": 0.0, "panda_finger_joint2": 0.0})

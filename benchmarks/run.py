@@ -28,27 +28,28 @@ def _blas_threads(argv):
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = _blas_threads(sys.argv)
 
-import argparse  # noqa: E402
-import datetime  # noqa: E402
-import json  # noqa: E402
-import platform  # noqa: E402
-import random  # noqa: E402
-import shutil  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import datetime
+import json
+import platform
+import random
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
 
-import numpy as np  # noqa: E402
-import pinocchio as pin  # noqa: E402
+import numpy as np
+import pinocchio as pin
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
-import _robots as R  # noqa: E402
-import _timing as T  # noqa: E402
-from robot_dynamics_ros import dynamics as rd  # noqa: E402
+from robot_dynamics_ros import dynamics as rd
+
+import _robots as R
+import _timing as T
 
 SECTIONS = ("single", "batch", "scaling", "startup", "node", "sim")
 SINGLE_TARGET = 1.0
@@ -71,7 +72,10 @@ def table(headers, rows, title=None):
     lines = []
     if title:
         lines += ["", title]
-    fmt = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+
+    def fmt(r):
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+
     lines.append(fmt(cells[0]))
     lines.append("  ".join("-" * w for w in widths))
     lines += [fmt(r) for r in cells[1:]]
@@ -117,9 +121,16 @@ def single_cases(pair, states):
     frame, fid = pair.frame, pair.frame_id
     # name, ours, ours args, pin, pin args, pin description, compare(ours out, pin out) -> rel error
     inv = np.argsort(pair.perm)
-    vec = lambda o, p: rel_error(o, np.asarray(p)[inv])
-    mat = lambda o, p: rel_error(o, np.asarray(p)[np.ix_(inv, inv)])
-    lam = lambda o, p: rel_error(o, np.asarray(p)[np.ix_(R.SWAP6, R.SWAP6)])
+
+    def vec(o, p):
+        return rel_error(o, np.asarray(p)[inv])
+
+    def mat(o, p):
+        return rel_error(o, np.asarray(p)[np.ix_(inv, inv)])
+
+    def lam(o, p):
+        return rel_error(o, np.asarray(p)[np.ix_(R.SWAP6, R.SWAP6)])
+
     spec = [
         ("inverse_dynamics", rd.inverse_dynamics, [(m, q[k], qd[k], qdd[k]) for k in range(K)],
          pin.rnea, [(pm, pd, pq[k], pv[k], pa[k]) for k in range(K)], "pin.rnea", vec),
@@ -287,7 +298,10 @@ def section_scaling(opts):
         S = pair.random_states(opts.states, seed=3)
         K = opts.states
         m, pm, pd, P = pair.ours, pair.pm, pair.pd, pair.to_pin
-        rows = lambda key: [S[key][k].copy() for k in range(K)]
+
+        def rows(key):
+            return [S[key][k].copy() for k in range(K)]
+
         q, qd, qdd, tau = rows("q"), rows("qd"), rows("qdd"), rows("tau")
         args = {
             "rnea": ([(m, q[k], qd[k], qdd[k]) for k in range(K)],

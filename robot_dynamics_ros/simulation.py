@@ -51,8 +51,7 @@ import time
 import numpy as np
 
 from robot_dynamics_ros import dynamics as rd
-from robot_dynamics_ros.dynamics.limits import (
-    clip_positions, enforce_position_limits, saturate_effort)
+from robot_dynamics_ros.dynamics.limits import clip_positions, enforce_position_limits, saturate_effort
 
 __all__ = ['Simulation', 'Report', 'INTEGRATORS', 'DEFAULT_SETTINGS', 'FAST_BUDGET',
            'LOCKSTEP_STREAK']
@@ -384,7 +383,7 @@ class Simulation:
             q, qd = self.step_function(
                 self.model, self.q, self.qd, self.tau, self.dt, f_tip=f_tip,
                 frame=None if f_tip is None else self.model.tip_frame, friction=friction)
-        except Exception as exc:  # noqa: BLE001 - a failing step must not end the simulation
+        except Exception as exc:  # a failing step must not end the simulation
             self.paused = True
             self.report.error(f'integration step failed ({type(exc).__name__}: {exc}): '
                               'simulation paused (~/reset, then ~/pause false, to continue)')

@@ -9,8 +9,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _checks
-from .kernels import entries as _k
 from .friction import Friction, applied_friction
+from .kernels import entries as _k
 from .model import Data, Model
 
 _NO_WRENCH = np.zeros(6)

@@ -12,7 +12,6 @@ from .kernels import entries as _k
 from .model import Data, Model
 from .spatial import adjoint
 
-
 REFERENCES = {"space": _k.REF_SPACE, "body": _k.REF_BODY, "world_aligned": _k.REF_WORLD_ALIGNED}
 
 

@@ -8,8 +8,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _checks
-from .kernels import entries as _k
 from .jacobians import body_jacobians
+from .kernels import entries as _k
 from .model import Data, Model
 from .spatial import spatial_inertia
 

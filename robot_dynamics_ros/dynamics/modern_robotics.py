@@ -1,8 +1,8 @@
 """The textbook's own parameterisation (eqs. 9.35–9.52): Mlist, Glist, Slist ↔ Model."""
 import numpy as np
 
-from .kernels import entries as _k
 from .jacobians import frame_pose
+from .kernels import entries as _k
 from .model import Model
 from .spatial import adjoint, inverse_transform, transform
 

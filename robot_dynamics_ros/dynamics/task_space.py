@@ -8,9 +8,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _checks
-from .kernels import entries as _k
 from .forward_dynamics import forward_dynamics
 from .jacobians import jacobian, jacobian_derivative, reference_code
+from .kernels import entries as _k
 from .model import Data, Model
 
 _INF = float("inf")

@@ -135,8 +135,7 @@ def make_executor(context=None):
     events_executor = None
     for module in ('rclpy.executors', 'rclpy.experimental'):
         try:
-            events_executor = getattr(__import__(module, fromlist=['EventsExecutor']),
-                                      'EventsExecutor')
+            events_executor = __import__(module, fromlist=['EventsExecutor']).EventsExecutor
             break
         except (ImportError, AttributeError):
             continue
@@ -195,7 +194,7 @@ def warm_up(logger, model, calls):
     for call in calls:
         try:
             call(q, qd)
-        except Exception as exc:  # noqa: BLE001 - warm-up must never stop a node
+        except Exception as exc:  # warm-up must never stop a node
             logger.error(f'warm-up call failed: {type(exc).__name__}: {exc}')
     elapsed = time.monotonic() - start
     if elapsed > 0.5:

@@ -48,11 +48,15 @@ from trajectory_msgs.msg import JointTrajectory
 
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.dynamics.limits import saturate_effort
-from robot_dynamics_ros.nodes.common import (
-    WarningThrottle, describe, gain_vector, run_node, warm_up)
+from robot_dynamics_ros.nodes.common import WarningThrottle, describe, gain_vector, run_node, warm_up
 from robot_dynamics_ros.nodes.conversions import (
-    all_finite, float64_field, index_map, joint_trajectory_arrays, make_joint_state,
-    vector_to_multiarray)
+    all_finite,
+    float64_field,
+    index_map,
+    joint_trajectory_arrays,
+    make_joint_state,
+    vector_to_multiarray,
+)
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
 from robot_dynamics_ros.nodes.model_source import ModelSource
 from robot_dynamics_ros.reference_schedule import ReferenceSchedule

@@ -139,7 +139,7 @@ class ModelSource:
                 urdf_xml, root_link=self._param('root_link'), tip_link=self._param('tip_link'),
                 joints=string_list('joints', self._param('joints')),
                 gravity=self._param('gravity'))
-        except Exception as exc:  # noqa: BLE001 - any failure to build leaves the node running
+        except Exception as exc:  # any failure to build leaves the node running
             logger.error(f'cannot build the robot model from the {origin} robot description: '
                          f'{type(exc).__name__}: {exc}; running without a robot model')
             return self._set(None, (), None, origin)

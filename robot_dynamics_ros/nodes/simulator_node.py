@@ -75,13 +75,16 @@ from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
 
 from robot_dynamics_ros.dynamics.limits import clip_positions
-from robot_dynamics_ros.nodes.common import (
-    WarningThrottle, describe, float_array, run_node, warm_up)
-from robot_dynamics_ros.nodes.conversions import (
-    all_finite, index_map, make_joint_state, multiarray_to_vector)
+from robot_dynamics_ros.nodes.common import WarningThrottle, describe, float_array, run_node, warm_up
+from robot_dynamics_ros.nodes.conversions import all_finite, index_map, make_joint_state, multiarray_to_vector
 from robot_dynamics_ros.nodes.model_source import ROBOT_DESCRIPTION_QOS, ModelSource
 from robot_dynamics_ros.simulation import (
-    DEFAULT_SETTINGS, FAST_BUDGET, INTEGRATORS, LOCKSTEP_STREAK, Simulation)
+    DEFAULT_SETTINGS,
+    FAST_BUDGET,
+    INTEGRATORS,
+    LOCKSTEP_STREAK,
+    Simulation,
+)
 
 __all__ = ['SimulatorNode', 'main', 'INTEGRATORS', 'FAST_BUDGET', 'LOCKSTEP_STREAK']
 

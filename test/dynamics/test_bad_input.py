@@ -71,7 +71,7 @@ def _misreported(cases):
         except ValueError as e:
             if not re.search(rf"(?<![\w]){re.escape(arg)}(?![\w])", str(e)):
                 wrong.append(f"{entry[0]}({arg}={bad}): {e}")
-        except Exception as e:  # noqa: BLE001 - reported as the failure
+        except Exception as e:  # reported as the failure
             wrong.append(f"{entry[0]}({arg}={bad}): {type(e).__name__}: {e}")
     return wrong
 

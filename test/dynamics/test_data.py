@@ -98,7 +98,7 @@ def test_threads_with_their_own_data(model):
         try:
             results[k] = [(rd.inverse_dynamics(model, q, qd, qdd, data=data), rd.mass_matrix(model, q, data=data))
                           for _ in range(5) for q, qd, qdd in states]
-        except Exception as e:  # noqa: BLE001 - reported below
+        except Exception as e:  # reported below
             errors.append(e)
 
     threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]

@@ -86,7 +86,7 @@ def test_threads_sharing_the_default_data_get_single_thread_results(model):
                 for i in order:
                     for name, f in mix.items():
                         results[k].append((i, name, f(*states[k][i])))     # kept as returned, not copied
-        except Exception as e:  # noqa: BLE001 - reported below
+        except Exception as e:  # reported below
             errors.append(f"thread {k}: {type(e).__name__}: {e}")
 
     interval = sys.getswitchinterval()

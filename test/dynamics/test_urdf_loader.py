@@ -8,8 +8,19 @@ import pytest
 
 from robot_dynamics_ros import dynamics as rd
 
-from _random_trees import (MOVING, chain_to, combine_inertials, fix_joints, index_map, lock_by_hand,
-                           merge_fixed_by_hand, random_state, random_tree, rpy_matrix, subtree)
+from _random_trees import (
+    MOVING,
+    chain_to,
+    combine_inertials,
+    fix_joints,
+    index_map,
+    lock_by_hand,
+    merge_fixed_by_hand,
+    random_state,
+    random_tree,
+    rpy_matrix,
+    subtree,
+)
 from _residuals import EXACT, FD, assert_close
 
 

@@ -23,7 +23,7 @@ import pytest
 from robot_dynamics_ros import bringup, resources
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _topic_helpers import message_values, node_executor, wait_for_messages  # noqa: E402
+from _topic_helpers import message_values, node_executor, wait_for_messages
 
 ROOT = Path(__file__).resolve().parents[2]
 UR5E_JOINTS = ['shoulder_pan_joint', 'shoulder_lift_joint', 'elbow_joint',

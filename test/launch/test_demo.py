@@ -73,7 +73,7 @@ def _synthetic_recording(error=1e-3, drop=()):
         if series is rec.tracking_error and 'error' in drop:
             continue
         series.t, series.stamp, series.values = list(t), list(st), values.tolist()
-    for key, series in rec.dynamics.items():
+    for series in rec.dynamics.values():
         series.t, series.stamp, series.values = list(t), [-1] * t.size, [True] * t.size
     return rec
 

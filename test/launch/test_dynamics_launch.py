@@ -14,21 +14,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-launch_testing = pytest.importorskip('launch_testing')
+pytest.importorskip('launch_testing')
 pytest.importorskip('launch_ros')
 
-import launch_testing.actions  # noqa: E402
-import launch_testing.asserts  # noqa: E402
-import rclpy  # noqa: E402
-from launch import LaunchDescription  # noqa: E402
-from launch.actions import IncludeLaunchDescription  # noqa: E402
-from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
-from std_msgs.msg import Float64MultiArray, String  # noqa: E402
+import launch_testing.actions
+import launch_testing.asserts
+import rclpy
+from launch import LaunchDescription
+from launch.actions import IncludeLaunchDescription
+from launch.launch_description_sources import PythonLaunchDescriptionSource
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _topic_helpers import message_values  # noqa: E402
+from _topic_helpers import message_values
 
 ROOT = Path(__file__).resolve().parents[2]
 LAUNCH_FILE = ROOT / 'launch' / 'dynamics.launch.py'

@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 
 from robot_dynamics_ros.dynamics.limits import (
-    at_position_limit, clip_positions, effort_limits, enforce_position_limits, saturate_effort)
+    at_position_limit,
+    clip_positions,
+    effort_limits,
+    enforce_position_limits,
+    saturate_effort,
+)
 
 INF = np.inf
 MODEL = SimpleNamespace(

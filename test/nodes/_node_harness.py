@@ -14,11 +14,11 @@ from pathlib import Path
 
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 
-import rclpy  # noqa: E402
-from rcl_interfaces.msg import Log  # noqa: E402
-from rclpy.qos import QoSProfile  # noqa: E402
+import rclpy
+from rcl_interfaces.msg import Log
+from rclpy.qos import QoSProfile
 
-from robot_dynamics_ros.nodes.common import make_executor  # noqa: E402
+from robot_dynamics_ros.nodes.common import make_executor
 
 REPO = Path(__file__).resolve().parents[2]
 UR5E_URDF = REPO / 'urdf' / 'ur5e.urdf'

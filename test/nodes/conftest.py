@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip('rclpy')
 
-from _node_harness import UR5E_URDF, Harness  # noqa: E402
+from _node_harness import UR5E_URDF, Harness
 
 
 @pytest.fixture(scope='module')

@@ -10,8 +10,16 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_dynamics_ros.nodes.common import float_array, gain_vector, string_list
 from robot_dynamics_ros.nodes.conversions import (
-    JointStateCache, index_map, joint_state_values, joint_trajectory_arrays, make_joint_state,
-    matrix_to_multiarray, multiarray_to_matrix, multiarray_to_vector, vector_to_multiarray)
+    JointStateCache,
+    index_map,
+    joint_state_values,
+    joint_trajectory_arrays,
+    make_joint_state,
+    matrix_to_multiarray,
+    multiarray_to_matrix,
+    multiarray_to_vector,
+    vector_to_multiarray,
+)
 
 NAMES = ('a', 'b', 'c')
 

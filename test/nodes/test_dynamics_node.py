@@ -206,9 +206,10 @@ def test_panda_tree_with_fingers_locked(graph):
 
 
 def test_default_node_names():
+    import inspect
+
     from robot_dynamics_ros.nodes.computed_torque_node import ComputedTorqueController
     from robot_dynamics_ros.nodes.simulator_node import SimulatorNode
-    import inspect
     for cls, name in ((DynamicsNode, 'dynamics_node'),
                       (ComputedTorqueController, 'computed_torque_controller'),
                       (SimulatorNode, 'simulator_node')):
