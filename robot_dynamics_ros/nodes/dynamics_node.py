@@ -25,10 +25,10 @@ from std_msgs.msg import Float64MultiArray
 
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.nodes.common import WarningThrottle, describe, run_node, warm_up
-from robot_dynamics_ros.nodes.conversions import (
-    all_finite, float64_field, index_map, make_joint_state, matrix_to_multiarray)
+from robot_dynamics_ros.nodes.conversions import index_map, make_joint_state, matrix_to_multiarray
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
 from robot_dynamics_ros.nodes.model_source import ModelSource
+from robot_dynamics_ros.nodes.serialized import SerializedMessage
 
 __all__ = ['DynamicsNode', 'main']
 
@@ -93,14 +93,17 @@ class DynamicsNode(Node):
         if model is None:
             self._input.reset(None)
             return
-        self._to_order = index_map(model.joint_names, joint_order)
-        # the outgoing messages, built once: each joint state only refills their arrays
-        self._outgoing = {
-            self._pub_gravity: make_joint_state(joint_order),
-            self._pub_coriolis: make_joint_state(joint_order),
-            self._pub_mass: matrix_to_multiarray(np.zeros((model.nq, model.nq))),
-            self._pub_lambda: matrix_to_multiarray(np.zeros((6, 6))),
-        }
+        order = index_map(model.joint_names, joint_order)
+        # what each output takes from the core's arrays: model order -> the node's joint order
+        self._to_order = order
+        self._mass_index = (order[:, None] * model.nq + order[None, :]).ravel()
+        self._lambda_index = np.arange(36)
+        # the outgoing messages, serialized once: each joint state only rewrites their numbers
+        n = len(joint_order)
+        self._out_gravity = SerializedMessage(make_joint_state(joint_order, effort=np.zeros(n)), 'effort', True)
+        self._out_coriolis = SerializedMessage(make_joint_state(joint_order, effort=np.zeros(n)), 'effort', True)
+        self._out_mass = SerializedMessage(matrix_to_multiarray(np.zeros((n, n))), 'data')
+        self._out_lambda = SerializedMessage(matrix_to_multiarray(np.zeros((6, 6))), 'data')
         self._input.reset(model.joint_names)
         self._data = rd.Data(model)      # the workspace and result arrays of this node's core calls
         warm_up(self.get_logger(), model, (
@@ -114,15 +117,16 @@ class DynamicsNode(Node):
         if terms is None:
             return
         stamp = msg.header.stamp
-        order = self._to_order
         if s['publish_gravity']:
-            self._publish_vector(self._pub_gravity, 'gravity torques', stamp, terms.g[order])
+            self._out_gravity.set_stamp(stamp.sec, stamp.nanosec)
+            self._publish(self._pub_gravity, self._out_gravity, 'gravity torques', terms.g, self._to_order)
         if s['publish_coriolis']:
-            self._publish_vector(self._pub_coriolis, 'Coriolis torques', stamp, terms.c[order])
+            self._out_coriolis.set_stamp(stamp.sec, stamp.nanosec)
+            self._publish(self._pub_coriolis, self._out_coriolis, 'Coriolis torques', terms.c, self._to_order)
         if s['publish_mass_matrix']:
-            self._publish_matrix(self._pub_mass, 'mass matrix', terms.M[np.ix_(order, order)])
+            self._publish(self._pub_mass, self._out_mass, 'mass matrix', terms.M, self._mass_index)
         if terms.Lambda is not None:
-            self._publish_matrix(self._pub_lambda, 'task-space inertia', terms.Lambda)
+            self._publish(self._pub_lambda, self._out_lambda, 'task-space inertia', terms.Lambda, self._lambda_index)
 
     def _compute_terms(self, q, qd, with_task_space):
         """g, c, M and (with_task_space) Λ at the tip frame from one core call; without Λ when it
@@ -140,24 +144,13 @@ class DynamicsNode(Node):
             self._throttle.warn('compute/terms', f'cannot compute the dynamics terms: {exc}')
             return None
 
-    def _finite(self, what, value):
-        if all_finite(value):
-            return True
-        self._throttle.warn(f'nonfinite/{what}', f'the {what} is not finite at this joint state: not published')
-        return False
-
-    def _publish_vector(self, publisher, what, stamp, value):
-        if self._finite(what, value):
-            msg = self._outgoing[publisher]
-            msg.header.stamp = stamp
-            msg.effort = float64_field(value)
-            publisher.publish(msg)
-
-    def _publish_matrix(self, publisher, what, value):
-        if self._finite(what, value):
-            msg = self._outgoing[publisher]
-            msg.data = float64_field(value)
-            publisher.publish(msg)
+    def _publish(self, publisher, out, what, values, index):
+        """Publish values.flat[index] (the node's joint order, row-major) in `out`, if all finite."""
+        np.take(values, index, out=out.values)
+        if not np.isfinite(out.values).all():
+            self._throttle.warn(f'nonfinite/{what}', f'the {what} is not finite at this joint state: not published')
+            return
+        publisher.publish(out.serialized())
 
 
 def main(args=None):
