@@ -12,7 +12,8 @@ import pinocchio as pin
 
 from robot_dynamics_ros import dynamics as rd
 
-ROBOTS_DIR = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
+ROBOTS_DIR = (Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix" / "share" / "example-robot-data"
+              / "robots")
 PANDA_URDF = ROBOTS_DIR / "panda_description" / "urdf" / "panda.urdf"
 UR5_URDF = ROBOTS_DIR / "ur_description" / "urdf" / "ur5_robot.urdf"
 PANDA_FINGERS = {"panda_finger_joint1": 0.0, "panda_finger_joint2": 0.0}

@@ -364,8 +364,9 @@ def measure_simulator(probe, env, log_dir, duration, warmup=1.0, timeout=30.0):
 
 def run(domain_id, *, duration, sim_duration, ready_runs, do_node=True, do_sim=True):
     """The ROS measurements; returns {'ready':..., 'controller':..., 'dynamics':..., 'simulator':...}."""
+    nodes_dir = Path(__file__).resolve().parents[1] / "robot_dynamics_ros" / "nodes"
     missing = [m for m in ("dynamics_node", "computed_torque_node", "simulator_node")
-               if not (Path(__file__).resolve().parents[1] / "robot_dynamics_ros" / "nodes" / f"{m}.py").exists()]
+               if not (nodes_dir / f"{m}.py").exists()]
     try:
         import rclpy  # noqa: F401
     except ImportError as exc:

@@ -6,9 +6,10 @@ alternates from round to round and case to case), so slow drifts of the machine 
 frequency changes) hit both sides alike. Round r uses input set r mod K, so both sides see the same
 K random states. Per call = round time / number (a per-round mean); the figure reported is the
 MEDIAN over rounds of these per-round means; the ratio is the median over rounds of the paired
-per-round ratios ours/Pinocchio (the JSON also keeps the ratio of the medians). `number` is calibrated once per side so that a round
-lasts about `round_s`. timeit switches the garbage collector off while timing; the statement is a
-plain call `f(a0, a1, ...)` on pre-bound globals (no lambda, no argument unpacking).
+per-round ratios ours/Pinocchio (the JSON also keeps the ratio of the medians). `number` is
+calibrated once per side so that a round lasts about `round_s`. timeit switches the garbage
+collector off while timing; the statement is a plain call `f(a0, a1, ...)` on pre-bound globals
+(no lambda, no argument unpacking).
 """
 import statistics
 import time
@@ -42,10 +43,12 @@ class Case:
         self.error = None
 
     def result(self):
-        r = {"ours_s": _median(self.ours_t), "ours_min_s": min(self.ours_t, default=None), "ours_p25_s": _q(self.ours_t, 0), "ours_p75_s": _q(self.ours_t, 2),
+        r = {"ours_s": _median(self.ours_t), "ours_min_s": min(self.ours_t, default=None),
+             "ours_p25_s": _q(self.ours_t, 0), "ours_p75_s": _q(self.ours_t, 2),
              "rounds": len(self.ours_t), "target": self.target, "note": self.note}
         if self.pin_timers is not None:
-            r.update(pin_s=_median(self.pin_t), pin_min_s=min(self.pin_t, default=None), pin_p25_s=_q(self.pin_t, 0), pin_p75_s=_q(self.pin_t, 2))
+            r.update(pin_s=_median(self.pin_t), pin_min_s=min(self.pin_t, default=None),
+                     pin_p25_s=_q(self.pin_t, 0), pin_p75_s=_q(self.pin_t, 2))
             # Paired: the two sides of a round ran back to back on the same state, under the same
             # machine conditions; the median of the per-round ratios is robust to load drifts.
             pairs = [o / p for o, p in zip(self.ours_t, self.pin_t) if p > 0]

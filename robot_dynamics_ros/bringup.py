@@ -351,7 +351,8 @@ def _die_with_parent() -> None:
 
 def bringup_command(gc: GraphConfig, *, executor: str = 'events') -> list[str]:
     """The command that runs the whole graph in one separate process (this module's main)."""
-    cmd = [sys.executable, '-m', 'robot_dynamics_ros.bringup', '--graph', gc.graph, '--config', str(gc.config), '--executor', executor]
+    cmd = [sys.executable, '-m', 'robot_dynamics_ros.bringup', '--graph', gc.graph,
+           '--config', str(gc.config), '--executor', executor]
     if gc.urdf is not None:
         cmd += ['--urdf', str(gc.urdf)]
     if gc.use_sim_time is not None:

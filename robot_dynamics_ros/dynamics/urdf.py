@@ -158,7 +158,8 @@ def load_urdf(source, *, root_link=None, tip_link=None, locked_joints=None, grav
         """True for a kept moving joint; floating/planar joints may only sit off the selected chain
         (then they are held at the identity like a fixed joint)."""
         if joint.type in ("floating", "planar") and (chain is None or joint.name in chain):
-            raise ValueError(f"joint {joint.name!r}: {joint.type} joints are not supported (fixed-base trees only)")
+            raise ValueError(f"joint {joint.name!r}: {joint.type} joints are not supported "
+                             "(fixed-base trees only)")
         if joint.type not in _MOVING + ("fixed", "floating", "planar"):
             raise ValueError(f"joint {joint.name!r}: unknown joint type {joint.type!r}")
         return joint.type in _MOVING and joint.name not in locked and (chain is None or joint.name in chain)
@@ -222,8 +223,10 @@ def load_urdf(source, *, root_link=None, tip_link=None, locked_joints=None, grav
     velocity = np.array([limit(j, "velocity", np.inf) for j in bodies])
     effort[effort <= 0] = np.inf                  # 0 = unspecified in many URDFs
     velocity[velocity <= 0] = np.inf
-    damping = np.array([float(getattr(j.dynamics, "damping", None) or 0.0) if j.dynamics else 0.0 for j in bodies])
-    friction = np.array([float(getattr(j.dynamics, "friction", None) or 0.0) if j.dynamics else 0.0 for j in bodies])
+    damping = np.array([float(getattr(j.dynamics, "damping", None) or 0.0) if j.dynamics else 0.0
+                        for j in bodies])
+    friction = np.array([float(getattr(j.dynamics, "friction", None) or 0.0) if j.dynamics else 0.0
+                         for j in bodies])
 
     T_tree = np.array([placement[j.parent] @ _origin(j) for j in bodies]).reshape(n, 4, 4)
     tip = tip_link or (bodies[-1].child if bodies else root)

@@ -160,7 +160,8 @@ def run_node(node_class, args=None):
     """
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     stop = []
-    previous = {sig: signal.signal(sig, lambda *_: stop.append(True)) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {sig: signal.signal(sig, lambda *_: stop.append(True))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
     node = None
     executor = None
     try:

@@ -243,12 +243,14 @@ def random_tree(seed, n, *, types=MOVING, p_fixed=0.35, p_frame=0.25, chain=Fals
         newest = child
         if not chain and rng.random() < p_fixed:
             name = f"link{k}_fixed"
-            joints.append(Joint(f"joint{k}_fixed", "fixed", child, name, rng.uniform(-0.3, 0.3, 3), random_rpy(rng)))
+            joints.append(Joint(f"joint{k}_fixed", "fixed", child, name, rng.uniform(-0.3, 0.3, 3),
+                                random_rpy(rng)))
             links.append(Link(name, random_inertial(rng)))
             attach.append(name)
         if not chain and rng.random() < p_frame:
             name = f"frame{k}"
-            joints.append(Joint(f"joint{k}_frame", "fixed", child, name, rng.uniform(-0.2, 0.2, 3), random_rpy(rng)))
+            joints.append(Joint(f"joint{k}_frame", "fixed", child, name, rng.uniform(-0.2, 0.2, 3),
+                                random_rpy(rng)))
             links.append(Link(name))
             attach.append(name)
     joints.append(Joint("tool0_joint", "fixed", newest, "tool0", rng.uniform(-0.2, 0.2, 3), random_rpy(rng)))

@@ -33,7 +33,8 @@ def assert_close(name, a, b, rtol, scale=None, floor=0.0):
     floor: the natural magnitude of the quantity, for identities whose sides may vanish exactly
     (c(q, q̇) of a single joint, columns of joints that do not move a frame)."""
     r = record(name, residual(a, b, scale, floor))
-    assert r <= rtol, f"{name}: relative residual {r:.3e} > {rtol:.1e}\n a = {np.asarray(a)}\n b = {np.asarray(b)}"
+    assert r <= rtol, (f"{name}: relative residual {r:.3e} > {rtol:.1e}\n"
+                       f" a = {np.asarray(a)}\n b = {np.asarray(b)}")
 
 
 def torque_scale(M, qd=None):

@@ -21,7 +21,8 @@ TAU = np.linspace(-2.0, 2.0, N)
 CALLS = [
     ("inverse_dynamics", rd.inverse_dynamics, dict(q=Q, qd=QD, qdd=QDD), dict(f_tip=np.ones(6))),
     ("forward_dynamics", rd.forward_dynamics, dict(q=Q, qd=QD, tau=TAU), dict(f_tip=np.ones(6))),
-    ("forward_dynamics_via_mass_matrix", rd.forward_dynamics_via_mass_matrix, dict(q=Q, qd=QD, tau=TAU), dict(f_tip=np.ones(6))),
+    ("forward_dynamics_via_mass_matrix", rd.forward_dynamics_via_mass_matrix, dict(q=Q, qd=QD, tau=TAU),
+     dict(f_tip=np.ones(6))),
     ("mass_matrix", rd.mass_matrix, dict(q=Q), {}),
     ("mass_matrix_via_jacobians", rd.mass_matrix_via_jacobians, dict(q=Q), {}),
     ("gravity_torques", rd.gravity_torques, dict(q=Q), {}),
@@ -32,18 +33,21 @@ CALLS = [
     ("mass_matrix_derivatives", rd.mass_matrix_derivatives, dict(q=Q), {}),
     ("kinetic_energy", rd.kinetic_energy, dict(q=Q, qd=QD), {}),
     ("potential_energy", rd.potential_energy, dict(q=Q), {}),
-    ("closed_form_dynamics", lambda model, **kw: rd.closed_form_dynamics(model, **kw).M, dict(q=Q, qd=QD), {}),
+    ("closed_form_dynamics", lambda model, **kw: rd.closed_form_dynamics(model, **kw).M, dict(q=Q, qd=QD),
+     {}),
     ("frame_pose", rd.frame_pose, dict(q=Q), dict(frame="tool0")),
     ("jacobian", rd.jacobian, dict(q=Q), dict(frame="tool0")),
     ("jacobian_derivative", rd.jacobian_derivative, dict(q=Q, qd=QD), dict(frame="tool0")),
     ("task_space_inertia", rd.task_space_inertia, dict(q=Q), {}),
     ("task_space_bias", rd.task_space_bias, dict(q=Q, qd=QD), {}),
-    ("computed_torque", rd.computed_torque, dict(q=Q, qd=QD, q_des=QD, qd_des=QDD, qdd_des=TAU), dict(kp=4.0, kd=2.0)),
+    ("computed_torque", rd.computed_torque, dict(q=Q, qd=QD, q_des=QD, qd_des=QDD, qdd_des=TAU),
+     dict(kp=4.0, kd=2.0)),
     ("friction_torques", rd.friction_torques, dict(qd=QD), {}),
     ("euler_step", rd.euler_step, dict(q=Q, qd=QD, tau=TAU), dict(dt=0.01)),
     ("semi_implicit_euler_step", rd.semi_implicit_euler_step, dict(q=Q, qd=QD, tau=TAU), dict(dt=0.01)),
     ("rk4_step", rd.rk4_step, dict(q=Q, qd=QD, tau=TAU), dict(dt=0.01)),
-    ("simulate", lambda model, **kw: rd.simulate(model, **kw).q, dict(q0=Q, qd0=QD, tau=TAU), dict(dt=0.01, steps=3)),
+    ("simulate", lambda model, **kw: rd.simulate(model, **kw).q, dict(q0=Q, qd0=QD, tau=TAU),
+     dict(dt=0.01, steps=3)),
 ]
 
 
@@ -88,7 +92,8 @@ TIP_CALLS = [e for e in CALLS if "f_tip" in e[3]]
 
 
 @pytest.mark.parametrize("entry", TIP_CALLS, ids=lambda e: e[0])
-@pytest.mark.parametrize("bad", [np.zeros(5), [1.0] * 7, np.array([0, 0, np.nan, 0, 0, 0]), np.zeros((6, 1)), "wrench"],
+@pytest.mark.parametrize("bad", [np.zeros(5), [1.0] * 7, np.array([0, 0, np.nan, 0, 0, 0]), np.zeros((6, 1)),
+                                 "wrench"],
                          ids=["short", "long-list", "nan", "2-d", "text"])
 def test_bad_tip_wrench_names_f_tip(entry, bad):
     with pytest.raises(ValueError, match="f_tip"):
@@ -103,7 +108,8 @@ FRAME_CALLS = [
     ("task_space_bias", lambda f: rd.task_space_bias(MODEL, Q, QD, f)),
     ("inverse_dynamics", lambda f: rd.inverse_dynamics(MODEL, Q, QD, QDD, f_tip=np.ones(6), frame=f)),
     ("forward_dynamics", lambda f: rd.forward_dynamics(MODEL, Q, QD, TAU, f_tip=np.ones(6), frame=f)),
-    ("forward_dynamics_via_mass_matrix", lambda f: rd.forward_dynamics_via_mass_matrix(MODEL, Q, QD, TAU, f_tip=np.ones(6), frame=f)),
+    ("forward_dynamics_via_mass_matrix",
+     lambda f: rd.forward_dynamics_via_mass_matrix(MODEL, Q, QD, TAU, f_tip=np.ones(6), frame=f)),
     ("rk4_step", lambda f: rd.rk4_step(MODEL, Q, QD, TAU, 0.01, f_tip=np.ones(6), frame=f)),
     ("simulate", lambda f: rd.simulate(MODEL, Q, QD, TAU, 0.01, 2, f_tip=np.ones(6), frame=f)),
 ]
@@ -118,7 +124,8 @@ def test_unknown_frame_raises_value_error(name, call, frame):
 
 @pytest.mark.parametrize("call", [
     lambda r: rd.jacobian(MODEL, Q, "tool0", r), lambda r: rd.jacobian_derivative(MODEL, Q, QD, "tool0", r),
-    lambda r: rd.task_space_inertia(MODEL, Q, "tool0", r), lambda r: rd.task_space_bias(MODEL, Q, QD, "tool0", r)],
+    lambda r: rd.task_space_inertia(MODEL, Q, "tool0", r),
+    lambda r: rd.task_space_bias(MODEL, Q, QD, "tool0", r)],
     ids=["jacobian", "jacobian_derivative", "task_space_inertia", "task_space_bias"])
 @pytest.mark.parametrize("reference", ["spatial", "Body", None, 0])
 def test_unknown_reference_raises_value_error(call, reference):
@@ -149,10 +156,13 @@ def test_unknown_reference_raises_value_error(call, reference):
     (lambda: rd.simulate(MODEL, Q, QD, np.zeros((2, N)), 0.01, 3), "tau"),
     (lambda: rd.simulate(MODEL, Q, QD, lambda t, q, qd: np.zeros(2), 0.01, 3), "tau"),
     (lambda: rd.simulate(MODEL, Q, QD, lambda t, q, qd: np.full(N, np.nan), 0.01, 3), "tau"),
-    (lambda: rd.inverse_dynamics_trajectory(MODEL, np.zeros((3, N)), np.zeros((3, N)), np.zeros((2, N))), "qdd"),
-    (lambda: rd.inverse_dynamics_trajectory(MODEL, np.zeros((3, N)), np.full((3, N), np.nan), np.zeros((3, N))), "qd"),
+    (lambda: rd.inverse_dynamics_trajectory(MODEL, np.zeros((3, N)), np.zeros((3, N)), np.zeros((2, N))),
+     "qdd"),
+    (lambda: rd.inverse_dynamics_trajectory(MODEL, np.zeros((3, N)), np.full((3, N), np.nan),
+                                            np.zeros((3, N))), "qd"),
     (lambda: rd.inverse_dynamics_trajectory(MODEL, Q, QD, QDD), "q"),
-    (lambda: rd.forward_dynamics_trajectory(MODEL, np.zeros((3, N)), np.zeros((3, N)), np.zeros((3, N - 1))), "tau"),
+    (lambda: rd.forward_dynamics_trajectory(MODEL, np.zeros((3, N)), np.zeros((3, N)), np.zeros((3, N - 1))),
+     "tau"),
     (lambda: rd.mass_matrix_trajectory(MODEL, np.zeros((3, N + 1))), "q"),
     (lambda: MODEL.joint_index("no_such_joint"), "no_such_joint"),
 ], ids=lambda x: "" if isinstance(x, str) else None)
@@ -229,12 +239,14 @@ def test_integer_tip_wrench_is_accepted():
 
 
 def test_model_still_works_after_errors():
-    before = (rd.inverse_dynamics(MODEL, Q, QD, QDD), rd.mass_matrix(MODEL, Q), rd.jacobian(MODEL, Q, "tool0"),
-              rd.forward_dynamics(MODEL, Q, QD, TAU), rd.coriolis_matrix(MODEL, Q, QD))
+    before = (rd.inverse_dynamics(MODEL, Q, QD, QDD), rd.mass_matrix(MODEL, Q),
+              rd.jacobian(MODEL, Q, "tool0"), rd.forward_dynamics(MODEL, Q, QD, TAU),
+              rd.coriolis_matrix(MODEL, Q, QD))
     for bad in (np.zeros(N + 1), np.full(N, np.nan), "abc", [1.0] * (N - 1)):
         for call in (lambda: rd.inverse_dynamics(MODEL, bad, QD, QDD), lambda: rd.mass_matrix(MODEL, bad),
-                     lambda: rd.forward_dynamics(MODEL, Q, bad, TAU), lambda: rd.coriolis_matrix(MODEL, Q, bad),
-                     lambda: rd.jacobian(MODEL, Q, "no_such_frame"), lambda: rd.simulate(MODEL, Q, QD, TAU, -1.0, 3)):
+                     lambda: rd.forward_dynamics(MODEL, Q, bad, TAU),
+                     lambda: rd.coriolis_matrix(MODEL, Q, bad), lambda: rd.jacobian(MODEL, Q, "no_such_frame"),
+                     lambda: rd.simulate(MODEL, Q, QD, TAU, -1.0, 3)):
             with pytest.raises(ValueError):
                 call()
     after = (rd.inverse_dynamics(MODEL, Q, QD, QDD), rd.mass_matrix(MODEL, Q), rd.jacobian(MODEL, Q, "tool0"),
@@ -264,8 +276,9 @@ def _add_massless_leaf(t):
     """A prismatic joint that moves nothing: its mass matrix column would be zero."""
     j = t.joint("joint1")
     t.links.append(Link("empty"))
-    t.joints.append(Joint("joint_empty", "prismatic", "link1", "empty", np.zeros(3), np.zeros(3), axis=np.array([0.0, 0.0, 1.0]),
-                          lower=-1.0, upper=1.0, effort=1.0, velocity=1.0, damping=0.0, friction=0.0))
+    t.joints.append(Joint("joint_empty", "prismatic", "link1", "empty", np.zeros(3), np.zeros(3),
+                          axis=np.array([0.0, 0.0, 1.0]), lower=-1.0, upper=1.0, effort=1.0, velocity=1.0,
+                          damping=0.0, friction=0.0))
     assert j.child == "link1"
 
 
@@ -276,31 +289,47 @@ def _set(obj, **attrs):
 
 MALFORMED = [
     ("broken-xml", lambda: rd.load_urdf(BASE.to_urdf().replace("</robot>", "")), r"malformed URDF"),
-    ("missing-mass", lambda: rd.load_urdf(_without_mass(BASE.to_urdf(), "link1")), r"(?s)link\[@name='link1'\].*mass"),
-    ("indefinite-inertia", lambda: rd.load_urdf(_edited(lambda t: _set(t.link("link2").inertial, inertia=np.diag([1.0, 1.0, -0.5])))), r"'link2'.*positive"),
-    ("negative-mass", lambda: rd.load_urdf(_edited(lambda t: _set(t.link("link2").inertial, mass=-1.0))), r"'link2'.*mass"),
-    ("floating-joint", lambda: rd.load_urdf(_edited(lambda t: _set(t.joint("joint2"), type="floating"))), r"'joint2'.*floating"),
-    ("planar-joint", lambda: rd.load_urdf(_edited(lambda t: _set(t.joint("joint2"), type="planar"))), r"'joint2'.*planar"),
-    ("unknown-joint-type", lambda: rd.load_urdf(_edited(lambda t: _set(t.joint("joint2"), type="ball"))), r"(?s)joint\[@name='joint2'\].*ball"),
-    ("zero-axis", lambda: rd.load_urdf(_edited(lambda t: _set(t.joint("joint2"), axis=np.zeros(3)))), r"'joint2'.*axis"),
-    ("unknown-child-link", lambda: rd.load_urdf(_edited(lambda t: _set(t.joint("joint2"), child="link9"))), r"'joint2'.*'link9'"),
+    ("missing-mass", lambda: rd.load_urdf(_without_mass(BASE.to_urdf(), "link1")),
+     r"(?s)link\[@name='link1'\].*mass"),
+    ("indefinite-inertia",
+     lambda: rd.load_urdf(_edited(lambda t: _set(t.link("link2").inertial,
+                                                 inertia=np.diag([1.0, 1.0, -0.5])))),
+     r"'link2'.*positive"),
+    ("negative-mass", lambda: rd.load_urdf(_edited(lambda t: _set(t.link("link2").inertial, mass=-1.0))),
+     r"'link2'.*mass"),
+    ("floating-joint", lambda: rd.load_urdf(_edited(lambda t: _set(t.joint("joint2"), type="floating"))),
+     r"'joint2'.*floating"),
+    ("planar-joint", lambda: rd.load_urdf(_edited(lambda t: _set(t.joint("joint2"), type="planar"))),
+     r"'joint2'.*planar"),
+    ("unknown-joint-type", lambda: rd.load_urdf(_edited(lambda t: _set(t.joint("joint2"), type="ball"))),
+     r"(?s)joint\[@name='joint2'\].*ball"),
+    ("zero-axis", lambda: rd.load_urdf(_edited(lambda t: _set(t.joint("joint2"), axis=np.zeros(3)))),
+     r"'joint2'.*axis"),
+    ("unknown-child-link", lambda: rd.load_urdf(_edited(lambda t: _set(t.joint("joint2"), child="link9"))),
+     r"'joint2'.*'link9'"),
     ("massless-moving-link", lambda: rd.load_urdf(_edited(_add_massless_leaf)), r"'joint_empty'.*mass"),
     ("two-roots", lambda: rd.load_urdf('<robot name="r"><link name="a"/><link name="b"/></robot>'), r"root"),
     ("no-links", lambda: rd.load_urdf('<robot name="r"></robot>'), r"link"),
     ("missing-file", lambda: rd.load_urdf("/no/such/robot.urdf"), r"/no/such/robot\.urdf"),
     ("unknown-root-link", lambda: rd.load_urdf(BASE.to_urdf(), root_link="nowhere"), r"root_link.*'nowhere'"),
     ("unknown-tip-link", lambda: rd.load_urdf(BASE.to_urdf(), tip_link="nowhere"), r"tip_link.*'nowhere'"),
-    ("tip-not-below-root", lambda: rd.load_urdf(BASE.to_urdf(), root_link="link3", tip_link="link1"), r"tip_link 'link1'.*root_link 'link3'"),
-    ("unknown-locked-joint", lambda: rd.load_urdf(BASE.to_urdf(), locked_joints={"jointX": 0.3}), r"locked_joints.*'jointX'"),
-    ("non-finite-locked-position", lambda: rd.load_urdf(BASE.to_urdf(), locked_joints={"joint1": np.nan}), r"locked_joints.*'joint1'"),
+    ("tip-not-below-root", lambda: rd.load_urdf(BASE.to_urdf(), root_link="link3", tip_link="link1"),
+     r"tip_link 'link1'.*root_link 'link3'"),
+    ("unknown-locked-joint", lambda: rd.load_urdf(BASE.to_urdf(), locked_joints={"jointX": 0.3}),
+     r"locked_joints.*'jointX'"),
+    ("non-finite-locked-position", lambda: rd.load_urdf(BASE.to_urdf(), locked_joints={"joint1": np.nan}),
+     r"locked_joints.*'joint1'"),
     ("non-finite-gravity", lambda: rd.load_urdf(BASE.to_urdf(), gravity=(0.0, 0.0, np.inf)), r"gravity"),
     ("gravity-wrong-length", lambda: rd.load_urdf(BASE.to_urdf(), gravity=(0.0, -9.81)), r"gravity"),
-    ("negative-urdf-damping", lambda: rd.load_urdf(_edited(lambda t: _set(t.joint("joint2"), damping=-0.5))),
+    ("negative-urdf-damping",
+     lambda: rd.load_urdf(_edited(lambda t: _set(t.joint("joint2"), damping=-0.5))),
      r"'joint2'.*damping"),
-    ("negative-urdf-friction", lambda: rd.load_urdf(_edited(lambda t: _set(t.joint("joint3"), friction=-0.1))),
+    ("negative-urdf-friction",
+     lambda: rd.load_urdf(_edited(lambda t: _set(t.joint("joint3"), friction=-0.1))),
      r"'joint3'.*friction"),
 ]
-@pytest.mark.parametrize("load,match", [pytest.param(load, match, id=name) for name, load, match in MALFORMED])
+@pytest.mark.parametrize("load,match",
+                         [pytest.param(load, match, id=name) for name, load, match in MALFORMED])
 def test_malformed_urdf_raises_value_error_naming_the_element(load, match):
     with pytest.raises(ValueError, match=match):
         load()
@@ -331,4 +360,5 @@ def test_data_of_another_model_raises_value_error():
         except ValueError as e:
             print("ValueError", e)
     """, timeout=120)
-    assert run.returncode == 0 and run.stdout.startswith("ValueError") and "data" in run.stdout, (run.returncode, run.stdout, run.stderr[-500:])
+    assert run.returncode == 0 and run.stdout.startswith("ValueError") and "data" in run.stdout, (
+        run.returncode, run.stdout, run.stderr[-500:])

@@ -16,9 +16,11 @@ def _calls(model, q, qd, qdd, rng):
     frame = model.frame_names[-1]
     Q = np.array([q, q + 0.1])
     calls = {
-        "inverse_dynamics": lambda d: rd.inverse_dynamics(model, q, qd, qdd, f_tip=F, frame=frame, friction=True, data=d),
+        "inverse_dynamics":
+            lambda d: rd.inverse_dynamics(model, q, qd, qdd, f_tip=F, frame=frame, friction=True, data=d),
         "forward_dynamics": lambda d: rd.forward_dynamics(model, q, qd, tau, f_tip=F, frame=frame, data=d),
-        "forward_dynamics_via_mass_matrix": lambda d: rd.forward_dynamics_via_mass_matrix(model, q, qd, tau, data=d),
+        "forward_dynamics_via_mass_matrix":
+            lambda d: rd.forward_dynamics_via_mass_matrix(model, q, qd, tau, data=d),
         "forward_dynamics_trajectory": lambda d: rd.forward_dynamics_trajectory(model, Q, Q, Q, data=d),
         "inverse_dynamics_trajectory": lambda d: rd.inverse_dynamics_trajectory(model, Q, Q, Q, data=d),
         "mass_matrix": lambda d: rd.mass_matrix(model, q, data=d),
@@ -36,7 +38,8 @@ def _calls(model, q, qd, qdd, rng):
         "task_space_bias": lambda d: rd.task_space_bias(model, q, qd, frame, damping=1e-3, data=d),
         "computed_torque": lambda d: rd.computed_torque(model, q, qd, qd, q, qdd, 5.0, 1.0, data=d),
         "euler_step": lambda d: np.array(rd.euler_step(model, q, qd, tau, 0.01, data=d)),
-        "semi_implicit_euler_step": lambda d: np.array(rd.semi_implicit_euler_step(model, q, qd, tau, 0.01, data=d)),
+        "semi_implicit_euler_step":
+            lambda d: np.array(rd.semi_implicit_euler_step(model, q, qd, tau, 0.01, data=d)),
         "rk4_step": lambda d: np.array(rd.rk4_step(model, q, qd, tau, 0.01, data=d)),
         "simulate": lambda d: rd.simulate(model, q, qd, tau, 0.01, 5, data=d).q,
         "mass_matrix_via_jacobians": lambda d: rd.mass_matrix_via_jacobians(model, q, data=d),
@@ -44,14 +47,16 @@ def _calls(model, q, qd, qdd, rng):
         "potential_energy": lambda d: rd.potential_energy(model, q, data=d),
         "compute_all_terms": lambda d: np.concatenate([x.ravel() for x in rd.compute_all_terms(
             model, q, qd, frame, "world_aligned", damping=1e-3, data=d)]),
-        "closed_form_dynamics": lambda d: np.concatenate([rd.closed_form_dynamics(model, q, qd, data=d).M.ravel(),
-                                                          rd.closed_form_dynamics(model, q, qd, data=d).c]),
+        "closed_form_dynamics":
+            lambda d: np.concatenate([rd.closed_form_dynamics(model, q, qd, data=d).M.ravel(),
+                                      rd.closed_form_dynamics(model, q, qd, data=d).c]),
     }
     return calls
 
 
 def test_every_call_with_a_data_argument_is_covered():
-    takes_data = {name for name in rd.__all__ if callable(getattr(rd, name)) and not inspect.isclass(getattr(rd, name))
+    takes_data = {name for name in rd.__all__
+                  if callable(getattr(rd, name)) and not inspect.isclass(getattr(rd, name))
                   and "data" in inspect.signature(getattr(rd, name)).parameters}
     covered = set(_calls(_ModelStub(), *([np.zeros(1)] * 3), np.random.default_rng(0)))   # names only
     assert takes_data <= covered, f"not covered: {sorted(takes_data - covered)}"
@@ -96,7 +101,8 @@ def test_threads_with_their_own_data(model):
     def work(k):
         data = rd.Data(model)
         try:
-            results[k] = [(rd.inverse_dynamics(model, q, qd, qdd, data=data), rd.mass_matrix(model, q, data=data))
+            results[k] = [(rd.inverse_dynamics(model, q, qd, qdd, data=data),
+                           rd.mass_matrix(model, q, data=data))
                           for _ in range(5) for q, qd, qdd in states]
         except Exception as e:  # reported below
             errors.append(e)

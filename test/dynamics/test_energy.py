@@ -25,7 +25,8 @@ def energies(model, q, qd):
 def test_gravity_torques_are_gradient_of_potential_energy(model, states):
     """g(q) = ∂P/∂q (eq. 9.12), P = −Σ m_i gᵀ p_ci, by central differences (FD tolerance)."""
     for q, _, _ in states:
-        grad = np.array([(rd.potential_energy(model, q + H * e) - rd.potential_energy(model, q - H * e)) / (2 * H)
+        grad = np.array([(rd.potential_energy(model, q + H * e)
+                          - rd.potential_energy(model, q - H * e)) / (2 * H)
                          for e in np.eye(model.nq)])
         g = rd.gravity_torques(model, q)
         # floor: |g| ~ total mass · |gravity| · lever arm (0.3 m), for joints whose g vanishes
@@ -52,12 +53,14 @@ def test_power_balance(case, states):
         fv, fs = rng.uniform(0, 1, model.nq), rng.uniform(0, 0.5, model.nq)
         qdd = rd.forward_dynamics(model, q, qd, tau, f_tip=F, frame=frame, friction=(fv, fs))
         dE = ((energy(model, q + H * qd, qd) - energy(model, q - H * qd, qd))
-              + (rd.kinetic_energy(model, q, qd + H * qdd) - rd.kinetic_energy(model, q, qd - H * qdd))) / (2 * H)
+              + (rd.kinetic_energy(model, q, qd + H * qdd)
+                 - rd.kinetic_energy(model, q, qd - H * qdd))) / (2 * H)
         Jb = rd.jacobian(model, q, frame, reference="body")
         power = qd @ (tau - fv * qd - fs * np.sign(qd) - Jb.T @ F)
         # scale: the largest single power term, |q̇|·|τ|
         assert_close("power balance dE/dt = qd^T tau_net (FD)", dE, power, FD,
-                     floor=np.abs(qd).max() * max(np.abs(tau).max(), np.abs(rd.bias_forces(model, q, qd)).max()))
+                     floor=np.abs(qd).max() * max(np.abs(tau).max(),
+                                                  np.abs(rd.bias_forces(model, q, qd)).max()))
 
 
 def test_power_balance_along_simulated_trajectory():
@@ -79,7 +82,8 @@ def test_power_balance_along_simulated_trajectory():
                  scale=np.abs(np.cumsum(np.abs(p)) * dt).max())
 
 
-ENERGY_TREE = dict(seed=1, n=6, types=("revolute", "continuous"))   # parents [-1, 0, 1, 2, 0, 4]: a branching tree
+# parents [-1, 0, 1, 2, 0, 4]: a branching tree
+ENERGY_TREE = dict(seed=1, n=6, types=("revolute", "continuous"))
 
 
 def _passive(friction):
@@ -97,7 +101,8 @@ def test_passive_rk4_simulation_conserves_energy():
     model, q, qd = _passive(None)
     assert np.all(model.parent[:2] == [-1, 0]) and len(set(model.parent)) < model.nq   # branches
     K, P = energies(model, q, qd)
-    drift = measure("passive RK4 energy drift |dE|/Kmax (2 s, 1 ms)", np.abs((K + P) - (K[0] + P[0])).max() / K.max())
+    drift = measure("passive RK4 energy drift |dE|/Kmax (2 s, 1 ms)",
+                    np.abs((K + P) - (K[0] + P[0])).max() / K.max())
     assert drift < 1e-9, f"relative energy drift {drift:.2e}"
 
 

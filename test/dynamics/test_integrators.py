@@ -42,8 +42,10 @@ def test_steps_follow_their_formulas(case, states):
         k2q, k2v = qd + dt / 2 * k1v, f(q + dt / 2 * k1q, qd + dt / 2 * k1v)
         k3q, k3v = qd + dt / 2 * k2v, f(q + dt / 2 * k2q, qd + dt / 2 * k2v)
         k4q, k4v = qd + dt * k3v, f(q + dt * k3q, qd + dt * k3v)
-        expected = np.concatenate([q + dt / 6 * (k1q + 2 * k2q + 2 * k3q + k4q), qd + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)])
-        assert_close("rk4 step formula", np.concatenate(rd.rk4_step(model, q, qd, tau, dt, **kw)), expected, EXACT)
+        expected = np.concatenate([q + dt / 6 * (k1q + 2 * k2q + 2 * k3q + k4q),
+                                   qd + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)])
+        assert_close("rk4 step formula", np.concatenate(rd.rk4_step(model, q, qd, tau, dt, **kw)), expected,
+                     EXACT)
 
 
 @pytest.mark.parametrize("seed,n", CONVERGENCE_TREES)
@@ -81,7 +83,8 @@ def test_simulate_with_callable_equals_simulate_with_array():
     for method in ("euler", "semi_implicit_euler", "rk4"):
         a = rd.simulate(model, q0, qd0, tau_of, dt, steps, method=method)
         b = rd.simulate(model, q0, qd0, np.array([tau_of(tk) for tk in t]), dt, steps, method=method)
-        assert_close("simulate(callable) = simulate(array)", np.hstack([a.q, a.qd]), np.hstack([b.q, b.qd]), EXACT)
+        assert_close("simulate(callable) = simulate(array)", np.hstack([a.q, a.qd]), np.hstack([b.q, b.qd]),
+                     EXACT)
         assert_close("simulate applied torques", a.tau, b.tau, EXACT)
 
 

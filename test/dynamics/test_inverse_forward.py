@@ -26,16 +26,16 @@ def test_inverse_of_forward_dynamics_is_identity(case, states):
     for q, qd, _ in states:
         tau = rng.normal(size=model.nq) * 5.0
         for kw in _extras(model, rng):
-            assert_close("ID(FD(tau)) = tau", rd.inverse_dynamics(model, q, qd, rd.forward_dynamics(model, q, qd, tau, **kw), **kw),
-                         tau, EXACT)
+            qdd = rd.forward_dynamics(model, q, qd, tau, **kw)
+            assert_close("ID(FD(tau)) = tau", rd.inverse_dynamics(model, q, qd, qdd, **kw), tau, EXACT)
 
 
 def test_forward_of_inverse_dynamics_is_identity(case, states):
     _, model, rng = case
     for q, qd, qdd in states:
         for kw in _extras(model, rng):
-            assert_close("FD(ID(qdd)) = qdd", rd.forward_dynamics(model, q, qd, rd.inverse_dynamics(model, q, qd, qdd, **kw), **kw),
-                         qdd, EXACT)
+            tau = rd.inverse_dynamics(model, q, qd, qdd, **kw)
+            assert_close("FD(ID(qdd)) = qdd", rd.forward_dynamics(model, q, qd, tau, **kw), qdd, EXACT)
 
 
 def test_articulated_body_equals_mass_matrix_route(case, states):
@@ -57,7 +57,8 @@ def test_tip_wrench_enters_through_body_jacobian_transpose(case, states):
         for frame in model.frame_names:
             F = rng.normal(size=6) * 5.0
             Jb = rd.jacobian(model, q, frame, reference="body")
-            assert_close("ID(F_tip) - ID = J_b^T F_tip", rd.inverse_dynamics(model, q, qd, qdd, f_tip=F, frame=frame) - tau0,
+            assert_close("ID(F_tip) - ID = J_b^T F_tip",
+                         rd.inverse_dynamics(model, q, qd, qdd, f_tip=F, frame=frame) - tau0,
                          Jb.T @ F, EXACT, floor=np.abs(tau0).max())
         F = rng.normal(size=6)
         assert_close("f_tip default frame = tip_frame", rd.inverse_dynamics(model, q, qd, qdd, f_tip=F),
@@ -73,10 +74,11 @@ def test_friction_torques_are_added_by_inverse_dynamics(case, states):
         fv, fs = rng.uniform(0, 1, model.nq), rng.uniform(0, 1, model.nq)
         expected = fv * qd + fs * np.sign(qd)
         assert_close("friction torques", rd.friction_torques(model, qd, fv, fs), expected, EXACT)
-        assert_close("ID(friction) - ID", rd.inverse_dynamics(model, q, qd, qdd, friction=(fv, fs)) - tau0, expected, EXACT,
-                     floor=np.abs(tau0).max())
+        assert_close("ID(friction) - ID", rd.inverse_dynamics(model, q, qd, qdd, friction=(fv, fs)) - tau0,
+                     expected, EXACT, floor=np.abs(tau0).max())
         urdf = model.damping * qd + model.friction * np.sign(qd)
-        assert_close("friction=True uses URDF damping/friction", rd.inverse_dynamics(model, q, qd, qdd, friction=True) - tau0,
+        assert_close("friction=True uses URDF damping/friction",
+                     rd.inverse_dynamics(model, q, qd, qdd, friction=True) - tau0,
                      urdf, EXACT, floor=np.abs(tau0).max())
         assert_close("friction_torques default = URDF", rd.friction_torques(model, qd), urdf, EXACT)
 
@@ -86,7 +88,8 @@ def test_bias_forces_are_coriolis_plus_gravity(model, states):
         c, g, b = rd.coriolis_forces(model, q, qd), rd.gravity_torques(model, q), rd.bias_forces(model, q, qd)
         assert_close("b = c + g", b, c + g, EXACT)
         assert_close("b = ID(q, qd, 0)", b, rd.inverse_dynamics(model, q, qd, np.zeros(model.nq)), EXACT)
-        assert_close("g = ID(q, 0, 0)", g, rd.inverse_dynamics(model, q, np.zeros(model.nq), np.zeros(model.nq)), EXACT)
+        zero = np.zeros(model.nq)
+        assert_close("g = ID(q, 0, 0)", g, rd.inverse_dynamics(model, q, zero, zero), EXACT)
 
 
 def test_coriolis_forces_are_quadratic_in_velocity(model, states):
@@ -94,7 +97,8 @@ def test_coriolis_forces_are_quadratic_in_velocity(model, states):
     for q, qd, _ in states:
         c = rd.coriolis_forces(model, q, qd)
         floor = torque_scale(rd.mass_matrix(model, q), qd)
-        assert_close("c(q, 2qd) = 4 c(q, qd)", rd.coriolis_forces(model, q, 2 * qd), 4 * c, EXACT, floor=floor)
+        assert_close("c(q, 2qd) = 4 c(q, qd)", rd.coriolis_forces(model, q, 2 * qd), 4 * c, EXACT,
+                     floor=floor)
         assert_close("c(q, -qd) = c(q, qd)", rd.coriolis_forces(model, q, -qd), c, EXACT, floor=floor)
         assert np.all(rd.coriolis_forces(model, q, np.zeros(model.nq)) == 0.0)
 
@@ -108,8 +112,10 @@ def test_trajectory_calls_match_single_calls(case, states):
     assert tau.shape == Q.shape
     for k in range(len(Q)):
         assert_close("inverse_dynamics_trajectory", tau[k],
-                     rd.inverse_dynamics(model, Q[k], QD[k], QDD[k], f_tip=F, frame=frame, friction=True), EXACT)
-    Fk = rng.normal(size=(len(Q), 6))           # one wrench per state (was refused before d31ada9: read-only view)
+                     rd.inverse_dynamics(model, Q[k], QD[k], QDD[k], f_tip=F, frame=frame, friction=True),
+                     EXACT)
+    # one wrench per state (was refused before d31ada9: read-only view)
+    Fk = rng.normal(size=(len(Q), 6))
     tau_k = rd.inverse_dynamics_trajectory(model, Q, QD, QDD, f_tip=Fk, frame=frame)
     for k in range(len(Q)):
         assert_close("inverse_dynamics_trajectory, (N, 6) f_tip", tau_k[k],
@@ -117,7 +123,8 @@ def test_trajectory_calls_match_single_calls(case, states):
     qdd = rd.forward_dynamics_trajectory(model, Q, QD, tau, friction=True)
     assert qdd.shape == Q.shape
     for k in range(len(Q)):
-        assert_close("forward_dynamics_trajectory", qdd[k], rd.forward_dynamics(model, Q[k], QD[k], tau[k], friction=True), EXACT)
+        assert_close("forward_dynamics_trajectory", qdd[k],
+                     rd.forward_dynamics(model, Q[k], QD[k], tau[k], friction=True), EXACT)
 
 
 @settings(derandomize=True, database=None, max_examples=25, deadline=None)

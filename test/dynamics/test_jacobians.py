@@ -34,7 +34,8 @@ def test_jacobian_equals_finite_difference_of_frame_pose(model, states, referenc
         for frame in model.frame_names:
             T = rd.frame_pose(model, q, frame)
             J_fd = np.column_stack([
-                twist_from_pose_derivative(T, (rd.frame_pose(model, q + H * e, frame) - rd.frame_pose(model, q - H * e, frame)) / (2 * H),
+                twist_from_pose_derivative(T, (rd.frame_pose(model, q + H * e, frame)
+                                               - rd.frame_pose(model, q - H * e, frame)) / (2 * H),
                                            reference) for e in np.eye(n)])
             J = rd.jacobian(model, q, frame, reference=reference)
             assert J.shape == (6, n)
@@ -54,8 +55,8 @@ def test_jacobian_references_are_related_by_adjoints(model, states):
                          adjoint(inverse_transform(T)) @ Js, EXACT, floor=1.0)
             A = np.eye(6)
             A[3:, :3] = -skew(T[:3, 3])
-            assert_close("J_world_aligned = translate(J_s)", rd.jacobian(model, q, frame, reference="world_aligned"),
-                         A @ Js, EXACT, floor=1.0)
+            assert_close("J_world_aligned = translate(J_s)",
+                         rd.jacobian(model, q, frame, reference="world_aligned"), A @ Js, EXACT, floor=1.0)
 
 
 @pytest.mark.parametrize("reference", ["space", "body", "world_aligned"])
@@ -63,9 +64,10 @@ def test_jacobian_derivative_equals_finite_difference_along_velocity(model, stat
     """J̇(q, q̇) = (J(q + h q̇) − J(q − h q̇)) / 2h, every frame."""
     for q, qd, _ in states[:2]:
         for frame in model.frame_names:
-            fd = (rd.jacobian(model, q + H * qd, frame, reference) - rd.jacobian(model, q - H * qd, frame, reference)) / (2 * H)
-            assert_close(f"Jdot ({reference}) vs FD of J", rd.jacobian_derivative(model, q, qd, frame, reference), fd, FD,
-                         floor=np.abs(qd).max())
+            fd = (rd.jacobian(model, q + H * qd, frame, reference)
+                  - rd.jacobian(model, q - H * qd, frame, reference)) / (2 * H)
+            Jdot = rd.jacobian_derivative(model, q, qd, frame, reference)
+            assert_close(f"Jdot ({reference}) vs FD of J", Jdot, fd, FD, floor=np.abs(qd).max())
 
 
 def test_frame_acceleration_from_jacobian_derivative(model, states):
@@ -75,5 +77,6 @@ def test_frame_acceleration_from_jacobian_derivative(model, states):
         frame = model.tip_frame
         V = lambda q_, qd_: rd.jacobian(model, q_, frame, "body") @ qd_  # noqa: E731
         fd = (V(q + H * qd, qd + H * qdd) - V(q - H * qd, qd - H * qdd)) / (2 * H)
-        Vdot = rd.jacobian(model, q, frame, "body") @ qdd + rd.jacobian_derivative(model, q, qd, frame, "body") @ qd
+        Vdot = (rd.jacobian(model, q, frame, "body") @ qdd
+                + rd.jacobian_derivative(model, q, qd, frame, "body") @ qd)
         assert_close("Vdot = J qdd + Jdot qd (FD)", Vdot, fd, FD, floor=1.0)

@@ -34,17 +34,19 @@ def test_editing_an_inlined_helper_recompiles_the_entry_points(tmp_path):
     shutil.copytree(REPO / "robot_dynamics_ros", tmp_path / "robot_dynamics_ros",
                     ignore=shutil.ignore_patterns("__pycache__"))
     before = _gravity_in_copy(tmp_path)
-    cached = list((tmp_path / "robot_dynamics_ros" / "dynamics" / "kernels" / "__pycache__").glob("entries.gravity*"))
+    kernels = tmp_path / "robot_dynamics_ros" / "dynamics" / "kernels"
+    cached = list((kernels / "__pycache__").glob("entries.gravity*"))
     assert cached, "the first run should have written the gravity entry point to the cache"
     assert np.array_equal(_gravity_in_copy(tmp_path), before)        # loaded from the cache: the same
 
-    spatial = tmp_path / "robot_dynamics_ros" / "dynamics" / "kernels" / "spatial.py"
+    spatial = kernels / "spatial.py"
     source = spatial.read_text()
     unpack = "def inertia_times(G, X):\n"
     assert source.count(unpack) == 1
     i = source.index("    m, hx, hy, hz, i00, i01, i02, i11, i12, i22 = G\n", source.index(unpack))
     i = source.index("\n", i) + 1
-    spatial.write_text(source[:i] + "    m, hx, hy, hz = 2.0 * m, 2.0 * hx, 2.0 * hy, 2.0 * hz\n" + source[i:])
+    doubled = "    m, hx, hy, hz = 2.0 * m, 2.0 * hx, 2.0 * hy, 2.0 * hz\n"
+    spatial.write_text(source[:i] + doubled + source[i:])
 
     after = _gravity_in_copy(tmp_path)
     np.testing.assert_allclose(after, 2.0 * before, rtol=1e-12, atol=1e-12)

@@ -23,4 +23,5 @@ def test_a_reference_taken_before_the_first_call_keeps_one_dispatcher():
         assert np.allclose(M, rd.mass_matrix(model, q), rtol=0.0, atol=1e-12)
         print("ok")
     """)
-    assert run.returncode == 0 and run.stdout.strip() == "ok", (run.returncode, run.stdout, run.stderr[-1500:])
+    assert run.returncode == 0 and run.stdout.strip() == "ok", (run.returncode, run.stdout,
+                                                                 run.stderr[-1500:])

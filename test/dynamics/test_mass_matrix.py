@@ -25,7 +25,8 @@ def test_mass_matrix_is_symmetric_positive_definite(model, states):
 def test_mass_matrix_equals_sum_of_body_jacobian_terms(model, states):
     """CRBA == Σ_i J_ibᵀ G_i J_ib (eq. 9.61)."""
     for q, _, _ in states:
-        assert_close("CRBA vs eq. 9.61 (Jacobians)", rd.mass_matrix(model, q), rd.mass_matrix_via_jacobians(model, q), EXACT)
+        assert_close("CRBA vs eq. 9.61 (Jacobians)", rd.mass_matrix(model, q),
+                     rd.mass_matrix_via_jacobians(model, q), EXACT)
 
 
 def test_mass_matrix_columns_from_inverse_dynamics(model, states):

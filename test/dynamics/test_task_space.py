@@ -31,7 +31,8 @@ def square_chain(request):
 
 def _chain(seed, n):
     model = rd.load_urdf(random_tree(seed, n, chain=True).to_urdf())
-    assert model.is_chain and model.tip_frame == model.link_names[-1]   # documented default: the last moved link
+    # documented default: the last moved link
+    assert model.is_chain and model.tip_frame == model.link_names[-1]
     rng = np.random.default_rng(seed)
     states = []
     while len(states) < 3:
@@ -65,7 +66,8 @@ def test_task_space_bias_consistency_square(square_chain, reference):
         Vdot = J @ qdd + rd.jacobian_derivative(model, q, qd, "tool0", reference) @ qd
         tau = rd.inverse_dynamics(model, q, qd, qdd)
         F = np.linalg.solve(J.T, tau)
-        assert_close("J^-T tau = Lambda Vdot + eta", rd.task_space_inertia(model, q, "tool0", reference) @ Vdot
+        assert_close("J^-T tau = Lambda Vdot + eta",
+                     rd.task_space_inertia(model, q, "tool0", reference) @ Vdot
                      + rd.task_space_bias(model, q, qd, "tool0", reference), F, TOL)
 
 
@@ -78,7 +80,8 @@ def test_task_space_bias_consistency_for_wrench_driven_motion(chain, reference):
         J = rd.jacobian(model, q, "tool0", reference)
         qdd = rd.forward_dynamics(model, q, qd, J.T @ F)
         Vdot = J @ qdd + rd.jacobian_derivative(model, q, qd, "tool0", reference) @ qd
-        assert_close("F = Lambda Vdot + eta (tau = J^T F)", rd.task_space_inertia(model, q, "tool0", reference) @ Vdot
+        assert_close("F = Lambda Vdot + eta (tau = J^T F)",
+                     rd.task_space_inertia(model, q, "tool0", reference) @ Vdot
                      + rd.task_space_bias(model, q, qd, "tool0", reference), F, TOL)
 
 
@@ -90,4 +93,5 @@ def test_fewer_than_six_joints_need_damping():
     lam = 1e-3
     J = rd.jacobian(model, q, model.tip_frame)
     expected = np.linalg.inv(J @ np.linalg.solve(rd.mass_matrix(model, q), J.T) + lam * np.eye(6))
-    assert_close("damped Lambda = (J M^-1 J^T + lambda 1)^-1", rd.task_space_inertia(model, q, damping=lam), expected, TOL)
+    assert_close("damped Lambda = (J M^-1 J^T + lambda 1)^-1", rd.task_space_inertia(model, q, damping=lam),
+                 expected, TOL)

@@ -48,8 +48,8 @@ def _mix(model):
 
 
 def _arrays(result):
-    """The arrays of a result (a Trajectory gives q, qd and the applied torques), as they are."""
-    if isinstance(result, rd.Trajectory):
+    """The arrays of a result (a SimulationResult gives q, qd and the applied torques), as they are."""
+    if isinstance(result, rd.SimulationResult):
         return (result.q, result.qd, result.tau)
     return (result,)
 
@@ -65,7 +65,8 @@ def model(request):
     return rd.load_urdf(random_tree(214, 9).to_urdf())
 
 
-@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="uncompiled kernels do not hold the GIL for a whole call")
+@pytest.mark.skipif(numba.config.DISABLE_JIT,
+                    reason="uncompiled kernels do not hold the GIL for a whole call")
 def test_threads_sharing_the_default_data_get_single_thread_results(model):
     mix = _mix(model)
     rngs = [np.random.default_rng(500 + k) for k in range(THREADS)]
@@ -108,4 +109,5 @@ def test_threads_sharing_the_default_data_get_single_thread_results(model):
             got_arrays, want = _arrays(got), expected[k][i][name]
             if not all(np.array_equal(g, w) for g, w in zip(got_arrays, want, strict=True)):
                 wrong.append(f"thread {k}, state {i}: {name}")
-    assert not wrong, f"{len(wrong)} results differ from the single-threaded ones, e.g.\n" + "\n".join(wrong[:10])
+    assert not wrong, (f"{len(wrong)} results differ from the single-threaded ones, e.g.\n"
+                       + "\n".join(wrong[:10]))

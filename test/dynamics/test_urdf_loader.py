@@ -39,7 +39,8 @@ def assert_same_dynamics(name, a, b, rng, frames=(), states=3):
         assert_close(f"{name}: FD", rd.forward_dynamics(b, q[idx], qd[idx], qdd[idx], **kw),
                      rd.forward_dynamics(a, q, qd, qdd, **kw)[idx], EXACT)
         for f in frames:
-            assert_close(f"{name}: frame poses", rd.frame_pose(b, q[idx], f), rd.frame_pose(a, q, f), EXACT, floor=1.0)
+            assert_close(f"{name}: frame poses", rd.frame_pose(b, q[idx], f), rd.frame_pose(a, q, f), EXACT,
+                         floor=1.0)
 
 
 def test_fixed_joints_are_merged_as_by_hand(case):
@@ -130,7 +131,8 @@ def test_locked_joints_at_nonzero_positions(case):
     if model.nq < 2:
         pytest.skip("needs a joint left to move")
     names = list(rng.choice(model.joint_names, size=min(3, model.nq - 1), replace=False))
-    values = {n: float(rng.uniform(-1.0, 1.0)) * (0.3 if tree.joint(n).type == "prismatic" else 1.0) for n in names}
+    values = {n: float(rng.uniform(-1.0, 1.0)) * (0.3 if tree.joint(n).type == "prismatic" else 1.0)
+              for n in names}
     locked = rd.load_urdf(tree.to_urdf(), locked_joints=values)
     assert not set(names) & set(locked.joint_names) and locked.nq == model.nq - len(names)
     hand = rd.load_urdf(lock_by_hand(tree, values).to_urdf())
@@ -199,7 +201,8 @@ def test_model_is_immutable(model):
     q = np.zeros(model.nq)
     g = rd.gravity_torques(model, q)
     moon = model.replace(gravity=(0.0, 0.0, -1.62))
-    assert_close("replace(gravity) scales g", rd.gravity_torques(moon, q), g * (1.62 / 9.81), EXACT, floor=1.0)
+    assert_close("replace(gravity) scales g", rd.gravity_torques(moon, q), g * (1.62 / 9.81), EXACT,
+                 floor=1.0)
     np.testing.assert_array_equal(rd.gravity_torques(model, q), g)
     np.testing.assert_array_equal(model.gravity, [0.0, 0.0, -9.81])
 
@@ -212,8 +215,8 @@ def test_gravity_argument_is_in_the_root_frame(case):
     q = random_state(model, rng)[0]
     # g(q) is linear in the gravity vector: g = Σ_k g_k · g(q; e_k)
     parts = [rd.gravity_torques(rd.load_urdf(tree.to_urdf(), gravity=e), q) for e in np.eye(3)]
-    assert_close("gravity torques linear in gravity", rd.gravity_torques(turned, q), sum(gk * p for gk, p in zip(g, parts)),
-                 EXACT, floor=np.abs(parts).max())
+    assert_close("gravity torques linear in gravity", rd.gravity_torques(turned, q),
+                 sum(gk * p for gk, p in zip(g, parts)), EXACT, floor=np.abs(parts).max())
     # ... which any fixed rotation or dropped component of the vector would keep: that it is the
     # root frame's vector needs g(q) = ∂P/∂q with P = −Σ m_i gᵀ p_ci, the centres of mass placed in
     # the root frame here from frame_pose (central differences, h = 1e-6)
