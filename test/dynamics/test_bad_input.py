@@ -243,9 +243,11 @@ def test_model_still_works_after_errors():
               rd.jacobian(MODEL, Q, "tool0"), rd.forward_dynamics(MODEL, Q, QD, TAU),
               rd.coriolis_matrix(MODEL, Q, QD))
     for bad in (np.zeros(N + 1), np.full(N, np.nan), "abc", [1.0] * (N - 1)):
-        for call in (lambda: rd.inverse_dynamics(MODEL, bad, QD, QDD), lambda: rd.mass_matrix(MODEL, bad),
+        for call in (lambda: rd.inverse_dynamics(MODEL, bad, QD, QDD),
+                     lambda: rd.mass_matrix(MODEL, bad),
                      lambda: rd.forward_dynamics(MODEL, Q, bad, TAU),
-                     lambda: rd.coriolis_matrix(MODEL, Q, bad), lambda: rd.jacobian(MODEL, Q, "no_such_frame"),
+                     lambda: rd.coriolis_matrix(MODEL, Q, bad),
+                     lambda: rd.jacobian(MODEL, Q, "no_such_frame"),
                      lambda: rd.simulate(MODEL, Q, QD, TAU, -1.0, 3)):
             with pytest.raises(ValueError):
                 call()
