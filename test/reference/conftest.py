@@ -28,7 +28,8 @@ pin = pytest.importorskip("pinocchio")
 
 from robot_dynamics_ros import dynamics as rd  # noqa: E402
 
-ROBOTS_DIR = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix", "share", "example-robot-data", "robots")
+ROBOTS_DIR = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix", "share", "example-robot-data",
+                          "robots")
 URDF = {
     "panda": os.path.join(ROBOTS_DIR, "panda_description", "urdf", "panda.urdf"),
     "ur5": os.path.join(ROBOTS_DIR, "ur_description", "urdf", "ur5_robot.urdf"),
@@ -75,9 +76,11 @@ def _specs():
         "panda": (P, lambda: rd.load_urdf(P), lambda: _pin_reduced(P, {})),
         "ur5": (U5, lambda: rd.load_urdf(U5), lambda: _pin_reduced(U5, {})),
         "ur10": (URDF["ur10"], lambda: rd.load_urdf(URDF["ur10"]), lambda: _pin_reduced(URDF["ur10"], {})),
-        "xarm7": (URDF["xarm7"], lambda: rd.load_urdf(URDF["xarm7"]), lambda: _pin_reduced(URDF["xarm7"], {})),
+        "xarm7": (URDF["xarm7"], lambda: rd.load_urdf(URDF["xarm7"]),
+                  lambda: _pin_reduced(URDF["xarm7"], {})),
         # Kinova Jaco: three continuous joints (Pinocchio: (cos, sin) in q)
-        "kinova": (URDF["kinova"], lambda: rd.load_urdf(URDF["kinova"]), lambda: _pin_reduced(URDF["kinova"], {})),
+        "kinova": (URDF["kinova"], lambda: rd.load_urdf(URDF["kinova"]),
+                   lambda: _pin_reduced(URDF["kinova"], {})),
         # chain selection root -> tip: the fingers are off the chain and locked at 0
         "panda_chain_link8": (P, lambda: rd.load_urdf(P, root_link="panda_link0", tip_link="panda_link8"),
                               lambda: _pin_reduced(P, PANDA_FINGERS)),
@@ -182,7 +185,8 @@ def get_pair(name):
 
 @pytest.fixture(params=ROBOTS)
 def pair(request):
-    """One (ours, Pinocchio) robot pair; narrow with @pytest.mark.parametrize('pair', [...], indirect=True)."""
+    """One (ours, Pinocchio) robot pair; narrow with
+    @pytest.mark.parametrize('pair', [...], indirect=True)."""
     return get_pair(request.param)
 
 
@@ -239,7 +243,8 @@ def error_table():
         width = max(len(q) for q in quantities)
         cols = [max(9, len(r)) for r in robots]
         out.append("")
-        out.append(" " * width + " | " + " | ".join(f"{r:>{c}}" for r, c in zip(robots, cols)) + " | worst rel")
+        out.append(" " * width + " | " + " | ".join(f"{r:>{c}}" for r, c in zip(robots, cols))
+                   + " | worst rel")
         for q in quantities:
             cells, worst = [], 0.0
             for r, c in zip(robots, cols):

@@ -32,8 +32,12 @@ G2 = np.diag([0.22689, 0.22689, 0.0151074, 8.393, 8.393, 8.393])
 G3 = np.diag([0.0494433, 0.0494433, 0.004095, 2.275, 2.275, 2.275])
 MLIST = [M01, M12, M23, M34]
 GLIST = [G1, G2, G3]
-SLIST_PRINTED = np.array([[1, 0, 1, 0, 1, 0], [0, 1, 0, -0.089, 0, 0], [0, 1, 0, -0.089, 0, 0.425]], dtype=float).T
-SLIST_UNIT = np.array([[0, 0, 1, 0, 0, 0], [0, 1, 0, -0.089, 0, 0], [0, 1, 0, -0.089, 0, 0.425]], dtype=float).T
+SLIST_PRINTED = np.array([[1, 0, 1, 0, 1, 0],
+                          [0, 1, 0, -0.089, 0, 0],
+                          [0, 1, 0, -0.089, 0, 0.425]], dtype=float).T
+SLIST_UNIT = np.array([[0, 0, 1, 0, 0, 0],
+                       [0, 1, 0, -0.089, 0, 0],
+                       [0, 1, 0, -0.089, 0, 0.425]], dtype=float).T
 SCALE = np.linalg.norm(SLIST_PRINTED[:3], axis=0)            # (√2, 1, 1): the joints' "gear ratios"
 
 THETA = np.array([0.1, 0.1, 0.1])
@@ -77,7 +81,8 @@ class Scaled:
 
     def inverse_dynamics(self, th, dth, ddth, f_tip=None):
         s = self.s
-        return s * rd.inverse_dynamics(self.model, s * th, s * dth, s * ddth, f_tip=f_tip, frame="end_effector")
+        return s * rd.inverse_dynamics(self.model, s * th, s * dth, s * ddth, f_tip=f_tip,
+                                       frame="end_effector")
 
     def mass_matrix(self, th):
         return self.s[:, None] * rd.mass_matrix(self.model, self.s * th) * self.s[None, :]
@@ -90,7 +95,8 @@ class Scaled:
 
     def forward_dynamics(self, th, dth, tau, f_tip=None):
         s = self.s
-        return rd.forward_dynamics(self.model, s * th, s * dth, tau / s, f_tip=f_tip, frame="end_effector") / s
+        return rd.forward_dynamics(self.model, s * th, s * dth, tau / s, f_tip=f_tip,
+                                   frame="end_effector") / s
 
     def euler_step(self, th, dth, tau, dt, f_tip=None):
         s = self.s
@@ -133,7 +139,8 @@ def test_printed_outputs(printed_example, check):
         ("InverseDynamics", ex.inverse_dynamics(THETA, DTHETA, DDTHETA, f_tip=FTIP),
          mr.InverseDynamics(THETA, DTHETA, DDTHETA, G, FTIP, MLIST, GLIST, S)),
         ("MassMatrix", ex.mass_matrix(THETA), mr.MassMatrix(THETA, MLIST, GLIST, S)),
-        ("VelQuadraticForces", ex.coriolis_forces(THETA, DTHETA), mr.VelQuadraticForces(THETA, DTHETA, MLIST, GLIST, S)),
+        ("VelQuadraticForces", ex.coriolis_forces(THETA, DTHETA),
+         mr.VelQuadraticForces(THETA, DTHETA, MLIST, GLIST, S)),
         ("GravityForces", ex.gravity_torques(THETA), mr.GravityForces(THETA, G, MLIST, GLIST, S)),
         # EndEffectorForces = inverse dynamics with q̇ = q̈ = 0, no gravity, F_tip at {n+1} = 'end_effector'
         ("EndEffectorForces", flat.inverse_dynamics(THETA, 0 * THETA, 0 * THETA, f_tip=FTIP),
@@ -177,7 +184,8 @@ def test_against_mr_library(label, check):
         check("MR InverseDynamics", label, ex.inverse_dynamics(th, dth, ddth, f_tip=F),
               mr.InverseDynamics(th, dth, ddth, G, F, MLIST, GLIST, S))
         check("MR MassMatrix", label, ex.mass_matrix(th), mr.MassMatrix(th, MLIST, GLIST, S))
-        check("MR VelQuadraticForces", label, ex.coriolis_forces(th, dth), mr.VelQuadraticForces(th, dth, MLIST, GLIST, S))
+        check("MR VelQuadraticForces", label, ex.coriolis_forces(th, dth),
+              mr.VelQuadraticForces(th, dth, MLIST, GLIST, S))
         check("MR GravityForces", label, ex.gravity_torques(th), mr.GravityForces(th, G, MLIST, GLIST, S))
         check("MR EndEffectorForces", label, flat.inverse_dynamics(th, 0 * th, 0 * th, f_tip=F),
               mr.EndEffectorForces(th, F, MLIST, GLIST, S))
@@ -199,10 +207,11 @@ def test_tip_wrench_convention():
     for _ in range(4):
         th, F = rng.uniform(-np.pi, np.pi, 3), rng.normal(size=6)
         Jb = mr.JacobianBody(Blist, th)
-        np.testing.assert_allclose(mr.EndEffectorForces(th, F, MLIST, GLIST, SLIST_UNIT), Jb.T @ F, atol=1e-12)
+        np.testing.assert_allclose(mr.EndEffectorForces(th, F, MLIST, GLIST, SLIST_UNIT), Jb.T @ F,
+                                   atol=1e-12)
         np.testing.assert_allclose(rd.jacobian(model, th, "end_effector", "body"), Jb, atol=1e-12)
-        np.testing.assert_allclose(rd.inverse_dynamics(model, th, 0 * th, 0 * th, f_tip=F, frame="end_effector"),
-                                   Jb.T @ F, atol=1e-12)
+        tau_tip = rd.inverse_dynamics(model, th, 0 * th, 0 * th, f_tip=F, frame="end_effector")
+        np.testing.assert_allclose(tau_tip, Jb.T @ F, atol=1e-12)
 
 
 def docstring_trajectory():
@@ -228,12 +237,14 @@ def test_inverse_dynamics_trajectory(label, check):
     ex = Scaled(S, G)
     th, dth, ddth, F = docstring_trajectory()
     s = ex.s
-    ours = s * rd.inverse_dynamics_trajectory(ex.model, th * s, dth * s, ddth * s, f_tip=F, frame="end_effector")
+    ours = s * rd.inverse_dynamics_trajectory(ex.model, th * s, dth * s, ddth * s, f_tip=F,
+                                              frame="end_effector")
     ref = mr.InverseDynamicsTrajectory(th, dth, ddth, G, F, MLIST, GLIST, S)
     tiny = np.any((np.abs(th * s) < 1e-6) & (th != 0), axis=1)
     assert 0 < tiny.sum() < 10
     check("MR InverseDynamicsTrajectory", label, ours[~tiny], ref[~tiny])
-    check("MR InverseDynamicsTrajectory (rows with 0 < |θ| < 1e-6, tol 1e-5)", label, ours[tiny], ref[tiny], tol=1e-5)
+    check("MR InverseDynamicsTrajectory (rows with 0 < |θ| < 1e-6, tol 1e-5)", label, ours[tiny], ref[tiny],
+          tol=1e-5)
 
 
 @pytest.mark.parametrize("label", SLISTS)
@@ -251,7 +262,8 @@ def test_forward_dynamics_trajectory(label, check):
                                                  MLIST, GLIST, S, dt, int_res)
     taus = np.repeat(taumat[:-1], int_res, axis=0)
     q, qd = ex.simulate_euler(THETA, DTHETA, taus, dt / int_res, len(taus), f_tip=F)
-    check("MR ForwardDynamicsTrajectory", label, np.hstack([q[::int_res], qd[::int_res]]), np.hstack([th_mr, dth_mr]))
+    check("MR ForwardDynamicsTrajectory", label, np.hstack([q[::int_res], qd[::int_res]]),
+          np.hstack([th_mr, dth_mr]))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -263,8 +275,10 @@ def test_round_trip(check):
     frames {i} sit at the centres of mass with diagonal G_i), and the MR library agrees on both."""
     Ml, Gl, Sl = rd.to_modern_robotics(rd.from_modern_robotics(MLIST, GLIST, SLIST_UNIT, gravity=G))
     assert len(Ml) == 4 and len(Gl) == 3 and Sl.shape == (6, 3)
-    check("to_modern_robotics round trip (Mlist)", "MR unit-axis UR5-like", np.array(Ml), np.array(MLIST), tol=1e-12)
-    check("to_modern_robotics round trip (Glist)", "MR unit-axis UR5-like", np.array(Gl), np.array(GLIST), tol=1e-12)
+    check("to_modern_robotics round trip (Mlist)", "MR unit-axis UR5-like", np.array(Ml), np.array(MLIST),
+          tol=1e-12)
+    check("to_modern_robotics round trip (Glist)", "MR unit-axis UR5-like", np.array(Gl), np.array(GLIST),
+          tol=1e-12)
     check("to_modern_robotics round trip (Slist)", "MR unit-axis UR5-like", Sl, SLIST_UNIT, tol=1e-12)
     check("to_modern_robotics round trip (mr.InverseDynamics)", "MR unit-axis UR5-like",
           mr.InverseDynamics(THETA, DTHETA, DDTHETA, G, FTIP, Ml, Gl, Sl),
@@ -282,10 +296,13 @@ def test_to_modern_robotics_of_urdf(robot, pairs, check):
     for _ in range(5):
         q, qd, qdd = rng.uniform(-np.pi, np.pi, 6), rng.normal(size=6), rng.normal(size=6)
         F, tau = rng.normal(size=6), rng.normal(scale=5.0, size=6)
-        check("to_modern_robotics → mr.InverseDynamics", robot, rd.inverse_dynamics(model, q, qd, qdd, f_tip=F),
+        check("to_modern_robotics → mr.InverseDynamics", robot,
+              rd.inverse_dynamics(model, q, qd, qdd, f_tip=F),
               mr.InverseDynamics(q, qd, qdd, g, F, Ml, Gl, Sl))
-        check("to_modern_robotics → mr.MassMatrix", robot, rd.mass_matrix(model, q), mr.MassMatrix(q, Ml, Gl, Sl))
-        check("to_modern_robotics → mr.ForwardDynamics", robot, rd.forward_dynamics(model, q, qd, tau, f_tip=F),
+        check("to_modern_robotics → mr.MassMatrix", robot, rd.mass_matrix(model, q),
+              mr.MassMatrix(q, Ml, Gl, Sl))
+        check("to_modern_robotics → mr.ForwardDynamics", robot,
+              rd.forward_dynamics(model, q, qd, tau, f_tip=F),
               mr.ForwardDynamics(q, qd, tau, g, F, Ml, Gl, Sl))
 
 
@@ -320,5 +337,7 @@ def test_kinetic_energy_and_mass_matrix_via_jacobians(check):
     for _ in range(5):
         th, dth = rng.uniform(-np.pi, np.pi, 3), rng.normal(size=3)
         M = mr.MassMatrix(th, MLIST, GLIST, SLIST_UNIT)
-        check("MR kinetic energy (½θ̇ᵀMθ̇)", "MR unit-axis UR5-like", rd.kinetic_energy(model, th, dth), 0.5 * dth @ M @ dth)
-        check("MR mass_matrix_via_jacobians", "MR unit-axis UR5-like", rd.mass_matrix_via_jacobians(model, th), M)
+        check("MR kinetic energy (½θ̇ᵀMθ̇)", "MR unit-axis UR5-like", rd.kinetic_energy(model, th, dth),
+              0.5 * dth @ M @ dth)
+        check("MR mass_matrix_via_jacobians", "MR unit-axis UR5-like",
+              rd.mass_matrix_via_jacobians(model, th), M)
