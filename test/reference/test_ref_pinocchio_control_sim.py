@@ -57,7 +57,8 @@ def test_computed_torque(pair, check):
     rng = np.random.default_rng(30)
     n = pair.n
     A = rng.normal(size=(n, n))
-    gains = [(100.0, 20.0), (np.linspace(50, 150, n), np.linspace(10, 30, n)), (A @ A.T + n * np.eye(n), 5 * np.eye(n) + 0.1 * A)]
+    gains = [(100.0, 20.0), (np.linspace(50, 150, n), np.linspace(10, 30, n)),
+             (A @ A.T + n * np.eye(n), 5 * np.eye(n) + 0.1 * A)]
     for q, qd, qdd_d in zip(Q, QD, QDD):
         q_d, qd_d = q + 0.1 * rng.normal(size=n), qd + 0.1 * rng.normal(size=n)
         nle = pair.vec(pin.nonLinearEffects(pair.pm, pair.pd, pair.pin_q(q), pair.pin_v(qd)).copy())
@@ -65,7 +66,8 @@ def test_computed_torque(pair, check):
             Kp = np.diag(np.broadcast_to(kp, (n,))) if np.ndim(kp) < 2 else kp
             Kd = np.diag(np.broadcast_to(kd, (n,))) if np.ndim(kd) < 2 else kd
             ref = pin_M(pair, q) @ (qdd_d + Kd @ (qd_d - qd) + Kp @ (q_d - q)) + nle
-            check("computed_torque", pair.name, rd.computed_torque(pair.model, q, qd, q_d, qd_d, qdd_d, kp, kd), ref)
+            check("computed_torque", pair.name,
+                  rd.computed_torque(pair.model, q, qd, q_d, qd_d, qdd_d, kp, kd), ref)
 
 
 def tip_jacobians_T(P, Q):
@@ -79,7 +81,8 @@ def tip_jacobians_T(P, Q):
 
 
 def pin_rnea_trajectory(P, Q, QD, QDD):
-    return np.array([P.vec(pin.rnea(P.pm, P.pd, P.pin_q(q), P.pin_v(v), P.pin_v(a)).copy()) for q, v, a in zip(Q, QD, QDD)])
+    return np.array([P.vec(pin.rnea(P.pm, P.pd, P.pin_q(q), P.pin_v(v), P.pin_v(a)).copy())
+                     for q, v, a in zip(Q, QD, QDD)])
 
 
 def test_trajectories(pair, check):
@@ -95,10 +98,12 @@ def test_trajectories(pair, check):
     ref = rnea + tip_jacobians_T(P, Q) @ F + P.vec(P.pm.damping) * QD + P.vec(P.pm.friction) * np.sign(QD)
     check("inverse_dynamics_trajectory(f_tip, friction)", P.name,
           rd.inverse_dynamics_trajectory(m, Q, QD, QDD, f_tip=F, friction=True), ref)
-    check("mass_matrix_trajectory", P.name, rd.mass_matrix_trajectory(m, Q), np.array([pin_M(P, q) for q in Q]))
+    check("mass_matrix_trajectory", P.name, rd.mass_matrix_trajectory(m, Q),
+          np.array([pin_M(P, q) for q in Q]))
     check("forward_dynamics_trajectory", P.name, rd.forward_dynamics_trajectory(m, Q, QD, tau),
           np.array([pin_fd(P, q, v, t) for q, v, t in zip(Q, QD, tau)]))
-    check("forward_dynamics_trajectory(friction)", P.name, rd.forward_dynamics_trajectory(m, Q, QD, tau, friction=True),
+    check("forward_dynamics_trajectory(friction)", P.name,
+          rd.forward_dynamics_trajectory(m, Q, QD, tau, friction=True),
           np.array([pin_fd(P, q, v, t, friction=True) for q, v, t in zip(Q, QD, tau)]))
 
 
@@ -158,4 +163,5 @@ def test_simulate(pair, method, check):
         q, qd = reference_step(method, pair, q, qd, law(k * dt, q, qd), dt, friction=True)
         ref_q.append(q)
         ref_qd.append(qd)
-    check(f"simulate[{method}](callable, friction)", pair.name, np.hstack([traj.q, traj.qd]), np.hstack([ref_q, ref_qd]))
+    check(f"simulate[{method}](callable, friction)", pair.name, np.hstack([traj.q, traj.qd]),
+          np.hstack([ref_q, ref_qd]))

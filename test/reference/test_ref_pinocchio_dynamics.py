@@ -66,7 +66,8 @@ def test_joints_matched_by_name(pair):
 def test_inverse_dynamics(pair, check):
     Q, QD, QDD = pair.states(N_STATES)
     for q, qd, qdd in zip(Q, QD, QDD):
-        check("inverse_dynamics", pair.name, rd.inverse_dynamics(pair.model, q, qd, qdd), pin_rnea(pair, q, qd, qdd))
+        check("inverse_dynamics", pair.name, rd.inverse_dynamics(pair.model, q, qd, qdd),
+              pin_rnea(pair, q, qd, qdd))
 
 
 def test_inverse_dynamics_with_tip_wrench(pair, check):
@@ -80,7 +81,8 @@ def test_inverse_dynamics_with_tip_wrench(pair, check):
         for q, qd, qdd in zip(Q, QD, QDD):
             F = rng.normal(scale=10.0, size=6)
             ref = pin_rnea(pair, q, qd, qdd) + pin_body_jacobian(pair, q, name).T @ F
-            check("inverse_dynamics(f_tip)", pair.name, rd.inverse_dynamics(model, q, qd, qdd, f_tip=F, frame=frame), ref)
+            check("inverse_dynamics(f_tip)", pair.name,
+                  rd.inverse_dynamics(model, q, qd, qdd, f_tip=F, frame=frame), ref)
 
 
 def test_urdf_dynamics_coefficients(pair, joint_dynamics_from_xml):
@@ -118,7 +120,8 @@ def test_inverse_dynamics_with_friction(pair, check):
     viscous = np.linspace(0.1, 0.9, pair.n)
     for q, qd, qdd in zip(Q, QD, QDD):
         rnea = pin_rnea(pair, q, qd, qdd)
-        check("inverse_dynamics(friction)", pair.name, rd.inverse_dynamics(pair.model, q, qd, qdd, friction=True),
+        check("inverse_dynamics(friction)", pair.name,
+              rd.inverse_dynamics(pair.model, q, qd, qdd, friction=True),
               rnea + damping * qd + coulomb * np.sign(qd))
         check("inverse_dynamics(friction)", pair.name,
               rd.inverse_dynamics(pair.model, q, qd, qdd, friction=(viscous, 0.7)),
@@ -220,7 +223,8 @@ def test_forward_dynamics(pair, check):
         tau = rng.normal(scale=5.0, size=pair.n)
         ref = pair.vec(pin.aba(pair.pm, pair.pd, pair.pin_q(q), pair.pin_v(qd), pair.pin_v(tau)).copy())
         check("forward_dynamics", pair.name, rd.forward_dynamics(pair.model, q, qd, tau), ref)
-        check("forward_dynamics_via_mass_matrix", pair.name, rd.forward_dynamics_via_mass_matrix(pair.model, q, qd, tau), ref)
+        check("forward_dynamics_via_mass_matrix", pair.name,
+              rd.forward_dynamics_via_mass_matrix(pair.model, q, qd, tau), ref)
 
 
 def test_forward_dynamics_with_tip_wrench_and_friction(pair, check):
@@ -234,7 +238,8 @@ def test_forward_dynamics_with_tip_wrench_and_friction(pair, check):
         net = tau - pin_body_jacobian(pair, q, frame).T @ F - damping * qd - coulomb * np.sign(qd)
         ref = pair.vec(pin.aba(pair.pm, pair.pd, pair.pin_q(q), pair.pin_v(qd), pair.pin_v(net)).copy())
         for fd, label in ((rd.forward_dynamics, "forward_dynamics(f_tip, friction)"),
-                          (rd.forward_dynamics_via_mass_matrix, "forward_dynamics_via_mass_matrix(f_tip, friction)")):
+                          (rd.forward_dynamics_via_mass_matrix,
+                           "forward_dynamics_via_mass_matrix(f_tip, friction)")):
             check(label, pair.name, fd(pair.model, q, qd, tau, f_tip=F, frame=frame, friction=True), ref)
 
 

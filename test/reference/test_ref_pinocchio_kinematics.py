@@ -63,13 +63,16 @@ def test_default_frame_is_the_tip(pair, check):
     """frame=None means model.tip_frame (the tip_link of a chain selection) in every frame-taking call."""
     model = pair.model
     q, qd, _ = (x[0] for x in pair.states(1, seed=22))
-    check("default frame = tip_frame", pair.name, rd.frame_pose(model, q), rd.frame_pose(model, q, model.tip_frame), tol=0)
-    check("default frame = tip_frame", pair.name, rd.jacobian(model, q), rd.jacobian(model, q, model.tip_frame), tol=0)
+    check("default frame = tip_frame", pair.name, rd.frame_pose(model, q),
+          rd.frame_pose(model, q, model.tip_frame), tol=0)
+    check("default frame = tip_frame", pair.name, rd.jacobian(model, q),
+          rd.jacobian(model, q, model.tip_frame), tol=0)
     check("default frame = tip_frame", pair.name, rd.jacobian_derivative(model, q, qd),
           rd.jacobian_derivative(model, q, qd, model.tip_frame), tol=0)
 
 
-@pytest.mark.parametrize("pair, tip", [("panda_chain_link8", "panda_link8"), ("panda_chain_hand", "panda_hand")],
+@pytest.mark.parametrize("pair, tip", [("panda_chain_link8", "panda_link8"),
+                                       ("panda_chain_hand", "panda_hand")],
                          indirect=["pair"])
 def test_chain_selection_tip_frame(pair, tip):
     """load_urdf(root_link, tip_link): the tip frame is tip_link, the joints are the seven arm joints."""
@@ -128,8 +131,10 @@ def test_task_space_inertia_and_bias(pair, reference, check):
     Q, QD = well_conditioned_states(pair, N_STATES, seed=23)
     for q, qd in zip(Q, QD):
         Lam, eta = pin_task_space(pair, q, qd, reference)
-        check(f"task_space_inertia[{reference}]", pair.name, rd.task_space_inertia(pair.model, q, reference=reference), Lam)
-        check(f"task_space_bias[{reference}]", pair.name, rd.task_space_bias(pair.model, q, qd, reference=reference), eta)
+        check(f"task_space_inertia[{reference}]", pair.name,
+              rd.task_space_inertia(pair.model, q, reference=reference), Lam)
+        check(f"task_space_bias[{reference}]", pair.name,
+              rd.task_space_bias(pair.model, q, qd, reference=reference), eta)
 
 
 @pytest.mark.parametrize("reference", REFERENCES)
@@ -155,4 +160,5 @@ def test_task_space_inertia_near_singularity(pair, reference, check):
     cond = np.linalg.cond(np.linalg.inv(Lam))
     assert cond > 1e8, "the chosen state should be near-singular"
     check(f"task_space_inertia[{reference}] near singularity (tol 100·ε·cond)", pair.name,
-          rd.task_space_inertia(pair.model, q, reference=reference), Lam, tol=100 * np.finfo(float).eps * cond)
+          rd.task_space_inertia(pair.model, q, reference=reference), Lam,
+          tol=100 * np.finfo(float).eps * cond)

@@ -110,8 +110,8 @@ def tau_2r_as_printed(th, thd, thdd):
     t1 = (((M1 + M2) * L1 ** 2 + M2 * (2 * L1 * L2 * c2 + L2 ** 2)) * thdd[0]
           + M2 * (L1 * L2 * c1 + L2 ** 2) * thdd[1] - 2 * M2 * L1 * L2 * thd[0] * thd[1] * s2
           - M2 * L1 * L2 * thd[1] ** 2 * s2 + (M1 + M2) * L1 * GRAV * c1 + M2 * GRAV * L2 * c12)
-    t2 = (M2 * (L1 * L2 * c2 + L2 ** 2) * thdd[0] + M2 * L2 ** 2 * thdd[1] - M2 * L1 * L2 * thd[0] * thd[1] * s2
-          - M2 * GRAV * L2 * c12)
+    t2 = (M2 * (L1 * L2 * c2 + L2 ** 2) * thdd[0] + M2 * L2 ** 2 * thdd[1]
+          - M2 * L1 * L2 * thd[0] * thd[1] * s2 - M2 * GRAV * L2 * c12)
     return np.array([t1, t2])
 
 
@@ -156,7 +156,8 @@ ARM_URDF = f"""<?xml version="1.0"?>
   <joint name="joint1" type="continuous"><parent link="base"/><child link="link1"/><axis xyz="0 0 1"/></joint>
   <joint name="joint2" type="continuous"><parent link="link1"/><child link="link2"/>
     <origin xyz="{L1} 0 0"/><axis xyz="0 0 1"/></joint>
-  <joint name="tip_joint" type="fixed"><parent link="link2"/><child link="tip"/><origin xyz="{L2} 0 0"/></joint>
+  <joint name="tip_joint" type="fixed"><parent link="link2"/><child link="tip"/>
+    <origin xyz="{L2} 0 0"/></joint>
 </robot>"""
 
 
@@ -199,14 +200,17 @@ def test_against_derived_closed_form(arm, check):
     name, model = arm
     robot = f"2R {name}"
     for th, thd, thdd in zip(*states()):
-        check("2R inverse_dynamics", robot, rd.inverse_dynamics(model, th, thd, thdd), tau_2r(th, thd, thdd), tol=TOL)
+        check("2R inverse_dynamics", robot, rd.inverse_dynamics(model, th, thd, thdd), tau_2r(th, thd, thdd),
+              tol=TOL)
         check("2R mass_matrix", robot, rd.mass_matrix(model, th), mass_matrix_2r(th), tol=TOL)
         check("2R coriolis_forces", robot, rd.coriolis_forces(model, th, thd), coriolis_2r(th, thd), tol=TOL)
         check("2R gravity_torques", robot, rd.gravity_torques(model, th), gravity_2r(th), tol=TOL)
         check("2R christoffel_symbols", robot, rd.christoffel_symbols(model, th), christoffel_2r(th), tol=TOL)
-        check("2R coriolis_matrix", robot, rd.coriolis_matrix(model, th, thd), coriolis_matrix_2r(th, thd), tol=TOL)
+        check("2R coriolis_matrix", robot, rd.coriolis_matrix(model, th, thd), coriolis_matrix_2r(th, thd),
+              tol=TOL)
         check("2R potential_energy", robot, rd.potential_energy(model, th), potential_energy_2r(th), tol=TOL)
-        check("2R forward_dynamics", robot, rd.forward_dynamics(model, th, thd, tau_2r(th, thd, thdd)), thdd, tol=1e-10)
+        check("2R forward_dynamics", robot, rd.forward_dynamics(model, th, thd, tau_2r(th, thd, thdd)), thdd,
+              tol=1e-10)
 
 
 def test_kinetic_energy_and_mass_matrix_via_jacobians(arm, check):
@@ -214,7 +218,8 @@ def test_kinetic_energy_and_mass_matrix_via_jacobians(arm, check):
     from the joint (body) frames, which once paired the wrong Jacobian with each inertia."""
     name, model = arm
     for th, thd, _ in zip(*states(seed=4)):
-        check("2R kinetic_energy", f"2R {name}", rd.kinetic_energy(model, th, thd), kinetic_energy_2r(th, thd), tol=TOL)
+        check("2R kinetic_energy", f"2R {name}", rd.kinetic_energy(model, th, thd),
+              kinetic_energy_2r(th, thd), tol=TOL)
         check("2R mass_matrix_via_jacobians", f"2R {name}", rd.mass_matrix_via_jacobians(model, th),
               mass_matrix_2r(th), tol=TOL)
 
