@@ -139,14 +139,16 @@ def single_cases(pair, states):
         ("forward_dynamics", rd.forward_dynamics, [(m, q[k], qd[k], tau[k]) for k in range(K)],
          pin.aba, [(pm, pd, pq[k], pv[k], pt[k]) for k in range(K)], "pin.aba", vec),
         ("gravity_torques", rd.gravity_torques, [(m, q[k]) for k in range(K)],
-         pin.computeGeneralizedGravity, [(pm, pd, pq[k]) for k in range(K)], "pin.computeGeneralizedGravity", vec),
+         pin.computeGeneralizedGravity, [(pm, pd, pq[k]) for k in range(K)], "pin.computeGeneralizedGravity",
+         vec),
         ("coriolis_forces", rd.coriolis_forces, [(m, q[k], qd[k]) for k in range(K)],
          pin.nonLinearEffects, [(pair.pm0, pair.pd0, pq[k], pv[k]) for k in range(K)],
          "pin.nonLinearEffects on a model copy with gravity = 0", vec),
         ("bias_forces", rd.bias_forces, [(m, q[k], qd[k]) for k in range(K)],
          pin.nonLinearEffects, [(pm, pd, pq[k], pv[k]) for k in range(K)], "pin.nonLinearEffects", vec),
         ("coriolis_matrix", rd.coriolis_matrix, [(m, q[k], qd[k]) for k in range(K)],
-         pin.computeCoriolisMatrix, [(pm, pd, pq[k], pv[k]) for k in range(K)], "pin.computeCoriolisMatrix", mat),
+         pin.computeCoriolisMatrix, [(pm, pd, pq[k], pv[k]) for k in range(K)], "pin.computeCoriolisMatrix",
+         mat),
         ("task_space_inertia", rd.task_space_inertia, [(m, q[k], frame) for k in range(K)],
          R.pin_task_space_inertia, [(pm, pd, pq[k], fid) for k in range(K)],
          "computeMinverse + computeFrameJacobian(WORLD) + np.linalg.inv(J Minv J^T)", lam),
@@ -215,7 +217,8 @@ def batch_cases(pair, N, dt=1e-3):
     ]
     # The check of simulate runs 20 steps only: over N steps a random 30-link chain is chaotic enough
     # to amplify rounding differences.
-    short = {"simulate (rk4, array torques)": ((m, q0, qd0, TS[:20], dt, 20), (pm, pd, P(q0), P(qd0), P(TS[:20]), dt))}
+    short = {"simulate (rk4, array torques)": ((m, q0, qd0, TS[:20], dt, 20),
+                                               (pm, pd, P(q0), P(qd0), P(TS[:20]), dt))}
     cases, checks = [], {}
     for name, f, fa, g, ga, desc, cmp in spec:
         try:
@@ -229,8 +232,8 @@ def batch_cases(pair, N, dt=1e-3):
 
 
 def section_batch(opts):
-    out = {"N": opts.batch_n, "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"), "rounds": opts.batch_rounds,
-           "method": METHOD, "robots": {}}
+    out = {"N": opts.batch_n, "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
+           "rounds": opts.batch_rounds, "method": METHOD, "robots": {}}
     t0 = time.perf_counter()
     for pair in [R.panda(), R.ur5(), R.chain(30, seed=1)]:
         cases, checks = batch_cases(pair, opts.batch_n)
@@ -247,7 +250,8 @@ def batch_two_threads(opts):
     fd, path = tempfile.mkstemp(suffix=".json", prefix="rdr-bench-batch2-")
     os.close(fd)
     args = [sys.executable, str(Path(__file__).resolve()), "--only", "batch", "--blas-threads", "2",
-            "--json", path, "--quiet", "--batch-rounds", str(opts.batch_rounds), "--batch-n", str(opts.batch_n)]
+            "--json", path, "--quiet", "--batch-rounds", str(opts.batch_rounds),
+            "--batch-n", str(opts.batch_n)]
     env = dict(os.environ, OPENBLAS_NUM_THREADS="2", OMP_NUM_THREADS="2", MKL_NUM_THREADS="2")
     try:
         proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=900)
@@ -272,8 +276,9 @@ def print_batch(b1, b2):
               f"1T = OPENBLAS_NUM_THREADS=1 (this process), 2T = =2 (child process)")
     if b2 and "error" in b2:
         print(f"  2-thread run failed: {b2['error']}")
-    print("  Pinocchio side: a Python for-loop calling pin.rnea / pin.crba / pin.aba per state (results stored "
-          "into an (N, ...) array); simulate: classical RK4 in Python around pin.aba, dt = 1 ms, N steps.")
+    print("  Pinocchio side: a Python for-loop calling pin.rnea / pin.crba / pin.aba per state (results "
+          "stored into an (N, ...) array); simulate: classical RK4 in Python around pin.aba, dt = 1 ms, "
+          "N steps.")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -313,7 +318,8 @@ def section_scaling(opts):
         for name, f, g in algos:
             cases.append(T.Case(f"{name}/{n}", f, args[name][0], g, args[name][1]))
     res = T.run_interleaved(cases, opts.scaling_rounds, opts.round_s)
-    out = {"n": ns, "rounds": opts.scaling_rounds, "method": METHOD, "per_call_s": {}, "ratio": {}, "exponent": {},
+    out = {"n": ns, "rounds": opts.scaling_rounds, "method": METHOD, "per_call_s": {}, "ratio": {},
+           "exponent": {},
            "note": "exponent = least-squares slope of log(time) vs log(n): over all n, over n >= 15, and of "
                    "(time(n) - time(1)) over n >= 15 (the constant per-call overhead removed)"}
     for name, _, _ in algos:
@@ -346,8 +352,8 @@ def section_scaling(opts):
     for name, _, _ in algos:
         for side in ("ours", "pin"):
             e = out["exponent"].get(f"{name}/{side}", {})
-            rows.append((f"{name} {side}", rat(e.get("all")), rat(e.get("n>=15")), rat(e.get("marginal n>=15")),
-                         "~1" if name != "crba" else "~2 (large n)"))
+            rows.append((f"{name} {side}", rat(e.get("all")), rat(e.get("n>=15")),
+                         rat(e.get("marginal n>=15")), "~1" if name != "crba" else "~2 (large n)"))
     table(["algorithm", "all n", "n >= 15", "t(n)-t(1), n >= 15", "expected"], rows,
           "Scaling: fitted exponent k in time ~ n^k (log-log slope)")
     return out
@@ -396,12 +402,14 @@ def section_startup(opts):
         out["warm"] = warm[0]
     out["seconds"] = time.perf_counter() - t0
     phases = [("interpreter start (incl. ROS re-exec)", "interpreter_s"), ("import numpy", "import_numpy_s"),
-              ("import robot_dynamics_ros.dynamics", "import_dynamics_s"), ("load_urdf (Panda)", "load_urdf_s"),
+              ("import robot_dynamics_ros.dynamics", "import_dynamics_s"),
+              ("load_urdf (Panda)", "load_urdf_s"),
               ("first calls, all functions below", "first_calls_s"),
               ("process start -> last first call", "to_last_first_call_s")]
     c, w = out["cold"], out["warm"]
     table(["phase", "cold cache s", "warm cache s"],
-          [(label, f"{c[k]:.3f}" if k in c else "-", f"{w[k]:.3f}" if k in w else "-") for label, k in phases],
+          [(label, f"{c[k]:.3f}" if k in c else "-", f"{w[k]:.3f}" if k in w else "-")
+           for label, k in phases],
           "Start-up (fresh process; cold = NUMBA_CACHE_DIR empty temp dir, warm = normal cache, "
           f"median of {opts.warm_runs})")
     names = list((w.get("first_call_s") or c.get("first_call_s") or {}).keys())
@@ -483,12 +491,12 @@ def print_ros(r):
                      f"{x.get('max_ms', float('nan')):.2f}", f"{x['cpu_percent']:.1f}", f"{x['ready_s']:.2f}",
                      f"{x['out_of_order']}/{x['duplicates']}/{x['undecoded']}"))
     if rows:
-        table(["output", "window s", "rate Hz", "sent", "lost (bursts, longest)", "median ms", "p99 ms", "max ms",
-               "node CPU %", "ready s", "disorder/dup/undecoded"], rows,
+        table(["output", "window s", "rate Hz", "sent", "lost (bursts, longest)", "median ms", "p99 ms",
+               "max ms", "node CPU %", "ready s", "disorder/dup/undecoded"], rows,
               "Node path: /joint_states at 1 kHz from this process -> node process -> back (round trip)")
-        print("  Panda, joints = 7 arm joints. Controller: kp = kd = 0, its command g(q_k) decoded against a "
-              "table to the sequence k;\n  dynamics_node: k from the copied header stamp (also computes c, M, "
-              "Λ each message). See benchmarks/README.md.")
+        print("  Panda, joints = 7 arm joints. Controller: kp = kd = 0, its command g(q_k) decoded against "
+              "a table to the sequence k;\n  dynamics_node: k from the copied header stamp (also computes c, "
+              "M, Λ each message). See benchmarks/README.md.")
     if "simulator" in r:
         s = r["simulator"]
         if "error" in s:
@@ -507,7 +515,8 @@ def print_ros(r):
 def meta(opts):
     def git(*args):
         try:
-            return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, timeout=10).stdout.strip()
+            return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True,
+                                  timeout=10).stdout.strip()
         except Exception:
             return None
     cpu = None
@@ -516,8 +525,9 @@ def meta(opts):
     except Exception:
         pass
     import numba
-    return {"date": datetime.datetime.now().isoformat(timespec="seconds"), "python": platform.python_version(),
-            "numpy": np.__version__, "numba": numba.__version__, "pinocchio": pin.__version__, "cpu": cpu,
+    return {"date": datetime.datetime.now().isoformat(timespec="seconds"),
+            "python": platform.python_version(), "numpy": np.__version__, "numba": numba.__version__,
+            "pinocchio": pin.__version__, "cpu": cpu,
             "cpus": os.cpu_count(), "loadavg_start": os.getloadavg(),
             "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"), "git_head": git("rev-parse", "HEAD"),
             "git_dirty_package": bool(git("status", "--porcelain", "--", "robot_dynamics_ros")),
@@ -529,7 +539,8 @@ def summary(res):
     s = res.get("single", {}).get("robots", {})
     for rob, d in s.items():
         for fn, r in d["results"].items():
-            rows.append(("single", f"{rob} {fn}", rat(r.get("ratio")), f"<= {SINGLE_TARGET:g}", verdict(r.get("met"))))
+            rows.append(("single", f"{rob} {fn}", rat(r.get("ratio")), f"<= {SINGLE_TARGET:g}",
+                         verdict(r.get("met"))))
     for tag, b in (("1T", res.get("batch")), ("2T", res.get("batch_2threads"))):
         for rob, d in (b or {}).get("robots", {}).items():
             for fn, r in d["results"].items():
@@ -540,23 +551,26 @@ def summary(res):
         rows.append(("startup", "dynamics_node ready (warm)", f"{ros['ready']['median_s']:.3f} s"
                      if ros["ready"]["median_s"] else "-", "< 1 s", verdict(ros["ready"]["met"])))
     for name, r in res.get("sim", {}).get("results", {}).items():
-        rows.append(("sim", name, f"{r['x_real_time']:.0f}x" if r["x_real_time"] else "-", f">= {SIM_TARGET_X:g}x",
-                     verdict(r["met"])))
+        rows.append(("sim", name, f"{r['x_real_time']:.0f}x" if r["x_real_time"] else "-",
+                     f">= {SIM_TARGET_X:g}x", verdict(r["met"])))
     if "simulator" in ros and "error" not in ros["simulator"]:
         rows.append(("sim", "simulator_node", f"{ros['simulator']['speed_x_real_time']:.1f}x", ">= 5x",
                      verdict(ros["simulator"]["met"])))
     if rows:
         met = sum(r[-1] == "yes" for r in rows)
-        table(["section", "item", "value", "target", "met"], rows, f"Summary: {met} of {len(rows)} targets met")
+        table(["section", "item", "value", "target", "met"], rows,
+              f"Summary: {met} of {len(rows)} targets met")
     return [dict(zip(["section", "item", "value", "target", "met"], r)) for r in rows]
 
 
 def parse(argv):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="fewer rounds, 5 s node runs (< 2 min)")
-    p.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated subset of {','.join(SECTIONS)}")
+    p.add_argument("--only", default=",".join(SECTIONS),
+                   help=f"comma-separated subset of {','.join(SECTIONS)}")
     p.add_argument("--duration", type=float, help="node round-trip run length, s (default 30, quick 5)")
-    p.add_argument("--sim-duration", type=float, help="simulator_node measuring window, s (default 10, quick 3)")
+    p.add_argument("--sim-duration", type=float,
+                   help="simulator_node measuring window, s (default 10, quick 3)")
     p.add_argument("--json", default=str(HERE / "results" / "latest.json"), help="JSON output path")
     p.add_argument("--domain-id", type=int, help="ROS_DOMAIN_ID for the node runs (default: random 1..101)")
     p.add_argument("--blas-threads", default="1", help="OPENBLAS_NUM_THREADS of this process (default 1)")
@@ -599,8 +613,10 @@ def main(argv=None):
     t_start = time.perf_counter()
     res = {"meta": meta(opts)}
     print(f"robot_dynamics_ros vs Pinocchio {pin.__version__} | Python {platform.python_version()} | "
-          f"{res['meta']['cpus']} CPUs ({res['meta']['cpu']}) | OPENBLAS_NUM_THREADS={res['meta']['blas_threads']} | "
-          f"load {res['meta']['loadavg_start'][0]:.2f} | {'quick' if opts.quick else 'full'} run: {','.join(opts.only)}")
+          f"{res['meta']['cpus']} CPUs ({res['meta']['cpu']}) | "
+          f"OPENBLAS_NUM_THREADS={res['meta']['blas_threads']} | "
+          f"load {res['meta']['loadavg_start'][0]:.2f} | "
+          f"{'quick' if opts.quick else 'full'} run: {','.join(opts.only)}")
     print(f"Method: {METHOD}", flush=True)
 
     def guarded(name, fn, *a):
@@ -630,9 +646,9 @@ def main(argv=None):
         guarded("sim", section_sim_core, opts)
     if "node" in opts.only or "sim" in opts.only:
         import _ros
-        guarded("ros", lambda: _ros.run(opts.domain_id, duration=opts.duration, sim_duration=opts.sim_duration,
-                                        ready_runs=opts.ready_runs, do_node="node" in opts.only,
-                                        do_sim="sim" in opts.only))
+        guarded("ros", lambda: _ros.run(opts.domain_id, duration=opts.duration,
+                                        sim_duration=opts.sim_duration, ready_runs=opts.ready_runs,
+                                        do_node="node" in opts.only, do_sim="sim" in opts.only))
         if "error" not in res["ros"]:
             print_ros(res["ros"])
     res["summary"] = summary(res)
