@@ -19,10 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import rclpy  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
+import rclpy
+from sensor_msgs.msg import JointState
 
-from _robots import PANDA_ARM_JOINTS, PANDA_READY, PANDA_URDF  # noqa: E402
+from _robots import PANDA_ARM_JOINTS, PANDA_READY, PANDA_URDF
 
 
 def main():
@@ -31,6 +31,7 @@ def main():
     p.add_argument("--rounds", type=int, default=7)
     args = p.parse_args()
     from rclpy.parameter import Parameter
+
     from robot_dynamics_ros.nodes.dynamics_node import DynamicsNode
     rclpy.init(args=["--ros-args", "--disable-rosout-logs", "--log-level", "error"])
     node = DynamicsNode(parameter_overrides=[

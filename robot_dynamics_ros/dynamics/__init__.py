@@ -20,9 +20,14 @@ from .coriolis import christoffel_symbols, coriolis_matrix, mass_matrix_derivati
 from .energy import kinetic_energy, potential_energy
 from .forward_dynamics import forward_dynamics, forward_dynamics_trajectory, forward_dynamics_via_mass_matrix
 from .friction import friction_torques
-from .integrators import Trajectory, euler_step, rk4_step, semi_implicit_euler_step, simulate
-from .inverse_dynamics import (bias_forces, coriolis_forces, gravity_torques, inverse_dynamics,
-                               inverse_dynamics_trajectory)
+from .integrators import SimulationResult, euler_step, rk4_step, semi_implicit_euler_step, simulate
+from .inverse_dynamics import (
+                               bias_forces,
+                               coriolis_forces,
+                               gravity_torques,
+                               inverse_dynamics,
+                               inverse_dynamics_trajectory,
+)
 from .jacobians import frame_pose, jacobian, jacobian_derivative
 from .limits import effort_limits, enforce_position_limits, saturate_effort
 from .mass_matrix import mass_matrix, mass_matrix_trajectory, mass_matrix_via_jacobians
@@ -41,6 +46,6 @@ __all__ = [
     "forward_dynamics", "forward_dynamics_via_mass_matrix", "forward_dynamics_trajectory",
     "friction_torques", "frame_pose", "jacobian", "jacobian_derivative",
     "task_space_inertia", "task_space_bias", "computed_torque",
-    "euler_step", "semi_implicit_euler_step", "rk4_step", "simulate", "Trajectory",
+    "euler_step", "semi_implicit_euler_step", "rk4_step", "simulate", "SimulationResult",
     "effort_limits", "saturate_effort", "enforce_position_limits",
 ]

@@ -8,8 +8,7 @@ from numpy.typing import ArrayLike
 
 from . import _checks
 from .jacobians import reference_code
-from .kernels import all_terms as _all_terms
-from .kernels import entries as _k
+from .kernels import all_terms as _all_terms, entries as _k
 from .model import Data, Model
 
 

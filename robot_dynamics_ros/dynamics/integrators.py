@@ -9,8 +9,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _checks
-from .kernels import entries as _k
 from .friction import Friction, friction_coefficients
+from .kernels import entries as _k
 from .model import Data, Model
 
 #: A state update: (q', q̇') after one step.
@@ -70,8 +70,9 @@ def rk4_step(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, dt: floa
 
 
 @dataclass(frozen=True)
-class Trajectory:
-    """A simulated trajectory: t (steps+1,), q and qd (steps+1, n), tau (steps, n) applied per step."""
+class SimulationResult:
+    """What simulate() returns: times t (steps+1,) in s, states q and qd (steps+1, n), and the torques
+    tau (steps, n) applied over each step."""
     t: np.ndarray
     q: np.ndarray
     qd: np.ndarray
@@ -84,13 +85,13 @@ class Trajectory:
 def simulate(model: Model, q0: ArrayLike, qd0: ArrayLike,
              tau: ArrayLike | Callable[[float, np.ndarray, np.ndarray], ArrayLike], dt: float, steps: int,
              method: str = "rk4", f_tip: ArrayLike | None = None, frame: str | None = None,
-             friction: Friction = None, data: Data | None = None) -> Trajectory:
+             friction: Friction = None, data: Data | None = None) -> SimulationResult:
     """Integrate the forward dynamics (eq. 9.2) for `steps` steps of dt seconds (the textbook's
     ForwardDynamicsTrajectory).
 
     tau: (steps, n) torques held over each step, (n,) constant, or a callable (t, q, qd) -> τ (a
     controller in the loop). method: "rk4" (default), "semi_implicit_euler" or "euler".
-    Returns a Trajectory with q, qd of shape (steps + 1, n) (unpacks as q, qd = simulate(...)).
+    Returns a SimulationResult with q, qd of shape (steps + 1, n) (unpacks as q, qd = simulate(...)).
     With a torque array the whole loop runs compiled.
     """
     code = _checks.choice(METHODS, method, "method")
@@ -112,9 +113,9 @@ def simulate(model: Model, q0: ArrayLike, qd0: ArrayLike,
         for k in range(steps):
             applied[k] = _checks.vector(model, tau(t[k], q[k].copy(), qd[k].copy()), "tau(t, q, qd)")
             _k.step(buf, q[k], qd[k], applied[k], dt, code, fr, tip, fv, fs, q[k + 1], qd[k + 1], scratch)
-        return Trajectory(t, q, qd, applied)
+        return SimulationResult(t, q, qd, applied)
     if np.ndim(tau) == 1:
         tau = np.broadcast_to(_checks.vector(model, tau, "tau"), (steps, model.nq))
     applied = _checks.array(model, tau, "tau", (steps, model.nq))
     _k.simulate(buf, q0, qd0, applied, dt, code, fr, tip, fv, fs, q, qd, scratch)
-    return Trajectory(t, q, qd, applied)
+    return SimulationResult(t, q, qd, applied)

@@ -20,9 +20,27 @@ import numpy as np
 
 # The packed layout lives in the kernel package that reads it, so that changing it invalidates numba's
 # on-disk cache (keyed on the kernel package's source: kernels/cache.py).
-from .kernels.layout import (COL_C, COL_GRAVITY, COL_H, COL_IO, COL_MASS, COL_N, COL_P, COL_PARENT, COL_R,
-                             COL_RUN, COL_TYPE, DATA_WIDTH, FCOL_BODY, FCOL_P, FCOL_R, MODEL_WIDTH, PRISMATIC,
-                             REVOLUTE)
+from .kernels.layout import (
+    COL_C,
+    COL_GRAVITY,
+    COL_H,
+    COL_IO,
+    COL_MASS,
+    COL_N,
+    COL_P,
+    COL_PARENT,
+    COL_R,
+    COL_RUN,
+    COL_TYPE,
+    DATA_WIDTH,
+    FCOL_BODY,
+    FCOL_P,
+    FCOL_R,
+    MODEL_WIDTH,
+    PRISMATIC,
+    REVOLUTE,
+)
+
 
 def _frozen(a, dtype=float):
     a = np.array(a, dtype=dtype)
@@ -127,7 +145,8 @@ class Model:
         try:
             return self._frame_index[frame]
         except (KeyError, TypeError):
-            raise ValueError(f"unknown frame {frame!r}; the model has frames {list(self.frame_names)}") from None
+            raise ValueError(f"unknown frame {frame!r}; the model has frames "
+                             f"{list(self.frame_names)}") from None
 
     def support(self, frame=None):
         """Joints that move `frame` (the body's ancestors including itself), base first."""
@@ -169,7 +188,8 @@ class Model:
                              (self.velocity_limit, "velocity limit"), (self.effort_limit, "effort limit")):
             if values.shape != (n,) or np.any(np.isnan(values)) or np.any(values < 0):
                 bad = [name for name, v in zip(self.joint_names, np.atleast_1d(values)) if not v >= 0]
-                raise ValueError(f"joint {bad[0] if bad else '?'!r}: {what} must be non-negative (one per joint)")
+                name = bad[0] if bad else '?'
+                raise ValueError(f"joint {name!r}: {what} must be non-negative (one per joint)")
         if np.any(self.lower > self.upper):
             bad = self.joint_names[int(np.argmax(self.lower > self.upper))]
             raise ValueError(f"joint {bad!r}: lower position limit exceeds upper limit")

@@ -100,14 +100,17 @@ class DynamicsNode(Node):
         self._lambda_index = np.arange(36)
         # the outgoing messages, serialized once: each joint state only rewrites their numbers
         n = len(joint_order)
-        self._out_gravity = SerializedMessage(make_joint_state(joint_order, effort=np.zeros(n)), 'effort', True)
-        self._out_coriolis = SerializedMessage(make_joint_state(joint_order, effort=np.zeros(n)), 'effort', True)
+        self._out_gravity = SerializedMessage(make_joint_state(joint_order, effort=np.zeros(n)), 'effort',
+                                              stamped=True)
+        self._out_coriolis = SerializedMessage(make_joint_state(joint_order, effort=np.zeros(n)), 'effort',
+                                               stamped=True)
         self._out_mass = SerializedMessage(matrix_to_multiarray(np.zeros((n, n))), 'data')
         self._out_lambda = SerializedMessage(matrix_to_multiarray(np.zeros((6, 6))), 'data')
         self._input.reset(model.joint_names)
         self._data = rd.Data(model)      # the workspace and result arrays of this node's core calls
         warm_up(self.get_logger(), model, (
-            lambda q, qd: rd.compute_all_terms(model, q, qd, model.tip_frame, damping=1e-6, data=self._data),))
+            lambda q, qd: rd.compute_all_terms(model, q, qd, model.tip_frame, damping=1e-6,
+                                               data=self._data),))
 
     # -- one joint state in: one core call, four messages out -------------------------------
     def _on_state(self, msg):
@@ -126,7 +129,8 @@ class DynamicsNode(Node):
         if s['publish_mass_matrix']:
             self._publish(self._pub_mass, self._out_mass, 'mass matrix', terms.M, self._mass_index)
         if terms.Lambda is not None:
-            self._publish(self._pub_lambda, self._out_lambda, 'task-space inertia', terms.Lambda, self._lambda_index)
+            self._publish(self._pub_lambda, self._out_lambda, 'task-space inertia', terms.Lambda,
+                          self._lambda_index)
 
     def _compute_terms(self, q, qd, with_task_space):
         """g, c, M and (with_task_space) Λ at the tip frame from one core call; without Λ when it
@@ -134,10 +138,12 @@ class DynamicsNode(Node):
         model, s = self.model, self._settings
         if with_task_space:
             try:
-                return rd.compute_all_terms(model, q, qd, model.tip_frame, reference=s['task_space_reference'],
+                return rd.compute_all_terms(model, q, qd, model.tip_frame,
+                                            reference=s['task_space_reference'],
                                             damping=s['task_space_damping'], data=self._data)
             except (ValueError, ArithmeticError) as exc:
-                self._throttle.warn('compute/task-space inertia', f'cannot compute the task-space inertia: {exc}')
+                self._throttle.warn('compute/task-space inertia',
+                                    f'cannot compute the task-space inertia: {exc}')
         try:
             return rd.compute_all_terms(model, q, qd, data=self._data)
         except (ValueError, ArithmeticError) as exc:
@@ -148,7 +154,8 @@ class DynamicsNode(Node):
         """Publish values.flat[index] (the node's joint order, row-major) in `out`, if all finite."""
         np.take(values, index, out=out.values)
         if not np.isfinite(out.values).all():
-            self._throttle.warn(f'nonfinite/{what}', f'the {what} is not finite at this joint state: not published')
+            self._throttle.warn(f'nonfinite/{what}',
+                                f'the {what} is not finite at this joint state: not published')
             return
         publisher.publish(out.serialized())
 

@@ -39,7 +39,8 @@ class SerializedMessage:
         if raw[:2] != b'\x00\x01':                   # encapsulation: CDR, little-endian
             raise ValueError(f'unexpected serialization header {bytes(raw[:4])!r}')
         self._raw = raw
-        self.values = np.frombuffer(raw, dtype=np.float64, count=size, offset=_find_once(raw, marker.tobytes()))
+        values_at = _find_once(raw, marker.tobytes())
+        self.values = np.frombuffer(raw, dtype=np.float64, count=size, offset=values_at)
         self._stamp_at = _find_once(raw, _STAMP.pack(*_STAMP_MARK)) if stamped else None
         self.values[:] = 0.0
         if stamped:

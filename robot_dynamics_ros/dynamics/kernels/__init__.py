@@ -3,9 +3,9 @@
     layout.py       the Data buffer: packed model and workspace columns, one quantity each; compile options
     cache.py        numba's on-disk cache keyed on the source of the whole package
     spatial.py      twists, wrenches, Ad, ad, spatial inertias, on tuples of floats
-    kinematics.py   joint transforms, T_0i, screw axes S_i, twists in {0}, frame poses   (eqs. 9.35-9.37, 9.50)
+    kinematics.py   joint transforms, T_0i, screw axes S_i, twists in {0}, frame poses (eqs. 9.35-9.37, 9.50)
     rnea.py         inverse dynamics, recursive Newton-Euler                            (eqs. 9.53-9.57)
-    crba.py         mass matrix, composite rigid bodies                                 (eq. 9.61 over subtrees)
+    crba.py         mass matrix, composite rigid bodies                            (eq. 9.61 over subtrees)
     aba.py          forward dynamics, articulated bodies
     jacobians.py    frame Jacobians and their time derivatives
     coriolis.py     Christoffel-consistent Coriolis matrix and ∂M/∂q                    (eqs. 9.87, 9.13)

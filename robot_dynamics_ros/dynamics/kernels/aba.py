@@ -13,11 +13,39 @@ moved to {0}, G^A_i / p^A_i the articulated-body inertia and bias wrench of the 
                           q̈_i = (u_i - U_i^T dV_i/dt) / D_i,   dV_i/dt += S_i q̈_i
 """
 from .kinematics import body_pose_in_base, body_twist_in_base, frame_wrench_in_body
-from .layout import (COL_GRAVITY, W_GA_BASE, W_INV_D, W_P_BASE, W_PA_BASE, W_R_BASE, W_S_BASE, W_SDOT_BASE,
-                     W_U_BASE, W_U_TORQUE, W_V_BASE, W_VDOT_BASE, frame_body, inline, n_bodies, parent, row3, row6,
-                     row9, set_row6)
-from .spatial import (add6, adjoint_inverse_transpose, body_inertia, dot6, inertia_times, moved_inertia,
-                      neg_ad_transpose, scale6, set_inertia_matrix)
+from .layout import (
+    COL_GRAVITY,
+    W_GA_BASE,
+    W_INV_D,
+    W_P_BASE,
+    W_PA_BASE,
+    W_R_BASE,
+    W_S_BASE,
+    W_SDOT_BASE,
+    W_U_BASE,
+    W_U_TORQUE,
+    W_V_BASE,
+    W_VDOT_BASE,
+    frame_body,
+    inline,
+    n_bodies,
+    parent,
+    row3,
+    row6,
+    row9,
+    set_row6,
+)
+from .spatial import (
+    add6,
+    adjoint_inverse_transpose,
+    body_inertia,
+    dot6,
+    inertia_times,
+    moved_inertia,
+    neg_ad_transpose,
+    scale6,
+    set_inertia_matrix,
+)
 
 
 @inline
@@ -59,17 +87,21 @@ def aba(mb, w, q, qd, tau, frame, f_tip, qdd):
         if lam < 0:
             continue
         c0, c1, c2, c3, c4, c5 = scale6(row6(w, i, W_SDOT_BASE), qd[i])   # c_i = dS_i/dt q̇_i
-        v0, v1, v2, v3, v4, v5 = U[0] * inv_D, U[1] * inv_D, U[2] * inv_D, U[3] * inv_D, U[4] * inv_D, U[5] * inv_D
+        v0, v1, v2 = U[0] * inv_D, U[1] * inv_D, U[2] * inv_D                    # U / D
+        v3, v4, v5 = U[3] * inv_D, U[4] * inv_D, U[5] * inv_D
         e = u * inv_D - (v0 * c0 + v1 * c1 + v2 * c2 + v3 * c3 + v4 * c4 + v5 * c5)     # (u - U^T c) / D
         GA_lam = w[lam, W_GA_BASE:W_GA_BASE + 36]
         for r in range(6):     # a row is read whole before the parent's is written: free scheduling
-            a0, a1, a2, a3, a4, a5 = GA[6 * r], GA[6 * r + 1], GA[6 * r + 2], GA[6 * r + 3], GA[6 * r + 4], GA[6 * r + 5]
+            a0, a1, a2 = GA[6 * r], GA[6 * r + 1], GA[6 * r + 2]
+            a3, a4, a5 = GA[6 * r + 3], GA[6 * r + 4], GA[6 * r + 5]
             b0, b1, b2 = GA_lam[6 * r], GA_lam[6 * r + 1], GA_lam[6 * r + 2]
             b3, b4, b5 = GA_lam[6 * r + 3], GA_lam[6 * r + 4], GA_lam[6 * r + 5]
             ur = U[r]
             # p^A_λ += p^A + G^A c + U (u - U^T c) / D  (= p^A + G^a c + U u / D);  G^A_λ += G^A - U U^T / D
-            w[lam, W_PA_BASE + r] += pA[r] + ur * e + a0 * c0 + a1 * c1 + a2 * c2 + a3 * c3 + a4 * c4 + a5 * c5
-            GA_lam[6 * r], GA_lam[6 * r + 1], GA_lam[6 * r + 2] = b0 + a0 - ur * v0, b1 + a1 - ur * v1, b2 + a2 - ur * v2
+            w[lam, W_PA_BASE + r] += (pA[r] + ur * e
+                                      + a0 * c0 + a1 * c1 + a2 * c2 + a3 * c3 + a4 * c4 + a5 * c5)
+            GA_lam[6 * r], GA_lam[6 * r + 1], GA_lam[6 * r + 2] = (b0 + a0 - ur * v0, b1 + a1 - ur * v1,
+                                                                   b2 + a2 - ur * v2)
             GA_lam[6 * r + 3], GA_lam[6 * r + 4], GA_lam[6 * r + 5] = (b3 + a3 - ur * v3, b4 + a4 - ur * v4,
                                                                        b5 + a5 - ur * v5)
     g = (mb[0, COL_GRAVITY], mb[0, COL_GRAVITY + 1], mb[0, COL_GRAVITY + 2])

@@ -14,10 +14,31 @@ gives c = C q̇ (eq. 9.88) and Ṁ = C + C^T: it is the Christoffel factorisatio
 Since Ṁ = sum_k (∂M/∂q_k) q̇_k = C(q, q̇) + C(q, q̇)^T is linear in q̇:  ∂M/∂q_k = C(q, e_k) + C(q, e_k)^T.
 """
 from .kinematics import body_poses_in_base, body_twist_in_base
-from .layout import (W_BC_BASE, W_GC_BASE, W_P_BASE, W_R_BASE, W_S_BASE, W_SDOT_BASE, W_V_BASE, inline, n_bodies,
-                     parent, row3, row6, row9)
-from .spatial import (add_skew, body_inertia, dot6, matrix_times, matrix_transpose_times, moved_inertia,
-                      set_inertia_matrix)
+from .layout import (
+    W_BC_BASE,
+    W_GC_BASE,
+    W_P_BASE,
+    W_R_BASE,
+    W_S_BASE,
+    W_SDOT_BASE,
+    W_V_BASE,
+    inline,
+    n_bodies,
+    parent,
+    row3,
+    row6,
+    row9,
+)
+from .spatial import (
+    add6,
+    add_skew,
+    body_inertia,
+    dot6,
+    matrix_times,
+    matrix_transpose_times,
+    moved_inertia,
+    set_inertia_matrix,
+)
 
 
 @inline
@@ -66,7 +87,7 @@ def coriolis_matrix(mb, w, q, qd, C, poses_known=False):
         set_inertia_matrix(w, i, W_GC_BASE, moved_inertia(row9(w, i, W_R_BASE), row3(w, i, W_P_BASE),
                                                           body_inertia(mb, i)))          # G^c_i = G_i ...
         coriolis_factor(w, i)                                                            # B^c_i = B_i ...
-    for i in range(n - 1, -1, -1):                                                       # ... + the children's
+    for i in range(n - 1, -1, -1):                                                  # ... + the children's
         lam = parent(mb, i)
         if lam >= 0:
             for k in range(36):
@@ -81,7 +102,7 @@ def coriolis_matrix(mb, w, q, qd, C, poses_known=False):
         BcTS = matrix_transpose_times(Bc, S_i)          # B^c_i^T S_i
         F = matrix_times(Gc, Sdot_i)
         Bs = matrix_times(Bc, S_i)
-        F = (F[0] + Bs[0], F[1] + Bs[1], F[2] + Bs[2], F[3] + Bs[3], F[4] + Bs[4], F[5] + Bs[5])  # G^c dS_i + B^c S_i
+        F = add6(F, Bs)                                 # G^c_i dS_i/dt + B^c_i S_i
         j = i
         while j >= 0:
             C[i, j] = dot6(GcS, row6(w, j, W_SDOT_BASE)) + dot6(BcTS, row6(w, j, W_S_BASE))

@@ -12,9 +12,32 @@ The composites are summed in the bodies' own frames as ten-parameter rigid bodie
 each wrench G^c_i A_i is moved to {0} once, so every entry of M is one 6-vector product.
 """
 from .kinematics import body_poses_in_base
-from .layout import (W_GC_BODY, W_P_BASE, W_P_PARENT, W_R_BASE, W_R_PARENT, W_S_BASE, inline, is_prismatic,
-                     n_bodies, parent, row3, row6, row9, row10, run_start, set_row10)
-from .spatial import add_inertias, adjoint_inverse_transpose, body_inertia, dot6, inertia_times_axis, moved_inertia
+from .layout import (
+    W_GC_BODY,
+    W_P_BASE,
+    W_P_PARENT,
+    W_R_BASE,
+    W_R_PARENT,
+    W_S_BASE,
+    inline,
+    is_prismatic,
+    n_bodies,
+    parent,
+    row3,
+    row6,
+    row9,
+    row10,
+    run_start,
+    set_row10,
+)
+from .spatial import (
+    add_inertias,
+    adjoint_inverse_transpose,
+    body_inertia,
+    dot6,
+    inertia_times_axis,
+    moved_inertia,
+)
 
 
 @inline
@@ -31,7 +54,8 @@ def crba(mb, w, q, M, poses_known=False):
     for i in range(n - 1, -1, -1):
         lam = parent(mb, i)
         if lam >= 0:                                                                # ... + the children's
-            Gc_in_parent = moved_inertia(row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT), row10(w, i, W_GC_BODY))
+            T_lam_i = row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT)
+            Gc_in_parent = moved_inertia(T_lam_i[0], T_lam_i[1], row10(w, i, W_GC_BODY))
             set_row10(w, lam, W_GC_BODY, add_inertias(row10(w, lam, W_GC_BODY), Gc_in_parent))
     for i in range(n):
         F_i = inertia_times_axis(is_prismatic(mb, i), row10(w, i, W_GC_BODY))        # G^c_i A_i in {i}

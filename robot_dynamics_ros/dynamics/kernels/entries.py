@@ -12,16 +12,21 @@ from numba import njit, types
 
 from .aba import aba as articulated_body
 from .all_terms import all_terms as all_terms_of_state
-from .coriolis import coriolis_matrix as christoffel_coriolis_matrix
-from .coriolis import mass_matrix_derivatives as coriolis_mass_matrix_derivatives
+from .coriolis import (
+    coriolis_matrix as christoffel_coriolis_matrix,
+    mass_matrix_derivatives as coriolis_mass_matrix_derivatives,
+)
 from .crba import crba as composite_rigid_body
-from .integrators import METHOD_EULER, METHOD_RK4, METHOD_SEMI_IMPLICIT  # noqa: F401  (codes the entries take)
-from .integrators import step as integration_step
-from .jacobians import jacobian as frame_jacobian
-from .jacobians import jacobian_derivative as frame_jacobian_derivative
-from .kinematics import REF_BODY, REF_SPACE, REF_WORLD_ALIGNED  # noqa: F401  (codes the entries take)
-from .kinematics import body_poses_in_base, urdf_body_poses
-from .kinematics import frame_pose as pose_of_frame
+from .integrators import METHOD_EULER, METHOD_RK4, METHOD_SEMI_IMPLICIT, step as integration_step  # noqa: F401  (codes the entries take)
+from .jacobians import jacobian as frame_jacobian, jacobian_derivative as frame_jacobian_derivative
+from .kinematics import (  # noqa: F401  (codes the entries take)
+    REF_BODY,
+    REF_SPACE,
+    REF_WORLD_ALIGNED,
+    body_poses_in_base,
+    frame_pose as pose_of_frame,
+    urdf_body_poses,
+)
 from .layout import OPTIONS, all_finite, check_vector, n_bodies
 from .linalg import cholesky_in_place, cholesky_solve_in_place, task_space_inertia_from_cholesky
 from .rnea import rnea as recursive_newton_euler
@@ -114,7 +119,8 @@ def rnea_batch(d, q, qd, qdd, frame, f_tip, tau):
     if not (all_finite(q) and all_finite(qd) and all_finite(qdd)):
         raise ValueError("invalid trajectory values")
     for k in range(N):
-        recursive_newton_euler(d, d, q[k], qd[k], qdd[k], True, True, True, frame, f_tip[k if frame >= 0 else 0],
+        f_tip_k = f_tip[k if frame >= 0 else 0]
+        recursive_newton_euler(d, d, q[k], qd[k], qdd[k], True, True, True, frame, f_tip_k,
                                tau[k])
 
 
@@ -212,7 +218,7 @@ def mass_matrix_derivatives(d, q):
     return dM
 
 
-# ---- kinematics, Jacobians (kinematics.py, jacobians.py) ------------------------------------------------------
+# ---- kinematics, Jacobians (kinematics.py, jacobians.py) -------------------------------------------------
 @_entry(types.none(_D, _VI, _I, _M))
 def frame_pose(d, q, frame, T):
     """T_{0f} (4 x 4)."""
@@ -274,7 +280,7 @@ def all_terms(d, q, qd, frame, reference, damping, M, c, g, J, Lam, eta, T, scra
     return all_terms_of_state(d, d, q, qd, frame, reference, damping, M, c, g, J, Lam, eta, T, scratch)
 
 
-# ---- integration (integrators.py) ----------------------------------------------------------------------------
+# ---- integration (integrators.py) --------------------------------------------------------------------
 @_entry(types.none(_D, _VI, _VI, _VI, _F, _I, _I, _VI, _VI, _VI, _V, _V, _M))
 def step(d, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_next, qd_next, s):
     """One integration step into (q_next, qd_next); s: scratch (8, n)."""
@@ -301,4 +307,5 @@ def simulate(d, q0, qd0, tau, dt, method, frame, f_tip, viscous, coulomb, q, qd,
         q[0, i] = q0[i]
         qd[0, i] = qd0[i]
     for k in range(steps):
-        integration_step(d, d, q[k], qd[k], tau[k], dt, method, frame, f_tip, viscous, coulomb, q[k + 1], qd[k + 1], s)
+        integration_step(d, d, q[k], qd[k], tau[k], dt, method, frame, f_tip, viscous, coulomb,
+                         q[k + 1], qd[k + 1], s)

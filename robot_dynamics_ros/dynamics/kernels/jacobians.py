@@ -8,7 +8,14 @@
     dJ_b/dt:        [Ad_{T_0f^-1}] (dS_j/dt - [V_f, S_j])       (V_f: the frame's twist in {0})
     world_aligned:  (dw_j, dv_j + dw_j x p_f + w_j x dp_f/dt),  dp_f/dt = v_f + w_f x p_f
 """
-from .kinematics import REF_BODY, REF_WORLD_ALIGNED, body_poses_in_base, body_twist_in_base, change_reference, frame_pose
+from .kinematics import (
+    REF_BODY,
+    REF_WORLD_ALIGNED,
+    body_poses_in_base,
+    body_twist_in_base,
+    change_reference,
+    frame_pose,
+)
 from .layout import W_S_BASE, W_SDOT_BASE, W_V_BASE, frame_body, inline, n_bodies, parent, row6
 from .spatial import ad, cross
 

@@ -9,11 +9,44 @@
 """
 import numpy as np
 
-from .layout import (FCOL_BODY, FCOL_P, FCOL_R, W_P_BASE, W_P_PARENT, W_R_BASE, W_R_PARENT, W_S_BASE,
-                     W_SDOT_BASE, W_V_BASE, COL_C, COL_P, COL_R, frame_row, inline, is_prismatic, n_bodies, parent,
-                     row3, row6, row9, set_row3, set_row6, set_row9)
-from .spatial import (ZERO6, ad, add3, add6, adjoint_inverse_transpose, compose_rotations, rotate, scale6,
-                      screw_axis_in_base, transpose)
+from .layout import (
+    COL_C,
+    COL_P,
+    COL_R,
+    FCOL_BODY,
+    FCOL_P,
+    FCOL_R,
+    W_P_BASE,
+    W_P_PARENT,
+    W_R_BASE,
+    W_R_PARENT,
+    W_S_BASE,
+    W_SDOT_BASE,
+    W_V_BASE,
+    frame_row,
+    inline,
+    is_prismatic,
+    n_bodies,
+    parent,
+    row3,
+    row6,
+    row9,
+    set_row3,
+    set_row6,
+    set_row9,
+)
+from .spatial import (
+    ZERO6,
+    ad,
+    add3,
+    add6,
+    adjoint_inverse_transpose,
+    compose_rotations,
+    rotate,
+    scale6,
+    screw_axis_in_base,
+    transpose,
+)
 
 REF_SPACE = 0
 REF_BODY = 1
@@ -119,7 +152,8 @@ def frame_wrench_in_body(mb, f, F):
     """A wrench F (array of 6) given in frame f's coordinates, re-expressed in the frame of the body
     that carries f: [Ad_{T_bf^-1}]^T F."""
     r = frame_row(mb, f)
-    return adjoint_inverse_transpose(row9(mb, r, FCOL_R), row3(mb, r, FCOL_P), (F[0], F[1], F[2], F[3], F[4], F[5]))
+    F_f = (F[0], F[1], F[2], F[3], F[4], F[5])
+    return adjoint_inverse_transpose(row9(mb, r, FCOL_R), row3(mb, r, FCOL_P), F_f)
 
 
 @inline

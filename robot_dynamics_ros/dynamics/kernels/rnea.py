@@ -14,10 +14,37 @@ Gravity enters as an upward acceleration of the base, dV_0/dt = (0, -g), so g(q)
 term. On a tree each body adds its wrench to its parent's (9.56 summed over the children).
 """
 from .kinematics import frame_wrench_in_body, joint_transform
-from .layout import (COL_GRAVITY, W_F_BODY, W_P_PARENT, W_R_PARENT, W_V_BODY, W_VDOT_BODY, frame_body, inline,
-                     is_prismatic, n_bodies, parent, row3, row6, row9, set_row3, set_row6, set_row9)
-from .spatial import (ZERO6, add6, adjoint_inverse, adjoint_inverse_transpose, axis_dot, body_inertia,
-                      inertia_times, neg_ad_transpose, plus_ad_axis, plus_axis)
+from .layout import (
+    COL_GRAVITY,
+    W_F_BODY,
+    W_P_PARENT,
+    W_R_PARENT,
+    W_V_BODY,
+    W_VDOT_BODY,
+    frame_body,
+    inline,
+    is_prismatic,
+    n_bodies,
+    parent,
+    row3,
+    row6,
+    row9,
+    set_row3,
+    set_row6,
+    set_row9,
+)
+from .spatial import (
+    ZERO6,
+    add6,
+    adjoint_inverse,
+    adjoint_inverse_transpose,
+    axis_dot,
+    body_inertia,
+    inertia_times,
+    neg_ad_transpose,
+    plus_ad_axis,
+    plus_axis,
+)
 
 
 @inline

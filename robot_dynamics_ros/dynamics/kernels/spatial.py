@@ -252,17 +252,23 @@ def set_inertia_matrix(w, i, c, G):
 @inline
 def matrix_times(M, X):
     """M X for a 6x6 matrix M (a flat view of 36) and a 6-tuple X."""
-    return (dot6((M[0], M[1], M[2], M[3], M[4], M[5]), X), dot6((M[6], M[7], M[8], M[9], M[10], M[11]), X),
-            dot6((M[12], M[13], M[14], M[15], M[16], M[17]), X), dot6((M[18], M[19], M[20], M[21], M[22], M[23]), X),
-            dot6((M[24], M[25], M[26], M[27], M[28], M[29]), X), dot6((M[30], M[31], M[32], M[33], M[34], M[35]), X))
+    return (dot6((M[0], M[1], M[2], M[3], M[4], M[5]), X),
+            dot6((M[6], M[7], M[8], M[9], M[10], M[11]), X),
+            dot6((M[12], M[13], M[14], M[15], M[16], M[17]), X),
+            dot6((M[18], M[19], M[20], M[21], M[22], M[23]), X),
+            dot6((M[24], M[25], M[26], M[27], M[28], M[29]), X),
+            dot6((M[30], M[31], M[32], M[33], M[34], M[35]), X))
 
 
 @inline
 def matrix_transpose_times(M, X):
     """M^T X for a 6x6 matrix M (a flat view of 36) and a 6-tuple X."""
-    return (dot6((M[0], M[6], M[12], M[18], M[24], M[30]), X), dot6((M[1], M[7], M[13], M[19], M[25], M[31]), X),
-            dot6((M[2], M[8], M[14], M[20], M[26], M[32]), X), dot6((M[3], M[9], M[15], M[21], M[27], M[33]), X),
-            dot6((M[4], M[10], M[16], M[22], M[28], M[34]), X), dot6((M[5], M[11], M[17], M[23], M[29], M[35]), X))
+    return (dot6((M[0], M[6], M[12], M[18], M[24], M[30]), X),
+            dot6((M[1], M[7], M[13], M[19], M[25], M[31]), X),
+            dot6((M[2], M[8], M[14], M[20], M[26], M[32]), X),
+            dot6((M[3], M[9], M[15], M[21], M[27], M[33]), X),
+            dot6((M[4], M[10], M[16], M[22], M[28], M[34]), X),
+            dot6((M[5], M[11], M[17], M[23], M[29], M[35]), X))
 
 
 @inline
