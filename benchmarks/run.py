@@ -510,6 +510,22 @@ def print_ros(r):
             print(f"  {s['note']}")
 
 
+def section_node_callback(opts):
+    """dynamics_node's joint-state callback in process (benchmarks/_node_callback.py, a child process)."""
+    messages, rounds = (1000, 5) if opts.quick else (3000, 11)
+    run = subprocess.run([sys.executable, str(HERE / "_node_callback.py"), "--messages", str(messages),
+                          "--rounds", str(rounds)], capture_output=True, text=True, timeout=600)
+    if run.returncode != 0:
+        raise RuntimeError(run.stderr.strip().splitlines()[-1] if run.stderr.strip() else "no output")
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    table(["node", "callback µs (median)", "q1 µs", "q3 µs", "min µs", "outputs"],
+          [("dynamics_node", f"{out['callback_us']:.1f}", f"{out['q1_us']:.1f}", f"{out['q3_us']:.1f}",
+            f"{out['min_us']:.1f}", out["outputs"])],
+          f"dynamics_node callback in process: JointState in -> four outputs published "
+          f"({messages} messages x {rounds} rounds, Panda 7 arm joints, no subscribers)")
+    return out
+
+
 # ----------------------------------------------------------------------------------------------
 
 def meta(opts):
@@ -651,6 +667,8 @@ def main(argv=None):
                                         do_node="node" in opts.only, do_sim="sim" in opts.only))
         if "error" not in res["ros"]:
             print_ros(res["ros"])
+    if "node" in opts.only:
+        guarded("node_callback", section_node_callback, opts)
     res["summary"] = summary(res)
     res["meta"]["loadavg_end"] = os.getloadavg()
     res["meta"]["total_s"] = time.perf_counter() - t_start

@@ -40,9 +40,11 @@ from .spatial import (
     ad,
     add3,
     add6,
+    adjoint_inverse,
     adjoint_inverse_transpose,
+    compose,
     compose_rotations,
-    rotate,
+    cross,
     scale6,
     screw_axis_in_base,
     transpose,
@@ -80,10 +82,8 @@ def body_pose_in_base(mb, w, i, q_i):
     set_row9(w, i, W_R_PARENT, R)
     set_row3(w, i, W_P_PARENT, p)
     lam = parent(mb, i)
-    if lam >= 0:                     # R_0i = R_0λ R, p_0i = p_0λ + R_0λ p
-        R_lam = row9(w, lam, W_R_BASE)
-        R0 = compose_rotations(R_lam, R)
-        p0 = add3(row3(w, lam, W_P_BASE), rotate(R_lam, p))
+    if lam >= 0:
+        R0, p0 = compose(row9(w, lam, W_R_BASE), row3(w, lam, W_P_BASE), R, p)      # T_0λ T_λi (9.37)
     else:
         R0, p0 = R, p
     set_row9(w, i, W_R_BASE, R0)
@@ -117,9 +117,7 @@ def frame_pose(mb, w, f, T):
     R_bf = row9(mb, r, FCOL_R)
     p_bf = row3(mb, r, FCOL_P)
     if b >= 0:
-        R_0b = row9(w, b, W_R_BASE)
-        R = compose_rotations(R_0b, R_bf)
-        p = add3(row3(w, b, W_P_BASE), rotate(R_0b, p_bf))
+        R, p = compose(row9(w, b, W_R_BASE), row3(w, b, W_P_BASE), R_bf, p_bf)          # T_0b T_bf
     else:
         R, p = R_bf, p_bf
     T[0, 0], T[0, 1], T[0, 2], T[0, 3] = R[0], R[1], R[2], p[0]
@@ -135,16 +133,12 @@ def change_reference(T, reference, X):
     velocity of the point p with the axes of {0}."""
     if reference == REF_SPACE:
         return X
-    wx, wy, wz = X[0], X[1], X[2]
-    px, py, pz = T[0, 3], T[1, 3], T[2, 3]
-    vx = X[3] + wy * pz - wz * py
-    vy = X[4] + wz * px - wx * pz
-    vz = X[5] + wx * py - wy * px
+    p = (T[0, 3], T[1, 3], T[2, 3])
     if reference == REF_WORLD_ALIGNED:
-        return wx, wy, wz, vx, vy, vz
-    return (T[0, 0] * wx + T[1, 0] * wy + T[2, 0] * wz, T[0, 1] * wx + T[1, 1] * wy + T[2, 1] * wz,
-            T[0, 2] * wx + T[1, 2] * wy + T[2, 2] * wz, T[0, 0] * vx + T[1, 0] * vy + T[2, 0] * vz,
-            T[0, 1] * vx + T[1, 1] * vy + T[2, 1] * vz, T[0, 2] * vx + T[1, 2] * vy + T[2, 2] * vz)
+        v = add3((X[3], X[4], X[5]), cross((X[0], X[1], X[2]), p))
+        return X[0], X[1], X[2], v[0], v[1], v[2]
+    R = (T[0, 0], T[0, 1], T[0, 2], T[1, 0], T[1, 1], T[1, 2], T[2, 0], T[2, 1], T[2, 2])
+    return adjoint_inverse(R, p, X)
 
 
 @inline

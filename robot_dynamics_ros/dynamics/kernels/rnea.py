@@ -58,37 +58,38 @@ def rnea(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, pos
     """
     n = n_bodies(mb)
     for i in range(n):
-        if poses_known:
-            R, p = row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT)
-        else:
+        if not poses_known:
             R, p = joint_transform(mb, i, q[i])                                            # (9.53)
             set_row9(w, i, W_R_PARENT, R)
             set_row3(w, i, W_P_PARENT, p)
+        # T_{λ(i),i} and V_i are read back from the workspace where they are used, not held:
+        # held across the next joint's sin/cos (a libm call clobbers every floating-point
+        # register) they would go to the stack in addition
         lam = parent(mb, i)
         prismatic = is_prismatic(mb, i)
-        V = ZERO6
         if use_qd:
+            V = ZERO6
             if lam >= 0:
-                V = adjoint_inverse(R, p, row6(w, lam, W_V_BODY))                          # (9.54)
-            V = plus_axis(prismatic, V, qd[i])
-            set_row6(w, i, W_V_BODY, V)
+                V = adjoint_inverse(row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT),
+                                    row6(w, lam, W_V_BODY))                                # (9.54)
+            set_row6(w, i, W_V_BODY, plus_axis(prismatic, V, qd[i]))
         if lam >= 0:
-            Vdot = adjoint_inverse(R, p, row6(w, lam, W_VDOT_BODY))                        # (9.55)
-        elif use_gravity:       # dV_0/dt = (0, -g): read here, not held across the sin/cos calls
-            Vdot = adjoint_inverse(R, p, (0.0, 0.0, 0.0, -mb[0, COL_GRAVITY], -mb[0, COL_GRAVITY + 1],
-                                          -mb[0, COL_GRAVITY + 2]))
+            Vdot_lam = row6(w, lam, W_VDOT_BODY)
+        elif use_gravity:       # dV_0/dt = (0, -g)
+            Vdot_lam = (0.0, 0.0, 0.0, -mb[0, COL_GRAVITY], -mb[0, COL_GRAVITY + 1], -mb[0, COL_GRAVITY + 2])
         else:
-            Vdot = adjoint_inverse(R, p, ZERO6)
+            Vdot_lam = ZERO6
+        Vdot = adjoint_inverse(row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT), Vdot_lam)   # (9.55)
         if use_qd:
-            Vdot = plus_ad_axis(prismatic, V, Vdot, qd[i])
+            Vdot = plus_ad_axis(prismatic, row6(w, i, W_V_BODY), Vdot, qd[i])
         if use_qdd:
             Vdot = plus_axis(prismatic, Vdot, qdd[i])
         set_row6(w, i, W_VDOT_BODY, Vdot)
-        G = body_inertia(mb, i)
-        F = inertia_times(G, Vdot)                                                         # G_i dV_i/dt
+        set_row6(w, i, W_F_BODY, inertia_times(body_inertia(mb, i), Vdot))                # G_i dV_i/dt
         if use_qd:
-            F = add6(F, neg_ad_transpose(V, inertia_times(G, V)))                          # (9.56)
-        set_row6(w, i, W_F_BODY, F)
+            V = row6(w, i, W_V_BODY)
+            P = inertia_times(body_inertia(mb, i), V)
+            set_row6(w, i, W_F_BODY, add6(row6(w, i, W_F_BODY), neg_ad_transpose(V, P)))  # (9.56)
     if frame >= 0:
         b = frame_body(mb, frame)
         if b >= 0:

@@ -9,8 +9,7 @@ as its ten inertial parameters (m, h, I_o): mass, first mass moment h = m c and 
 
 Every helper is inlined into the kernels that call it; the tuples stay in registers.
 
-    [Ad_T] V        = (R w, R v + p x R w)                 twist in {b} -> in {a}, T = T_ab (eq. 3.83)
-    [Ad_T^-1] V     = (R^T w, R^T (v + w x p))             twist in {a} -> in {b}
+    [Ad_T^-1] V     = (R^T w, R^T (v + w x p))             twist in {a} -> in {b}, T = T_ab (eq. 3.83)
     [Ad_T^-1]^T F   = (R m + p x R f, R f)                 wrench in {b} -> in {a}
     [ad_V] X        = (w x wX, v x wX + w x vX)            the Lie bracket [V, X] (eq. 9.28)
     -[ad_V]^T P     = (w x m + v x f, w x f)               P = (m, f)  (eq. 9.31)
@@ -54,13 +53,19 @@ def transpose(R):
 
 @inline
 def compose_rotations(A, B):
-    """A B for two rotations."""
+    """A B for two rotations (row-major 9-tuples)."""
     return (A[0] * B[0] + A[1] * B[3] + A[2] * B[6], A[0] * B[1] + A[1] * B[4] + A[2] * B[7],
             A[0] * B[2] + A[1] * B[5] + A[2] * B[8],
             A[3] * B[0] + A[4] * B[3] + A[5] * B[6], A[3] * B[1] + A[4] * B[4] + A[5] * B[7],
             A[3] * B[2] + A[4] * B[5] + A[5] * B[8],
             A[6] * B[0] + A[7] * B[3] + A[8] * B[6], A[6] * B[1] + A[7] * B[4] + A[8] * B[7],
             A[6] * B[2] + A[7] * B[5] + A[8] * B[8])
+
+
+@inline
+def compose(R_ab, p_ab, R_bc, p_bc):
+    """T_ac = T_ab T_bc as (R, p): R_ac = R_ab R_bc, p_ac = p_ab + R_ab p_bc."""
+    return compose_rotations(R_ab, R_bc), add3(p_ab, rotate(R_ab, p_bc))
 
 
 # ---- 6-vectors ---------------------------------------------------------------------------------------
@@ -80,14 +85,6 @@ def dot6(a, b):
 
 
 # ---- changes of frame ----------------------------------------------------------------------------------
-@inline
-def adjoint(R, p, V):
-    """[Ad_T] V for T = (R, p) = T_ab: a twist in {b} re-expressed in {a} (eq. 3.83)."""
-    w = rotate(R, (V[0], V[1], V[2]))
-    v = add3(rotate(R, (V[3], V[4], V[5])), cross(p, w))
-    return w[0], w[1], w[2], v[0], v[1], v[2]
-
-
 @inline
 def adjoint_inverse(R, p, V):
     """[Ad_{T^-1}] V for T = (R, p) = T_ab: a twist in {a} re-expressed in {b} (eq. 9.54 with
