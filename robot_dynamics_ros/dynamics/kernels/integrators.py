@@ -29,8 +29,11 @@ def joint_acceleration(mb, w, q, qd, tau, frame, f_tip, viscous, coulomb, tau_ne
 def step(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_next, qd_next, s):
     """One step of (q, q̇) under τ held constant over dt into (q_next, qd_next); s: scratch (8, n)."""
     n = q.shape[0]
-    k1 = s[0]
-    joint_acceleration(mb, w, q, qd, tau, frame, f_tip, viscous, coulomb, s[7], k1)
+    k1, q_stage, qd_stage = s[0], s[1], s[2]
+    for i in range(n):      # every stage passes scratch rows: one compiled joint_acceleration
+        q_stage[i] = q[i]
+        qd_stage[i] = qd[i]
+    joint_acceleration(mb, w, q_stage, qd_stage, tau, frame, f_tip, viscous, coulomb, s[7], k1)
     if method == METHOD_EULER:
         for i in range(n):
             q_next[i] = q[i] + dt * qd[i]
@@ -41,7 +44,7 @@ def step(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_next, 
             qd_next[i] = qd[i] + dt * k1[i]
             q_next[i] = q[i] + dt * qd_next[i]
         return
-    q_stage, qd_stage, k2, k3, k4 = s[1], s[2], s[3], s[4], s[5]
+    k2, k3, k4 = s[3], s[4], s[5]
     v2, v3 = s[6], q_next   # q_next is free until the end: it holds v3
     for i in range(n):
         q_stage[i] = q[i] + 0.5 * dt * qd[i]

