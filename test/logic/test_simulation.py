@@ -2,6 +2,7 @@
 timeouts, pause/reset and failure handling that simulator_node wires to topics and a timer."""
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,19 +13,7 @@ from robot_dynamics_ros.simulation import FAST_BUDGET, LOCKSTEP_STREAK, Simulati
 
 DT = 0.001
 # A pendulum swinging about y under gravity from q = 0 (horizontal), stops at ±0.5 rad.
-PENDULUM = """<?xml version="1.0"?>
-<robot name="pendulum">
-  <link name="base"/>
-  <link name="arm">
-    <inertial><origin xyz="0.5 0 0"/><mass value="1.0"/>
-      <inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial>
-  </link>
-  <joint name="hinge" type="revolute">
-    <parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>
-    <limit lower="-0.5" upper="0.5" effort="10" velocity="10"/>
-  </joint>
-</robot>
-"""
+PENDULUM = (Path(__file__).resolve().parents[1] / "data" / "pendulum.urdf").read_text()
 
 
 @pytest.fixture(scope='module')

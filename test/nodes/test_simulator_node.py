@@ -3,6 +3,7 @@ external wrenches, joint stops, pause/reset, /clock and /robot_description."""
 
 import math
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,19 +24,7 @@ from _node_harness import UR5E_HOME, UR5E_JOINTS, UR5E_URDF
 pytestmark = pytest.mark.ros
 
 DT = 0.001
-PENDULUM = """<?xml version="1.0"?>
-<robot name="pendulum">
-  <link name="base"/>
-  <link name="arm">
-    <inertial><origin xyz="0.5 0 0"/><mass value="1.0"/>
-      <inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial>
-  </link>
-  <joint name="hinge" type="revolute">
-    <parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>
-    <limit lower="-0.5" upper="0.5" effort="10" velocity="10"/>
-  </joint>
-</robot>
-"""
+PENDULUM = (Path(__file__).resolve().parents[1] / "data" / "pendulum.urdf").read_text()
 
 
 def _t(msg):
