@@ -27,7 +27,7 @@ from .kinematics import (  # noqa: F401  (codes the entries take)
     frame_pose as pose_of_frame,
     urdf_body_poses,
 )
-from .layout import OPTIONS, all_finite, check_vector, n_bodies
+from .layout import OPTIONS, all_finite, check_state, check_vector, n_bodies
 from .linalg import cholesky_in_place, cholesky_solve_in_place, task_space_inertia_from_cholesky
 from .rnea import rnea as recursive_newton_euler
 
@@ -65,9 +65,7 @@ _F = types.float64
 @_entry(types.none(_D, _VI, _VI, _VI, _V))
 def rnea(d, q, qd, qdd, tau):
     """τ = M q̈ + c + g."""
-    n = n_bodies(d)
-    check_vector(q, n)
-    check_vector(qd, n)
+    n = check_state(d, q, qd)
     check_vector(qdd, n)
     recursive_newton_euler(d, d, q, qd, qdd, True, True, True, -1, q, tau)
 
@@ -75,9 +73,7 @@ def rnea(d, q, qd, qdd, tau):
 @_entry(types.none(_D, _VI, _VI, _VI, _I, _VI, _V))
 def rnea_tip(d, q, qd, qdd, frame, f_tip, tau):
     """τ = M q̈ + c + g + J^T F_tip with F_tip at `frame`."""
-    n = n_bodies(d)
-    check_vector(q, n)
-    check_vector(qd, n)
+    n = check_state(d, q, qd)
     check_vector(qdd, n)
     check_vector(f_tip, 6)
     recursive_newton_euler(d, d, q, qd, qdd, True, True, True, frame, f_tip, tau)
@@ -93,18 +89,14 @@ def gravity(d, q, tau):
 @_entry(types.none(_D, _VI, _VI, _V))
 def coriolis(d, q, qd, tau):
     """c(q, q̇): RNEA with q̈ = 0 and no gravity."""
-    n = n_bodies(d)
-    check_vector(q, n)
-    check_vector(qd, n)
+    check_state(d, q, qd)
     recursive_newton_euler(d, d, q, qd, qd, True, False, False, -1, q, tau)
 
 
 @_entry(types.none(_D, _VI, _VI, _V))
 def bias(d, q, qd, tau):
     """c(q, q̇) + g(q): RNEA with q̈ = 0."""
-    n = n_bodies(d)
-    check_vector(q, n)
-    check_vector(qd, n)
+    check_state(d, q, qd)
     recursive_newton_euler(d, d, q, qd, qd, True, False, True, -1, q, tau)
 
 
@@ -148,9 +140,7 @@ def crba_batch(d, q, M):
 @_entry(types.none(_D, _VI, _VI, _VI, _V))
 def aba(d, q, qd, tau, qdd):
     """q̈ = FD(q, q̇, τ)."""
-    n = n_bodies(d)
-    check_vector(q, n)
-    check_vector(qd, n)
+    n = check_state(d, q, qd)
     check_vector(tau, n)
     articulated_body(d, d, q, qd, tau, -1, q, qdd)
 
@@ -158,9 +148,7 @@ def aba(d, q, qd, tau, qdd):
 @_entry(types.none(_D, _VI, _VI, _VI, _I, _VI, _V))
 def aba_tip(d, q, qd, tau, frame, f_tip, qdd):
     """q̈ = FD(q, q̇, τ) with F_tip at `frame`."""
-    n = n_bodies(d)
-    check_vector(q, n)
-    check_vector(qd, n)
+    n = check_state(d, q, qd)
     check_vector(tau, n)
     check_vector(f_tip, 6)
     articulated_body(d, d, q, qd, tau, frame, f_tip, qdd)
@@ -181,9 +169,7 @@ def aba_batch(d, q, qd, tau, qdd):
 @_entry(_V(_D, _VI, _VI, _VI, _I, _VI), allocates=True)
 def fd_via_mass_matrix(d, q, qd, tau, frame, f_tip):
     """q̈ = M^-1 (τ - b - J^T F_tip) with M = L L^T (the textbook's GetJointAccel, no explicit inverse)."""
-    n = n_bodies(d)
-    check_vector(q, n)
-    check_vector(qd, n)
+    n = check_state(d, q, qd)
     check_vector(tau, n)
     check_vector(f_tip, 6)
     M = np.empty((n, n))
@@ -202,9 +188,7 @@ def fd_via_mass_matrix(d, q, qd, tau, frame, f_tip):
 @_entry(types.none(_D, _VI, _VI, _M))
 def coriolis_matrix(d, q, qd, C):
     """C(q, q̇), Christoffel-consistent."""
-    n = n_bodies(d)
-    check_vector(q, n)
-    check_vector(qd, n)
+    check_state(d, q, qd)
     christoffel_coriolis_matrix(d, d, q, qd, C)
 
 
@@ -247,9 +231,7 @@ def jacobian(d, q, frame, reference, J):
 @_entry(types.none(_D, _VI, _VI, _I, _I, _M), allocates=True)
 def jacobian_derivative(d, q, qd, frame, reference, dJ):
     """dJ/dt (6 x n) of a frame in a reference."""
-    n = n_bodies(d)
-    check_vector(q, n)
-    check_vector(qd, n)
+    check_state(d, q, qd)
     frame_jacobian_derivative(d, d, q, qd, frame, reference, np.empty((4, 4)), dJ)
 
 
@@ -274,9 +256,7 @@ def task_space_inertia(d, q, frame, reference, damping, Lam):
 @_entry(_I(_D, _VI, _VI, _I, _I, _F, _M, _V, _V, _M, _M, _V, _M, _M))
 def all_terms(d, q, qd, frame, reference, damping, M, c, g, J, Lam, eta, T, scratch):
     """M, c, g and (frame >= 0) J, Λ, η, T_{0f} of one state; returns all_terms.STATUS_*."""
-    n = n_bodies(d)
-    check_vector(q, n)
-    check_vector(qd, n)
+    check_state(d, q, qd)
     return all_terms_of_state(d, d, q, qd, frame, reference, damping, M, c, g, J, Lam, eta, T, scratch)
 
 
@@ -284,9 +264,7 @@ def all_terms(d, q, qd, frame, reference, damping, M, c, g, J, Lam, eta, T, scra
 @_entry(types.none(_D, _VI, _VI, _VI, _F, _I, _I, _VI, _VI, _VI, _V, _V, _M))
 def step(d, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_next, qd_next, s):
     """One integration step into (q_next, qd_next); s: scratch (8, n)."""
-    n = n_bodies(d)
-    check_vector(q, n)
-    check_vector(qd, n)
+    n = check_state(d, q, qd)
     check_vector(tau, n)
     check_vector(f_tip, 6)
     integration_step(d, d, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_next, qd_next, s)
@@ -295,9 +273,7 @@ def step(d, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_next, qd_n
 @_entry(types.none(_D, _VI, _VI, _MI, _F, _I, _I, _VI, _VI, _VI, _M, _M, _M))
 def simulate(d, q0, qd0, tau, dt, method, frame, f_tip, viscous, coulomb, q, qd, s):
     """(q, q̇) trajectories of shape (steps + 1, n) under tau[k] held over step k; s: scratch (8, n)."""
-    n = n_bodies(d)
-    check_vector(q0, n)
-    check_vector(qd0, n)
+    n = check_state(d, q0, qd0)
     steps = tau.shape[0]
     if tau.shape[1] != n or not all_finite(tau):
         raise ValueError("invalid torque trajectory")

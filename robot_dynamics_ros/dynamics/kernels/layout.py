@@ -193,3 +193,12 @@ def all_finite(x):
 def check_vector(x, n):
     if x.shape[0] != n or not all_finite(x):
         raise ValueError("invalid input vector")
+
+
+@inline
+def check_state(mb, q, qd):
+    """n, after checking that q and qd are finite vectors of length n (the model's bodies)."""
+    n = n_bodies(mb)
+    check_vector(q, n)
+    check_vector(qd, n)
+    return n
