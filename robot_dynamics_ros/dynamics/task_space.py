@@ -8,8 +8,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _checks
-from .forward_dynamics import forward_dynamics
-from .jacobians import jacobian, jacobian_derivative, reference_code
+from .all_terms import compute_all_terms
+from .jacobians import reference_code
 from .kernels import entries as _k
 from .model import Data, Model
 
@@ -40,13 +40,9 @@ def task_space_bias(model: Model, q: ArrayLike, qd: ArrayLike, frame: str | None
                     reference: str = "space", damping: float = 0.0, data: Data | None = None) -> np.ndarray:
     """η(q, V) (6,) = Λ (J M⁻¹ b − J̇ q̇), so that F = Λ V̇ + η (eq. 9.97).
 
-    For a square invertible J this is eq. 9.99, J⁻ᵀ b − Λ J̇ J⁻¹ V. M⁻¹ b = −FD(q, q̇, τ = 0) comes from
-    the articulated-body algorithm.
+    For a square invertible J this is eq. 9.99, J⁻ᵀ b − Λ J̇ J⁻¹ V. The η of compute_all_terms (one
+    kinematics pass; M⁻¹ b from the Cholesky factor of M), returned as a new array.
     """
-    q = _checks.vector(model, q, "q")
-    qd = _checks.vector(model, qd, "qd")
-    Lam = task_space_inertia(model, q, frame, reference, damping, data)
-    J = jacobian(model, q, frame, reference, data)
-    Jd = jacobian_derivative(model, q, qd, frame, reference, data)
-    Minv_b = -forward_dynamics(model, q, qd, np.zeros(model.nq), data=data)
-    return Lam @ (J @ Minv_b - Jd @ qd)
+    frame = model.tip_frame if frame is None else frame       # compute_all_terms: None = no frame
+    terms = compute_all_terms(model, q, qd, frame, reference, damping, data)
+    return terms.eta.copy()

@@ -17,7 +17,7 @@ from .kinematics import (
     frame_pose,
 )
 from .layout import W_S_BASE, W_SDOT_BASE, W_V_BASE, frame_body, inline, n_bodies, parent, row6
-from .spatial import ad, cross
+from .spatial import ad, add3, cross
 
 
 @inline
@@ -51,8 +51,7 @@ def jacobian_derivative(mb, w, q, qd, frame, reference, T, dJ, poses_known=False
     V_f = row6(w, b, W_V_BASE)             # the frame's twist in {0} (space form) = its body's
     p_f = (T[0, 3], T[1, 3], T[2, 3])
     w_f = (V_f[0], V_f[1], V_f[2])
-    pdot = cross(w_f, p_f)                 # dp_f/dt = v_f + w_f x p_f
-    pdot = (V_f[3] + pdot[0], V_f[4] + pdot[1], V_f[5] + pdot[2])
+    pdot = add3((V_f[3], V_f[4], V_f[5]), cross(w_f, p_f))     # dp_f/dt = v_f + w_f x p_f
     j = b
     while j >= 0:
         Sdot = row6(w, j, W_SDOT_BASE)
