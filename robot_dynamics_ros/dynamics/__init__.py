@@ -22,11 +22,11 @@ from .forward_dynamics import forward_dynamics, forward_dynamics_trajectory, for
 from .friction import friction_torques
 from .integrators import SimulationResult, euler_step, rk4_step, semi_implicit_euler_step, simulate
 from .inverse_dynamics import (
-                               bias_forces,
-                               coriolis_forces,
-                               gravity_torques,
-                               inverse_dynamics,
-                               inverse_dynamics_trajectory,
+    bias_forces,
+    coriolis_forces,
+    gravity_torques,
+    inverse_dynamics,
+    inverse_dynamics_trajectory,
 )
 from .jacobians import frame_pose, jacobian, jacobian_derivative
 from .limits import effort_limits, enforce_position_limits, saturate_effort

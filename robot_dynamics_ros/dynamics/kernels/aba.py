@@ -30,11 +30,8 @@ from .layout import (
     inline,
     n_bodies,
     parent,
-    row3,
-    row6,
-    row9,
-    set_row6,
 )
+from .rows import row3, row6, row9, set_row6
 from .spatial import (
     add6,
     adjoint_inverse_transpose,

@@ -25,10 +25,8 @@ from .layout import (
     inline,
     n_bodies,
     parent,
-    row3,
-    row6,
-    row9,
 )
+from .rows import row3, row6, row9
 from .spatial import (
     add6,
     add_skew,

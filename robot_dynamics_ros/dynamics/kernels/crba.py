@@ -23,13 +23,9 @@ from .layout import (
     is_prismatic,
     n_bodies,
     parent,
-    row3,
-    row6,
-    row9,
-    row10,
     run_start,
-    set_row10,
 )
+from .rows import row3, row6, row9, row10, set_row10
 from .spatial import (
     add_inertias,
     adjoint_inverse_transpose,

@@ -16,7 +16,8 @@ from .kinematics import (
     change_reference,
     frame_pose,
 )
-from .layout import W_S_BASE, W_SDOT_BASE, W_V_BASE, frame_body, inline, n_bodies, parent, row6
+from .layout import W_S_BASE, W_SDOT_BASE, W_V_BASE, frame_body, inline, n_bodies, parent
+from .rows import row6
 from .spatial import ad, add3, cross
 
 

@@ -28,13 +28,8 @@ from .layout import (
     is_prismatic,
     n_bodies,
     parent,
-    row3,
-    row6,
-    row9,
-    set_row3,
-    set_row6,
-    set_row9,
 )
+from .rows import row3, row6, row9, set_row3, set_row6, set_row9
 from .spatial import (
     ZERO6,
     ad,

@@ -14,7 +14,7 @@ axis of joint i in {i} is A_i = (e_z, 0) (revolute) or (0, e_z) (prismatic), and
 T_{λ(i),i}(q_i) = T_tree,i exp([A_i] q_i)  (eqs. 9.35, 9.50) is T_tree Rz(q_i) or T_tree Tz(q_i).
 
 One array per compiled call keeps numba's dispatch cheap (each array argument costs tens of ns);
-inside, kernels read rows as tuples of floats (row3, row6, row9 below), which stay in registers.
+inside, kernels read rows as tuples of floats (rows.py), which stay in registers.
 """
 import numpy as np
 from numba import njit
@@ -127,55 +127,6 @@ def frame_row(mb, f):
 @inline
 def frame_body(mb, f):
     return int(mb[frame_row(mb, f), FCOL_BODY])
-
-
-# ---- rows as tuples ----------------------------------------------------------------------------------
-@inline
-def row3(a, i, c):
-    """a[i, c:c+3] as a tuple (x, y, z)."""
-    return a[i, c], a[i, c + 1], a[i, c + 2]
-
-
-@inline
-def row6(a, i, c):
-    """a[i, c:c+6] as a tuple: a twist (w, v) or a wrench (m, f)."""
-    return a[i, c], a[i, c + 1], a[i, c + 2], a[i, c + 3], a[i, c + 4], a[i, c + 5]
-
-
-@inline
-def row9(a, i, c):
-    """a[i, c:c+9] as a tuple: a rotation matrix, row-major."""
-    return (a[i, c], a[i, c + 1], a[i, c + 2], a[i, c + 3], a[i, c + 4], a[i, c + 5],
-            a[i, c + 6], a[i, c + 7], a[i, c + 8])
-
-
-@inline
-def row10(a, i, c):
-    """a[i, c:c+10] as a tuple: the ten inertial parameters (m, h, I_o upper triangle) of spatial.py."""
-    return (a[i, c], a[i, c + 1], a[i, c + 2], a[i, c + 3], a[i, c + 4], a[i, c + 5],
-            a[i, c + 6], a[i, c + 7], a[i, c + 8], a[i, c + 9])
-
-
-@inline
-def set_row3(a, i, c, x):
-    a[i, c], a[i, c + 1], a[i, c + 2] = x
-
-
-@inline
-def set_row6(a, i, c, x):
-    a[i, c], a[i, c + 1], a[i, c + 2], a[i, c + 3], a[i, c + 4], a[i, c + 5] = x
-
-
-@inline
-def set_row9(a, i, c, x):
-    (a[i, c], a[i, c + 1], a[i, c + 2], a[i, c + 3], a[i, c + 4], a[i, c + 5],
-     a[i, c + 6], a[i, c + 7], a[i, c + 8]) = x
-
-
-@inline
-def set_row10(a, i, c, x):
-    (a[i, c], a[i, c + 1], a[i, c + 2], a[i, c + 3], a[i, c + 4], a[i, c + 5],
-     a[i, c + 6], a[i, c + 7], a[i, c + 8], a[i, c + 9]) = x
 
 
 # ---- argument checks -------------------------------------------------------------------------------
