@@ -6,6 +6,8 @@
 #                                 domain, localhost discovery); lint findings fail it, as in CI
 #   make test PYTEST_ARGS='-k rnea -x'
 #   make bench                    benchmarks/run.py, single-threaded BLAS
+#   make soak                     benchmarks/soak.py: the three nodes at 1 kHz for 10 min with bad
+#                                 input mixed in; RSS growth, CPU, rates, losses (SOAK_ARGS='--minutes 2')
 #   make colcon                   optional: colcon build into build/ install/ log/
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -21,9 +23,10 @@ RUN := unset _ROS_WHEELS_BOOTSTRAP_COMPLETE; \
 DEMO_ARGS ?=
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
+SOAK_ARGS ?=
 COLCON_ARGS ?=
 
-.PHONY: all bootstrap demo test bench colcon clean
+.PHONY: all bootstrap demo test bench soak colcon clean
 all: test
 
 bootstrap:
@@ -45,6 +48,9 @@ test: bootstrap
 
 bench: bootstrap
 	@$(RUN) OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/run.py $(BENCH_ARGS)
+
+soak: bootstrap
+	@$(RUN) OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/soak.py $(SOAK_ARGS)
 
 # colcon-core 0.21 needs setuptools < 80 (requirements/build.txt pins 79).
 $(VENV)/.stamp-colcon: requirements/colcon.txt | bootstrap

@@ -12,9 +12,17 @@ A trajectory (an ``interpolation.PiecewisePolynomial``) has its time 0 at its en
 - ``sample(now)``: the desired (q, q̇, q̈): the newest entry started by ``now``; if none has
   started, the oldest one (before its first knot a trajectory holds its first position).
 - ``prune(now)``: forget the entries that can no longer be in force at ``now`` or later.
+- ``plan(now, stamp)``, ``Plan.trajectory(...)``, ``commit(plan, trajectory, now)``: what
+  ``add_waypoints`` does, in three steps, so that the interpolation of a long trajectory (the
+  middle step, which reads nothing of the schedule) can run elsewhere, e.g. in a worker thread.
+  ``commit`` refuses (``Superseded``) a plan made before the schedule last changed (``hold``,
+  ``clear``, ``add``): its start state is no longer the one in force.
 
 Entries are a list, walked with loops: a long chain of future-stamped references costs time in
-proportion to its length, never Python recursion depth.
+proportion to its length, never Python recursion depth. The chain is bounded: at most
+``max_pending`` entries may wait for their start (``pending(now)``); a future-stamped reference
+beyond that is refused (``TooManyPending``). A client stamping with wall time a controller that
+runs on simulated time would otherwise add one forever-future entry per message.
 
 Example:
     >>> import numpy as np
@@ -25,18 +33,57 @@ Example:
     [0.0, 0.5, 1.0]
 """
 
+import collections
+
 from robot_dynamics_ros.interpolation import from_waypoints, hold
 
-__all__ = ['ReferenceSchedule']
+__all__ = ['ReferenceSchedule', 'Plan', 'TooManyPending', 'Superseded', 'DEFAULT_MAX_PENDING']
+
+DEFAULT_MAX_PENDING = 100
+
+
+class TooManyPending(ValueError):
+    """A future-stamped reference refused: ``max_pending`` references already wait to start."""
+
+
+class Superseded(ValueError):
+    """A plan committed after the schedule changed (see ``ReferenceSchedule.commit``)."""
+
+
+class Plan(collections.namedtuple('Plan', 'start_ns takeover_ns start generation')):
+    """Where a new trajectory starts: at ``start_ns`` on the schedule's clock, leaving the desired
+    state ``start`` = (q, q̇, q̈) in force at ``takeover_ns`` (its stamp, or now if that is past);
+    ``generation``: the schedule's when planned."""
+
+    def trajectory(self, times, positions, velocities=None, accelerations=None, columns=None):
+        """The trajectory through the waypoints from ``start`` (``interpolation.from_waypoints``;
+        ValueError on bad waypoints). Reads nothing of the schedule: any thread may call it."""
+        return from_waypoints(self.start, times, positions, velocities, accelerations,
+                              columns=columns, start_time=(self.takeover_ns - self.start_ns) * 1e-9)
 
 
 class ReferenceSchedule:
-    """Trajectories scheduled by start time (see module docstring)."""
+    """Trajectories scheduled by start time (see module docstring).
 
-    def __init__(self):
+    ``max_pending`` (>= 1): how many entries may wait for their start at once.
+    """
+
+    def __init__(self, max_pending=DEFAULT_MAX_PENDING):
         # (start_ns, trajectory), oldest first. Entry k is in force from its start until a newer
         # entry has started; the oldest one also before its own start.
         self._entries = []
+        self.max_pending = max_pending
+        self.generation = 0         # counts the changes of what is scheduled (not prune)
+
+    @property
+    def max_pending(self):
+        return self._max_pending
+
+    @max_pending.setter
+    def max_pending(self, value):
+        if int(value) < 1:
+            raise ValueError(f'max_pending must be >= 1, got {value}')
+        self._max_pending = int(value)
 
     def __len__(self):
         return len(self._entries)
@@ -49,24 +96,56 @@ class ReferenceSchedule:
     def clear(self):
         """Discard every reference."""
         self._entries.clear()
+        self.generation += 1
 
     def hold(self, q, now_ns):
         """Hold ``q`` (zero velocity and acceleration) from ``now_ns`` on, replacing everything."""
         self._entries = [(int(now_ns), hold(q))]
+        self.generation += 1
+
+    def pending(self, now_ns):
+        """Number of entries that wait for their start at ``now_ns`` (newer than the one in
+        force)."""
+        return max(len(self._entries) - 1 - self._index_in_force(now_ns), 0)
 
     def add(self, trajectory, start_ns, now_ns):
         """Schedule ``trajectory`` from ``start_ns``: after the current entries if it starts in
-        the future, else in place of all of them."""
+        the future, else in place of all of them. TooManyPending (nothing changed) when it starts
+        in the future and ``max_pending`` entries already wait."""
         start_ns, now_ns = int(start_ns), int(now_ns)
         if start_ns > now_ns:
+            self._check_room(now_ns)
             self._entries.append((start_ns, trajectory))
         else:
             self._entries = [(start_ns, trajectory)]
+        self.generation += 1
+
+    def plan(self, now_ns, stamp_ns):
+        """The ``Plan`` of a trajectory stamped ``stamp_ns`` (0 = now) received at ``now_ns``.
+
+        ValueError when nothing is scheduled to start from (``hold`` first); TooManyPending
+        when it starts in the future and ``max_pending`` entries already wait.
+        """
+        if self.empty:
+            raise ValueError('no reference to start from: hold a position first')
+        now_ns = int(now_ns)
+        start_ns = int(stamp_ns) if stamp_ns > 0 else now_ns
+        if start_ns > now_ns:
+            self._check_room(now_ns)        # before the (costly) interpolation
+        takeover_ns = max(start_ns, now_ns)
+        return Plan(start_ns, takeover_ns, self.sample(takeover_ns), self.generation)
+
+    def commit(self, plan, trajectory, now_ns):
+        """Schedule ``trajectory`` made from ``plan``, at ``now_ns`` (``add``); Superseded
+        (nothing changed) if the schedule changed since the plan was made."""
+        if plan.generation != self.generation:
+            raise Superseded('the reference changed while this one was prepared')
+        self.add(trajectory, plan.start_ns, now_ns)
 
     def add_waypoints(self, now_ns, stamp_ns, times, positions, velocities=None,
                       accelerations=None, columns=None):
         """Schedule a trajectory through waypoints stamped ``stamp_ns`` (0 = now); return its
-        start in ns.
+        start in ns. TooManyPending as ``add``.
 
         ``times`` (s after the start), ``positions`` (N, m), ``velocities``, ``accelerations``
         and ``columns`` (the m joints' indices in model order) as ``interpolation.from_waypoints``.
@@ -74,16 +153,15 @@ class ReferenceSchedule:
         bad waypoints (or every waypoint already past), or when nothing is scheduled to start
         from (``hold`` first); the schedule is then unchanged.
         """
-        if self.empty:
-            raise ValueError('no reference to start from: hold a position first')
-        now_ns = int(now_ns)
-        start_ns = int(stamp_ns) if stamp_ns > 0 else now_ns
-        takeover_ns = max(start_ns, now_ns)
-        trajectory = from_waypoints(self.sample(takeover_ns), times, positions, velocities,
-                                    accelerations, columns=columns,
-                                    start_time=(takeover_ns - start_ns) * 1e-9)
-        self.add(trajectory, start_ns, now_ns)
-        return start_ns
+        plan = self.plan(now_ns, stamp_ns)
+        trajectory = plan.trajectory(times, positions, velocities, accelerations, columns)
+        self.commit(plan, trajectory, now_ns)
+        return plan.start_ns
+
+    def _check_room(self, now_ns):
+        if self.pending(now_ns) >= self._max_pending:
+            raise TooManyPending(f'{self._max_pending} references already wait for their start '
+                                 '(max_pending): a reference stamped in the future is refused')
 
     def _index_in_force(self, now_ns):
         """Index of the entry in force at ``now_ns``: the newest started one, else the oldest."""

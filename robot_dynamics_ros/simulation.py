@@ -123,11 +123,13 @@ class Simulation:
         self.clock = clock
         self.settings = dict(DEFAULT_SETTINGS)
         self.step_function = None
+        self.steps = 0                          # simulated time = steps * dt
+        self._next_publish_steps = 0.0
+        self._last_publish_steps = None         # step count of the last publication
         self.configure(**settings)
 
         self.model = None
         self.q = self.qd = self.tau = None      # model order
-        self.steps = 0                          # simulated time = steps * dt
         self.paused = False
         self.dropped = 0.0                      # simulated seconds dropped (CPU too slow)
         self._command = None                    # (n,) model order
@@ -136,7 +138,6 @@ class Simulation:
         self._command_seq = 0                   # valid commands received
         self._f_tip = None                      # wrench the robot exerts on the environment
         self._wrench_steps = 0
-        self._next_publish_steps = 0.0
         self._sim_budget = 0.0                  # simulated seconds owed to real time
         self._published = False                 # the last step published a state
         self._lockstep = True                   # rtf 0: wait for commands (until a timeout)
@@ -151,7 +152,9 @@ class Simulation:
         """Change settings (keys of ``DEFAULT_SETTINGS``); ValueError on a bad one (none applied).
 
         Changing ``real_time_factor`` or ``publish_rate`` changes ``tick_period()``: the caller
-        re-creates its timer and calls ``resync()``.
+        re-creates its timer and calls ``resync()``. A new ``publish_rate`` takes effect at once:
+        the next state is due one new period after the last one (at the next step if that is
+        already past), not at the time the old rate had set.
         """
         unknown = set(settings) - set(DEFAULT_SETTINGS)
         if unknown:
@@ -169,8 +172,15 @@ class Simulation:
         if new['publish_rate'] <= 0.0 or new['command_timeout'] <= 0.0:
             raise ValueError('publish_rate and command_timeout must be > 0')
         new['friction'] = bool(new['friction'])
+        rate_changed = new['publish_rate'] != self.settings['publish_rate']
         self.settings = new
         self.step_function = getattr(rd, INTEGRATORS[new['integrator']])
+        if rate_changed and self._last_publish_steps is not None:
+            self._next_publish_steps = max(self._last_publish_steps + self._publish_period_steps(),
+                                           float(self.steps))
+
+    def _publish_period_steps(self):
+        return 1.0 / (self.settings['publish_rate'] * self.dt)
 
     def tick_period(self):
         """Period (wall s) at which to call ``tick()``: 0 (whenever idle) at real_time_factor 0."""
@@ -198,9 +208,10 @@ class Simulation:
             return
         self._reset_state()
 
-    def warm_up_calls(self):
-        """The step calls the simulation makes, as ``f(q, qd)`` (to compile them ahead of time)."""
-        model, dt = self.model, self.dt
+    def warm_up_calls(self, model=None):
+        """The step calls the simulation makes on ``model`` (default: its own), as ``f(q, qd)``
+        (to compile them ahead of time)."""
+        model, dt = (self.model if model is None else model), self.dt
         step = self.step_function
         friction = True if self.settings['friction'] else None
         f_tip = np.zeros(6)
@@ -220,6 +231,7 @@ class Simulation:
         self._f_tip = None
         self._awaiting = None
         self._next_publish_steps = float(self.steps)  # publish the new state at once
+        self._last_publish_steps = None
 
     def reset(self):
         """Back to the initial state, zero velocity, no command or wrench; time runs on.
@@ -399,7 +411,7 @@ class Simulation:
         if self._published:
             self._publish()
             self._after_publication()
-            period_steps = 1.0 / (self.settings['publish_rate'] * self.dt)
-            self._next_publish_steps = max(self._next_publish_steps + period_steps,
+            self._last_publish_steps = self.steps
+            self._next_publish_steps = max(self._next_publish_steps + self._publish_period_steps(),
                                            self.steps + 0.5)
         return True

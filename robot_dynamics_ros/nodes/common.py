@@ -1,6 +1,7 @@
 """Helpers shared by the nodes: parameter descriptors and validation, throttled warnings, main().
 
-Nothing here computes dynamics.
+Nothing here computes dynamics. ``WarningThrottle`` is robot_dynamics_ros.input_guard's (ROS-free:
+keys from a fixed set of problem kinds, bounded lines, bounded memory), re-exported here.
 """
 
 import math
@@ -9,25 +10,35 @@ import time
 
 import numpy as np
 import rclpy
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 
+from robot_dynamics_ros.input_guard import WarningThrottle, bounded
+
 __all__ = ['describe', 'float_array', 'gain_vector', 'string_list', 'WarningThrottle',
-           'make_executor', 'run_node', 'spin_for', 'warm_up']
+           'make_executor', 'run_node', 'spin_for']
 
 
 def describe(description, *, read_only=False, dynamic_typing=False, min_value=None,
-             max_value=None, additional_constraints=''):
-    """A ParameterDescriptor; a numeric range becomes a FloatingPointRange."""
+             max_value=None, additional_constraints='', integer=False):
+    """A ParameterDescriptor; a numeric range becomes a FloatingPointRange (an IntegerRange for
+    an ``integer`` parameter: then both bounds are required)."""
     d = ParameterDescriptor(description=description, read_only=read_only,
                             dynamic_typing=dynamic_typing,
                             additional_constraints=additional_constraints)
-    if min_value is not None or max_value is not None:
+    if integer:
+        d.integer_range = [IntegerRange(from_value=int(min_value), to_value=int(max_value), step=1)]
+    elif min_value is not None or max_value is not None:
         d.floating_point_range = [FloatingPointRange(
             from_value=float(-math.inf if min_value is None else min_value),
             to_value=float(math.inf if max_value is None else max_value), step=0.0)]
     return d
+
+
+def _shown(value):
+    """A parameter value quoted in an error: at most 200 characters (a list may be huge)."""
+    return bounded(repr(value), 200)
 
 
 def float_array(name, value):
@@ -37,18 +48,18 @@ def float_array(name, value):
     array), so the type is checked here. Raises ValueError naming the parameter.
     """
     if isinstance(value, (bool, str, bytes)) or value is None:
-        raise ValueError(f"parameter '{name}' must be a list of numbers, got {value!r}")
+        raise ValueError(f"parameter '{name}' must be a list of numbers, got {_shown(value)}")
     if isinstance(value, (int, float)):
         value = [value]
     try:
         values = list(value)
     except TypeError as exc:
-        raise ValueError(f"parameter '{name}' must be a list of numbers, got {value!r}") from exc
+        raise ValueError(f"parameter '{name}' must be a list of numbers, got {_shown(value)}") from exc
     if any(isinstance(v, (bool, str, bytes)) for v in values):
-        raise ValueError(f"parameter '{name}' must be a list of numbers, got {value!r}")
+        raise ValueError(f"parameter '{name}' must be a list of numbers, got {_shown(value)}")
     array = np.asarray(values, dtype=np.float64).reshape(-1)
     if not np.all(np.isfinite(array)):
-        raise ValueError(f"parameter '{name}' must be finite, got {array.tolist()}")
+        raise ValueError(f"parameter '{name}' must be finite, got {_shown(array.tolist())}")
     return array
 
 
@@ -61,7 +72,7 @@ def gain_vector(name, value, n=None):
     if gains.size == 0:
         raise ValueError(f"parameter '{name}' must not be empty")
     if np.any(gains < 0.0):
-        raise ValueError(f"parameter '{name}' must be >= 0, got {gains.tolist()}")
+        raise ValueError(f"parameter '{name}' must be >= 0, got {_shown(gains.tolist())}")
     if n is None:
         return gains
     if gains.size == 1:
@@ -77,53 +88,11 @@ def string_list(name, value):
     if value is None:
         return []
     if isinstance(value, (str, bytes)):
-        raise ValueError(f"parameter '{name}' must be a list of strings, got {value!r}")
+        raise ValueError(f"parameter '{name}' must be a list of strings, got {_shown(value)}")
     values = list(value)
     if not all(isinstance(v, str) for v in values):
-        raise ValueError(f"parameter '{name}' must be a list of strings, got {value!r}")
+        raise ValueError(f"parameter '{name}' must be a list of strings, got {_shown(value)}")
     return values
-
-
-class WarningThrottle:
-    """Warnings throttled per key (wall/steady time), so distinct problems are each reported.
-
-    rclpy's own ``throttle_duration_sec`` throttles per call site; one call site here reports
-    many different problems (each bad joint, each missing joint set), keyed explicitly.
-    """
-
-    def __init__(self, logger, period=5.0):
-        self._logger = logger
-        self.period = period
-        self._last = {}
-        self._once = set()
-
-    def warn(self, key, message):
-        """Log ``message`` unless ``key`` was reported within the last ``period`` seconds."""
-        now = time.monotonic()
-        if now - self._last.get(key, -math.inf) < self.period:
-            return False
-        if len(self._last) > 256:  # keys may embed message text: forget the expired ones
-            self._last = {k: t for k, t in self._last.items() if now - t < self.period}
-        self._last[key] = now
-        self._logger.warning(message)
-        return True
-
-    def once(self, key, message):
-        """Log ``message`` the first time ``key`` is seen (until ``reset(key)``)."""
-        if key in self._once:
-            return False
-        self._once.add(key)
-        self._logger.warning(message)
-        return True
-
-    def reset(self, key=None):
-        """Forget ``key`` (or everything): its next warning is logged immediately."""
-        if key is None:
-            self._last.clear()
-            self._once.clear()
-        else:
-            self._last.pop(key, None)
-            self._once.discard(key)
 
 
 def make_executor(context=None):
@@ -180,23 +149,3 @@ def run_node(node_class, args=None):
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
-
-
-def warm_up(logger, model, calls):
-    """Call each core function once on ``model`` (at q = 0 clipped into the limits, q̇ = 0).
-
-    The core's kernels are numba-compiled on first use (or loaded from the on-disk cache), which
-    can take seconds: doing it when the model is built keeps that pause out of the first control
-    cycle. ``calls``: callables ``f(q, qd)``. Failures are logged, not raised.
-    """
-    q = np.clip(np.zeros(model.nq), model.lower, model.upper)
-    qd = np.zeros(model.nq)
-    start = time.monotonic()
-    for call in calls:
-        try:
-            call(q, qd)
-        except Exception as exc:  # warm-up must never stop a node
-            logger.error(f'warm-up call failed: {type(exc).__name__}: {exc}')
-    elapsed = time.monotonic() - start
-    if elapsed > 0.5:
-        logger.info(f'dynamics kernels ready after {elapsed:.1f} s (compiled or loaded)')

@@ -15,6 +15,15 @@ Topics (joint vectors in the controller's joint order: ``joints`` parameter, els
   means "stop": hold the current position. References naming a joint the controller does not
   control, or malformed, are rejected with a warning. (The scheduling is
   ``robot_dynamics_ros.reference_schedule.ReferenceSchedule``, ROS-free; this node is its wiring.)
+  The subscription takes the serialized message: a trajectory with more than
+  ``max_trajectory_points`` points (or more joint names than the controller controls) is refused
+  before rclpy converts it (``robot_dynamics_ros.cdr``), so converting it never stalls control.
+  One with more than ``INLINE_POINTS`` (200) points is interpolated in a worker thread while
+  control goes on with the current reference, then takes over (its time still counts from its
+  stamp, or its arrival); a newer reference, a hold, ``~/enable`` or a new model arriving
+  meanwhile supersedes it (dropped with a warning).
+  A reference stamped in the future waits for its start; at most ``max_pending_references`` may
+  wait at once, further ones are refused with a warning.
 - out ``effort_controller/commands`` (std_msgs/Float64MultiArray): τ, for ros2_control's
   JointGroupEffortController (or simulator_node).
 - out ``~/tracking_error`` (sensor_msgs/JointState): position = e, velocity = ė.
@@ -29,26 +38,46 @@ Services:
 Parameters: the model parameters of model_source, plus (settable at run time unless noted)
 
 - ``kp``, ``kd`` (double arrays, 1 entry = same gain on every joint, or one per joint; >= 0).
-- ``control_rate`` (Hz, >= 0): 0 = one command per joint-state message; > 0 = timer.
+- ``control_rate`` (Hz): 0 = one command per joint-state message; 0.1 to 10000 = timer at that
+  rate (a positive rate below 0.1 Hz is refused: a timer that slow is no controller, and a tiny
+  rate would overflow the timer period).
 - ``state_timeout`` (s, >= 0, 0 = off): when any joint's state is older than this, stop tracking,
   publish the gravity-only holding torque g(q) of the last state, warn; when states resume, hold
   the position at that moment (the reference is discarded).
 - ``start_enabled`` (bool, read-only): enabled at start-up; with no reference it holds the
   position of the first complete joint state.
+- ``max_trajectory_points`` (integer >= 1, default 10000): larger references are refused.
+- ``max_pending_references`` (integer >= 1, default 100): future-stamped references that may wait.
+- ``position_tolerance``, ``position_tolerance_prismatic``, ``velocity_limit_factor``: which joint
+  states are physically possible (joint_state_input); ``max_description_bytes`` (model_source).
 """
+
+import collections
+import math
+import queue
+import threading
 
 import numpy as np
 from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import SetParametersResult
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
+from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.cdr import (
+    MIN_POINT_BYTES,
+    header_stamp_ns,
+    joint_trajectory_sizes,
+    read_joint_trajectory,
+)
 from robot_dynamics_ros.dynamics.limits import saturate_effort
-from robot_dynamics_ros.nodes.common import WarningThrottle, describe, gain_vector, run_node, warm_up
+from robot_dynamics_ros.input_guard import BadInput, bounded, short_list
+from robot_dynamics_ros.nodes.common import WarningThrottle, describe, gain_vector, run_node
 from robot_dynamics_ros.nodes.conversions import (
     all_finite,
     float64_field,
@@ -59,9 +88,52 @@ from robot_dynamics_ros.nodes.conversions import (
 )
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
 from robot_dynamics_ros.nodes.model_source import ModelSource
-from robot_dynamics_ros.reference_schedule import ReferenceSchedule
+from robot_dynamics_ros.reference_schedule import (
+    DEFAULT_MAX_PENDING,
+    ReferenceSchedule,
+    Superseded,
+    TooManyPending,
+)
 
-__all__ = ['ComputedTorqueController', 'main']
+__all__ = ['ComputedTorqueController', 'main', 'MIN_CONTROL_RATE', 'MAX_CONTROL_RATE',
+           'INLINE_POINTS']
+
+MIN_CONTROL_RATE = 0.1          # Hz: the slowest timer rate accepted (0 = on every joint state)
+MAX_CONTROL_RATE = 10000.0
+DEFAULT_MAX_TRAJECTORY_POINTS = 10000
+INLINE_POINTS = 200             # longer references are interpolated in a worker thread
+_POLL_PERIOD = 0.005            # s between checks for a prepared reference (only while one is)
+
+# A reference on its way to the schedule: planned on arrival (``now_ns``), prepared, committed.
+# ``source``: the deserialized message, or the serialized bytes.
+_ReferenceJob = collections.namedtuple('_ReferenceJob', 'seq plan source model joint_order now_ns')
+
+
+def _checked_arrays(source, joint_order):
+    """The waypoint arrays of a reference (``joint_trajectory_arrays`` of a message,
+    ``cdr.read_joint_trajectory`` of bytes); BadInput also when it names an uncontrolled joint."""
+    if isinstance(source, bytes):
+        arrays = read_joint_trajectory(source)[1:]
+    else:
+        arrays = joint_trajectory_arrays(source)
+    unknown = [name for name in arrays[0] if name not in joint_order]
+    if unknown:
+        raise BadInput('unknown_joints', f'it names joints {short_list(unknown)} that this '
+                                         f'controller does not control (it controls '
+                                         f'{short_list(joint_order)})')
+    return arrays
+
+
+def _prepare(job):
+    """Validate and interpolate a reference: ``(trajectory, names, times)``, or the ValueError
+    (BadInput: malformed) that refuses it. Touches no node state: any thread may run it."""
+    try:
+        names, times, positions, velocities, accelerations = _checked_arrays(job.source,
+                                                                             job.joint_order)
+        columns = index_map(job.model.joint_names, names)
+        return job.plan.trajectory(times, positions, velocities, accelerations, columns), names, times
+    except ValueError as exc:
+        return exc
 
 
 class ComputedTorqueController(Node):
@@ -87,28 +159,53 @@ class ComputedTorqueController(Node):
             dynamic_typing=True, additional_constraints='1 or n numbers, each >= 0'))
         self.declare_parameter('control_rate', 0.0, describe(
             'Control rate in Hz; 0 = compute and publish on every joint-state message.',
-            min_value=0.0, max_value=10000.0))
+            min_value=0.0, max_value=MAX_CONTROL_RATE,
+            additional_constraints=f'0, or {MIN_CONTROL_RATE} to {MAX_CONTROL_RATE:g}'))
         self.declare_parameter('state_timeout', 0.1, describe(
             'Seconds without a joint state after which the controller stops tracking and '
             'publishes the gravity-only holding torque (0 = never).', min_value=0.0))
         self.declare_parameter('start_enabled', True, describe(
             'Start enabled (holding the first measured position until a reference arrives).',
             read_only=True))
+        self.declare_parameter('max_trajectory_points', DEFAULT_MAX_TRAJECTORY_POINTS, describe(
+            'References with more points are refused before they are deserialized.',
+            integer=True, min_value=1, max_value=10_000_000))
+        self.declare_parameter('max_pending_references', DEFAULT_MAX_PENDING, describe(
+            'References stamped in the future that may wait for their start at once; more are '
+            'refused.', integer=True, min_value=1, max_value=100_000))
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
         self.enabled = bool(self.get_parameter('start_enabled').value)
         self._state_timeout = float(self.get_parameter('state_timeout').value)
         self._control_rate = float(self.get_parameter('control_rate').value)
+        if 0.0 < self._control_rate < MIN_CONTROL_RATE:     # a start-up value: not validated
+            self.get_logger().error(f'control_rate {self._control_rate} Hz is below '
+                                    f'{MIN_CONTROL_RATE} Hz: using {MIN_CONTROL_RATE} Hz')
+            self._control_rate = MIN_CONTROL_RATE
+        self._read_limits()
 
         self._pub_command = self.create_publisher(Float64MultiArray,
                                                   'effort_controller/commands', 10)
         self._pub_error = self.create_publisher(JointState, '~/tracking_error', 10)
-        self.create_subscription(JointTrajectory, '~/reference', self._on_reference, 10)
+        # raw: the size is checked before rclpy converts the message
+        self.create_subscription(JointTrajectory, '~/reference', self._on_reference_raw, 10,
+                                 raw=True)
+        # Long references are interpolated in a worker thread; this timer (steady clock: with
+        # use_sim_time a ROS-time timer would wait for /clock) hands them over, only while one is
+        # being prepared.
+        self._reference_seq = 0
+        self._preparing = None
+        self._next_job = None
+        self._prepared = queue.SimpleQueue()
+        self._poll_timer = self.create_timer(_POLL_PERIOD, self._poll_prepared,
+                                             clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self._poll_timer.cancel()
         self.create_service(SetBool, '~/enable', self._on_enable)
         self.create_service(Trigger, '~/hold', self._on_hold)
         self._input = JointStateInput(self, self._throttle, self._on_state)
         self._make_timer()
-        self._source = ModelSource(self, self._on_model)
+        self._source = ModelSource(self, self._on_model, warm_up=self._warm_up_calls,
+                                   throttle=self._throttle)
         self._source.start()
 
     # -- parameters -------------------------------------------------------------------------
@@ -121,10 +218,14 @@ class ComputedTorqueController(Node):
                 if p.name in ('kp', 'kd'):
                     gain_vector(p.name, p.value, self._n())
                 elif p.name in ('control_rate', 'state_timeout'):
-                    if not (np.isfinite(p.value) and p.value >= 0.0):
+                    if not (math.isfinite(p.value) and p.value >= 0.0):
                         raise ValueError(f'{p.name} must be finite and >= 0, got {p.value}')
+                    if p.name == 'control_rate' and 0.0 < p.value < MIN_CONTROL_RATE:
+                        # 1/rate is the timer period: a tiny rate overflows it
+                        raise ValueError(f'control_rate must be 0 or at least {MIN_CONTROL_RATE} '
+                                         f'Hz, got {p.value}')
         except ValueError as exc:
-            return SetParametersResult(successful=False, reason=str(exc))
+            return SetParametersResult(successful=False, reason=bounded(exc))
         return SetParametersResult(successful=True)
 
     def _apply_parameters(self, params):
@@ -135,6 +236,12 @@ class ComputedTorqueController(Node):
             self._state_timeout = float(self.get_parameter('state_timeout').value)
             self._control_rate = float(self.get_parameter('control_rate').value)
             self._make_timer()
+        if names & {'max_trajectory_points', 'max_pending_references'}:
+            self._read_limits()
+
+    def _read_limits(self):
+        self._max_points = int(self.get_parameter('max_trajectory_points').value)
+        self._schedule.max_pending = int(self.get_parameter('max_pending_references').value)
 
     def _update_gains(self):
         """Gains in model order; None (and an error) when they do not fit the model."""
@@ -145,7 +252,7 @@ class ComputedTorqueController(Node):
             kp = gain_vector('kp', self.get_parameter('kp').value, self.model.nq)
             kd = gain_vector('kd', self.get_parameter('kd').value, self.model.nq)
         except ValueError as exc:
-            self.get_logger().error(f'{exc}: no commands until kp and kd are set correctly')
+            self.get_logger().error(bounded(f'{exc}: no commands until kp and kd are set correctly'))
             return
         self._kp, self._kd = kp[self._to_model], kd[self._to_model]
 
@@ -162,10 +269,18 @@ class ComputedTorqueController(Node):
                                             self._watchdog)
 
     # -- model ------------------------------------------------------------------------------
+    @staticmethod
+    def _warm_up_calls(model):
+        """The core calls of a control step, to compile them before the first one."""
+        ones = np.ones(model.nq)
+        return (lambda q, qd: rd.computed_torque(model, q, qd, q, qd, qd, ones, ones),
+                lambda q, qd: rd.gravity_torques(model, q))
+
     def _on_model(self, model, joint_order):
         self.model = model
         self.joint_order = joint_order
         self._schedule.clear()
+        self._next_job = None           # (one under way is dropped when it is committed)
         self._stale = False
         self._throttle.reset()
         if model is None:
@@ -177,52 +292,137 @@ class ComputedTorqueController(Node):
         # the outgoing messages, built once: each control step only refills their arrays
         self._command_msg = vector_to_multiarray(np.zeros(model.nq))
         self._error_msg = make_joint_state(joint_order)
-        self._input.reset(model.joint_names)
+        self._input.reset(model)
         self._update_gains()
-        warm_up(self.get_logger(), model, (
-            lambda q, qd: rd.computed_torque(model, q, qd, q, qd, qd, np.ones(model.nq),
-                                             np.ones(model.nq)),
-            lambda q, qd: rd.gravity_torques(model, q)))
 
     # -- reference --------------------------------------------------------------------------
-    def _on_reference(self, msg):
+    def _on_reference_raw(self, raw):
+        """The serialized reference: refuse it by size, else deserialize and handle it."""
+        if not self._accepts_references():
+            return
+        joints = len(self.joint_order)
+        try:
+            names, points = joint_trajectory_sizes(raw, max_names=joints)
+        except ValueError:
+            # an encapsulation this reader does not know: bound the points by the byte count
+            names, points = 0, len(raw) // MIN_POINT_BYTES
+        if names > joints:
+            self._throttle.warn('reference/too_many_names',
+                                f'reference rejected: it names {names} joints, this controller '
+                                f'controls {joints}')
+            return
+        if points is not None and points > self._max_points:
+            self._throttle.warn('reference/too_long',
+                                f'reference rejected: {points} points, more than '
+                                f'max_trajectory_points = {self._max_points}')
+            return
+        if names and points > INLINE_POINTS:
+            # read from the bytes by the worker thread: only the stamp is needed now
+            self._on_reference(raw, points, header_stamp_ns(raw))
+            return
+        try:
+            msg = deserialize_message(raw, JointTrajectory)
+        except Exception as exc:  # bytes the middleware delivered but rclpy cannot read
+            self._throttle.warn('reference/malformed', f'reference rejected: unreadable ({exc})')
+            return
+        self._on_reference(msg, len(msg.points),
+                           msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec)
+
+    def _accepts_references(self):
         if self.model is None:
             self._throttle.warn('reference/no_model', 'reference rejected: no robot model yet')
-            return
+            return False
         if not self.enabled:
             self._throttle.warn('reference/disabled',
                                 'reference rejected: the controller is disabled (~/enable)')
-            return
-        try:
-            names, times, positions, velocities, accelerations = joint_trajectory_arrays(msg)
-            unknown = [name for name in names if name not in self.joint_order]
-            if unknown:
-                raise ValueError(f'it names joints {unknown} that this controller does not '
-                                 f'control (it controls {list(self.joint_order)})')
-        except ValueError as exc:
-            self._throttle.warn(f'reference/bad/{exc}', f'reference rejected: {exc}')
-            return
+            return False
+        return True
+
+    def _on_reference(self, source, n_points, stamp_ns):
+        """A reference with a model, enabled: planned now (its start state is the desired state
+        in force when it takes over), then read and interpolated, then committed to the schedule.
+        ``source``: the deserialized message, read and interpolated here; or (more than
+        INLINE_POINTS points) its serialized bytes, read and interpolated in a worker thread."""
         now_ns = self.get_clock().now().nanoseconds
         if not self._ensure_reference(now_ns):
             self._throttle.warn('reference/no_state',
                                 'reference rejected: no complete joint state yet')
             return
-        if times.size == 0:
-            q, _ = self._input.cache.arrays()
-            self._schedule.hold(q, now_ns)
-            self.get_logger().info('empty reference: holding the current position')
+        if n_points == 0:
+            names = self._check_names(source)
+            if names is not None:
+                q, _ = self._input.cache.arrays()
+                self._schedule.hold(q, now_ns)
+                self.get_logger().info('empty reference: holding the current position')
             return
-        stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-        columns = index_map(self.model.joint_names, names)
         try:
-            start_ns = self._schedule.add_waypoints(now_ns, stamp_ns, times, positions, velocities,
-                                                    accelerations, columns=columns)
-        except ValueError as exc:
-            self._throttle.warn(f'reference/bad/{exc}', f'reference rejected: {exc}')
+            plan = self._schedule.plan(now_ns, stamp_ns)
+        except TooManyPending as exc:
+            self._throttle.warn('reference/pending', f'reference rejected: {exc}')
             return
+        self._reference_seq += 1            # any job still being prepared is superseded
+        job = _ReferenceJob(self._reference_seq, plan, source, self.model, self.joint_order, now_ns)
+        if not isinstance(source, bytes):
+            self._commit(job, _prepare(job))
+        elif self._preparing is None:
+            self._start_preparing(job)
+        else:
+            self._next_job = job            # after the one under way (now superseded)
+
+    def _check_names(self, msg):
+        """The names of a reference if it is well formed and names controlled joints only."""
+        try:
+            return _checked_arrays(msg, self.joint_order)[0]
+        except BadInput as exc:
+            self._throttle.warn(f'reference/{exc.kind}', f'reference rejected: {exc}')
+            return None
+
+    def _start_preparing(self, job):
+        self._preparing = threading.Thread(
+            target=lambda: self._prepared.put((job, _prepare(job))), daemon=True,
+            name='reference interpolation')
+        self._preparing.start()
+        self._poll_timer.reset()
+
+    def _poll_prepared(self):
+        """Executor thread: commit a reference the worker has prepared; start the next one."""
+        try:
+            job, result = self._prepared.get_nowait()
+        except queue.Empty:
+            return
+        self._preparing.join()
+        self._preparing = None
+        self._commit(job, result)
+        job, self._next_job = self._next_job, None
+        if job is not None:
+            self._start_preparing(job)
+        else:
+            self._poll_timer.cancel()
+
+    def _commit(self, job, result):
+        """Executor thread: schedule a prepared reference, unless something newer came first."""
+        if isinstance(result, ValueError):
+            kind = result.kind if isinstance(result, BadInput) else 'waypoints'
+            self._throttle.warn(f'reference/{kind}', f'reference rejected: {result}')
+            return
+        trajectory, names, times = result
+        now_ns = self.get_clock().now().nanoseconds
+        try:
+            if job.seq != self._reference_seq or job.model is not self.model or not self.enabled:
+                raise Superseded('a newer reference, or a model change, came while it was prepared')
+            self._schedule.commit(job.plan, trajectory, now_ns)
+        except Superseded as exc:
+            self._throttle.warn('reference/superseded', f'reference of {len(times)} points '
+                                                        f'dropped: {exc}')
+            return
+        except TooManyPending as exc:
+            self._throttle.warn('reference/pending', f'reference rejected: {exc}')
+            return
+        late = f' (prepared in {(now_ns - job.now_ns) * 1e-9:.3f} s)' if now_ns - job.now_ns > 1e7 else ''
         self.get_logger().info(
-            f'new reference: {len(times)} points for {names} over {times[-1]:.3f} s '
-            f'starting {(start_ns - now_ns) * 1e-9:+.3f} s from now')
+            f'new reference: {len(times)} points for {short_list(names)} over {times[-1]:.3f} s '
+            f'starting {(job.plan.start_ns - job.now_ns) * 1e-9:+.3f} s from its arrival{late}',
+            throttle_duration_sec=1.0)
 
     def _ensure_reference(self, now_ns):
         """Latch the hold position if one is pending; False while there is no complete state."""
@@ -324,17 +524,20 @@ class ComputedTorqueController(Node):
             return
         if self._publish_command(tau):
             order = self._to_order
+            e, e_dot = (q_d - q)[order], (qd_d - qd)[order]
+            if not all_finite(e, e_dot):       # (finite τ implies finite e unless a gain is 0)
+                self._throttle.warn('nonfinite/error', 'tracking error not finite: not published')
+                return
             msg = self._error_msg
             msg.header.stamp = Time(sec=now_ns // 1_000_000_000, nanosec=now_ns % 1_000_000_000)
-            msg.position = float64_field((q_d - q)[order])
-            msg.velocity = float64_field((qd_d - qd)[order])
+            msg.position = float64_field(e)
+            msg.velocity = float64_field(e_dot)
             self._pub_error.publish(msg)
 
     def _publish_command(self, tau):
         """Saturate, check finite, publish in joint order; True when published."""
         if not all_finite(tau):
-            self._throttle.warn('nonfinite', f'computed torque is not finite ({tau}): '
-                                             'nothing published')
+            self._throttle.warn('nonfinite/tau', 'computed torque is not finite: nothing published')
             return False
         tau, saturated = saturate_effort(self.model, tau)
         for i in np.flatnonzero(saturated) if saturated.any() else ():

@@ -1,26 +1,31 @@
 """Messages <-> numpy arrays, joints matched BY NAME (no rclpy node needed, only message types).
 
 - ``JointStateCache``: merges sensor_msgs/JointState messages (any joint order, partial messages
-  from several publishers) into q, q̇ vectors in a fixed joint order.
+  from several publishers) into q, q̇ vectors in a fixed joint order, keeping only physically
+  possible states (``input_guard.StateLimits``).
 - ``matrix_to_multiarray`` / ``multiarray_to_matrix``: row-major std_msgs/Float64MultiArray with
   layout.dim = [rows (label "rows", size r, stride r·c), cols (label "cols", size c, stride c)].
 - ``vector_to_multiarray`` / ``multiarray_to_vector``: a flat vector (one dim, label "joints").
 - ``index_map``: reorder a vector between two joint orders.
 
-Bad input raises ``ValueError`` with a message fit for a log line; the nodes log it and drop the
-message.
+Bad input raises ``input_guard.BadInput`` (a ValueError with a ``kind``: the nodes throttle their
+warning per kind) with a message fit for a log line: its length does not grow with the message's
+(lists of names are shortened); the nodes log it and drop the message.
 """
 
 import array
+import collections
 import math
 
 import numpy as np
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
-__all__ = ['JointStateCache', 'joint_state_values', 'make_joint_state', 'matrix_to_multiarray',
-           'multiarray_to_matrix', 'vector_to_multiarray', 'multiarray_to_vector', 'index_map',
-           'all_finite', 'joint_trajectory_arrays']
+from robot_dynamics_ros.input_guard import BadInput, short_list
+
+__all__ = ['JointStateCache', 'Merged', 'joint_state_values', 'make_joint_state',
+           'matrix_to_multiarray', 'multiarray_to_matrix', 'vector_to_multiarray',
+           'multiarray_to_vector', 'index_map', 'all_finite', 'joint_trajectory_arrays']
 
 
 def float64_field(values):
@@ -43,54 +48,88 @@ def index_map(from_names, to_names):
     position = {name: i for i, name in enumerate(from_names)}
     missing = [name for name in to_names if name not in position]
     if missing:
-        raise ValueError(f'unknown joints {missing}; known joints are {list(from_names)}')
+        raise BadInput('unknown_joints', f'unknown joints {short_list(missing)}; known joints are '
+                                         f'{short_list(list(from_names))}')
     return np.array([position[name] for name in to_names], dtype=np.intp)
 
 
+def _duplicates(names):
+    seen, twice = set(), []
+    for name in names:
+        if name in seen and name not in twice:
+            twice.append(name)
+        seen.add(name)
+    return twice
+
+
+def _check_lengths(msg, n):
+    for field in ('position', 'velocity'):
+        count = len(getattr(msg, field))
+        if count not in (0, n):
+            raise BadInput('length', f'JointState {field} has {count} entries for {n} names '
+                                     '(length mismatch)')
+
+
+def _finite_or_raise(values, names, field):
+    if not np.isfinite(values).all():
+        bad = [name for name, v in zip(names, values) if not math.isfinite(v)]
+        raise BadInput('nonfinite', f'JointState {field} is not finite for joints '
+                                    f'{short_list(bad)}')
+
+
 def joint_state_values(msg):
-    """Validate a JointState and return ``(names, position or None, velocity or None)``.
+    """Validate a whole JointState and return ``(names, position or None, velocity or None)``.
 
     ``position`` / ``velocity`` are float arrays aligned with ``names``, or None when the message
     leaves that field empty (allowed by sensor_msgs/JointState). The ``effort`` field is not used
     by these nodes and is not checked (drivers without torque sensing often fill it with NaN).
-    Raises ValueError for duplicate names, a field whose length is neither 0 nor len(name), or
-    a non-finite position/velocity.
+    Raises BadInput for duplicate names, a field whose length is neither 0 nor len(name), or
+    a non-finite position/velocity. (``JointStateCache.update`` checks only the joints it
+    tracks.)
     """
     names = list(msg.name)
     n = len(names)
-    if len(set(names)) != n:
-        raise ValueError(f'JointState has duplicate joint names {names}')
+    twice = _duplicates(names)
+    if twice:
+        raise BadInput('duplicate', f'JointState has duplicate joint names {short_list(twice)}')
+    _check_lengths(msg, n)
     fields = []
     for field in ('position', 'velocity'):
         values = getattr(msg, field)
         if len(values) == 0:
             fields.append(None)
             continue
-        if len(values) != n:
-            raise ValueError(f'JointState {field} has {len(values)} entries for {n} names '
-                             f'{names} (length mismatch)')
-        array = np.asarray(values, dtype=np.float64)
-        if not np.isfinite(array).all():
-            bad = [name for name, v in zip(names, array) if not math.isfinite(v)]
-            raise ValueError(f'JointState {field} is not finite for joints {bad}')
-        fields.append(array)
+        values = np.asarray(values, dtype=np.float64)
+        _finite_or_raise(values, names, field)
+        fields.append(values)
     return names, fields[0], fields[1]
+
+
+Merged = collections.namedtuple('Merged', 'updated ignored')
+Merged.__doc__ = """What ``JointStateCache.update`` did: ``updated`` tracked joints received a position
+or a velocity (0: the message is not a new state), ``ignored`` names are not tracked."""
 
 
 class JointStateCache:
     """Latest position and velocity per joint, merged from any number of JointState messages.
 
     Policy:
-    - joints are matched by name; names the cache does not track are ignored (and reported);
+    - joints are matched by name; names the cache does not track are ignored entirely (their
+      values are not even checked: a gripper's NaN does not drop the arm's state);
+    - a message that sets no tracked joint's position or velocity changes nothing and is not a
+      new state (``Merged.updated == 0``);
     - a joint counts as known once a position has been received for it;
     - a message without velocities leaves the velocities of its joints unchanged (zero if never
       given): an empty velocity field means "unknown", not "at rest";
-    - a malformed message (see ``joint_state_values``) changes nothing;
+    - a malformed message (field lengths that do not match the names; a tracked joint named
+      twice, or with a non-finite position or velocity) changes nothing, and neither does a
+      physically impossible one (``limits``, an ``input_guard.StateLimits`` in this order:
+      a position beyond the URDF limits plus a tolerance, an implausible velocity);
     - ``update`` records the receive time per joint, so ``oldest_update_ns`` detects a publisher
       that stopped while others still publish.
     """
 
-    def __init__(self, joint_names):
+    def __init__(self, joint_names, limits=None):
         self.joint_names = tuple(joint_names)
         self._index = {name: i for i, name in enumerate(self.joint_names)}
         n = len(self.joint_names)
@@ -99,28 +138,102 @@ class JointStateCache:
         self._known = np.zeros(n, dtype=bool)
         self._complete = n == 0
         self._stamp_ns = np.zeros(n, dtype=np.int64)
+        self._layout_names = None       # the names of the last message, and what they map to
+        self._layout = None
+        self.limits = limits
+
+    @property
+    def limits(self):
+        return self._limits
+
+    @limits.setter
+    def limits(self, limits):
+        self._limits = limits
+        self._layout_names = self._layout = None
+
+    def _layout_of(self, names):
+        """What a message with these names updates (cached: publishers repeat their names).
+
+        ``(entries, joints, lower, upper, max_velocity, error)``: the message entries of tracked
+        joints and their joints' indices, the bounds of an acceptable state for them (from
+        ``limits``; without, only finite), or the BadInput of a tracked joint named twice.
+        """
+        if names == self._layout_names:
+            return self._layout
+        get = self._index.get
+        entries, joints = [], []
+        for k, name in enumerate(names):
+            i = get(name)
+            if i is not None:
+                entries.append(k)
+                joints.append(i)
+        error = None
+        if len(set(joints)) != len(joints):
+            twice = _duplicates([self.joint_names[i] for i in joints])
+            error = BadInput('duplicate', f'JointState names joints {short_list(twice)} more than '
+                                          'once')
+        joints = np.asarray(joints, dtype=np.intp)
+        big = np.finfo(np.float64).max          # without limits: any finite value
+        limits = self._limits
+        if limits is None:
+            lower, upper, vmax = (np.full(joints.size, -big), np.full(joints.size, big),
+                                  np.full(joints.size, big))
+        else:
+            lower, upper, vmax = (limits.lower[joints], limits.upper[joints],
+                                  limits.max_velocity[joints])
+        identity = entries == list(range(len(names)))
+        layout = (None if identity else np.asarray(entries, dtype=np.intp), joints, lower, upper,
+                  vmax, error)
+        self._layout_names, self._layout = list(names), layout
+        return layout
 
     def update(self, msg, now_ns):
-        """Merge ``msg`` (a JointState) received at ``now_ns``; return the ignored joint names.
+        """Merge ``msg`` (a JointState) received at ``now_ns``; return ``Merged``.
 
-        Raises ValueError (and keeps the previous state) when the message is malformed.
+        Raises BadInput (and keeps the previous state) when the message is malformed or the state
+        of a tracked joint is implausible.
         """
-        names, position, velocity = joint_state_values(msg)
-        ignored = []
-        for k, name in enumerate(names):
-            i = self._index.get(name)
-            if i is None:
-                ignored.append(name)
-                continue
-            if position is not None:
-                self._q[i] = position[k]
-                self._known[i] = True
-                self._stamp_ns[i] = now_ns
-            if velocity is not None:
-                self._qd[i] = velocity[k]
+        names = msg.name
+        n = len(names)
+        _check_lengths(msg, n)
+        entries, joints, lower, upper, vmax, error = self._layout_of(names)
+        position, velocity = msg.position, msg.velocity
+        if joints.size == 0 or (len(position) == 0 and len(velocity) == 0):
+            return Merged(0, n - joints.size)
+        if error is not None:
+            raise error
+        q = qd = None
+        # One comparison per field finds NaN, inf and implausible values alike (a NaN compares
+        # false); only a message that fails it is examined further, to say what is wrong.
+        if len(position):
+            q = np.asarray(position, dtype=np.float64)
+            q = q if entries is None else q[entries]
+            if not ((q >= lower) & (q <= upper)).all():
+                self._explain(joints, q, None)
+        if len(velocity):
+            qd = np.asarray(velocity, dtype=np.float64)
+            qd = qd if entries is None else qd[entries]
+            if not (np.abs(qd) <= vmax).all():
+                self._explain(joints, q, qd)
+        if q is not None:
+            self._q[joints] = q
+            self._known[joints] = True
+            self._stamp_ns[joints] = now_ns
+        if qd is not None:
+            self._qd[joints] = qd
         if not self._complete:
             self._complete = bool(self._known.all())
-        return ignored
+        return Merged(joints.size, n - joints.size)
+
+    def _explain(self, joints, position, velocity):
+        """Raise the BadInput of a state that failed the combined check: non-finite first."""
+        tracked = [self.joint_names[i] for i in joints]
+        for field, values in (('position', position), ('velocity', velocity)):
+            if values is not None:
+                _finite_or_raise(values, tracked, field)
+        if self._limits is not None:
+            self._limits.check(joints, position, velocity)
+        raise BadInput('implausible', 'JointState values outside the bounds of a possible state')
 
     @property
     def complete(self):
@@ -194,15 +307,16 @@ def vector_to_multiarray(vector, label='joints'):
 
 
 def multiarray_to_vector(msg, n):
-    """The data of a Float64MultiArray as an (n,) array; ValueError for a wrong size or NaN/inf.
+    """The data of a Float64MultiArray as an (n,) array; BadInput for a wrong size or NaN/inf.
 
     The layout is ignored, as ros2_control's forward command controllers do.
     """
     data = np.asarray(msg.data, dtype=np.float64)
     if data.shape != (n,):
-        raise ValueError(f'expected {n} values, got {data.size}')
+        raise BadInput('length', f'expected {n} values, got {data.size}')
     if not np.isfinite(data).all():
-        raise ValueError(f'values are not finite: {data.tolist()}')
+        bad = np.flatnonzero(~np.isfinite(data))
+        raise BadInput('nonfinite', f'values are not finite at indices {short_list(bad.tolist())}')
     return data
 
 
@@ -211,37 +325,51 @@ def joint_trajectory_arrays(msg):
 
     Returns ``(names, times, positions, velocities, accelerations)``: times (N,) in seconds from
     the trajectory start (time_from_start), positions (N, m) for the m ``names``, and per point
-    None (field empty) or an (m,) array for velocities and accelerations. Raises ValueError for
+    None (field empty) or an (m,) array for velocities and accelerations. Raises BadInput for
     no joint names, duplicate names, a field of the wrong length, non-finite values, or times that
     are negative or not strictly increasing. An empty ``points`` list gives N = 0.
     """
     names = list(msg.joint_names)
     m = len(names)
     if m == 0:
-        raise ValueError('JointTrajectory has no joint_names')
-    if len(set(names)) != m:
-        raise ValueError(f'JointTrajectory has duplicate joint names {names}')
-    times, positions, velocities, accelerations = [], [], [], []
-    for k, point in enumerate(msg.points):
-        t = point.time_from_start.sec + point.time_from_start.nanosec * 1e-9
-        if len(point.positions) != m:
-            raise ValueError(f'point {k} has {len(point.positions)} positions for {m} joints')
-        fields = []
-        for field in ('velocities', 'accelerations'):
-            values = getattr(point, field)
-            if len(values) not in (0, m):
-                raise ValueError(f'point {k} has {len(values)} {field} for {m} joints')
-            fields.append(np.asarray(values, dtype=np.float64) if len(values) else None)
-        q = np.asarray(point.positions, dtype=np.float64)
-        if not all_finite(q, *[f for f in fields if f is not None]):
-            raise ValueError(f'point {k} has non-finite values')
-        times.append(t)
-        positions.append(q)
-        velocities.append(fields[0])
-        accelerations.append(fields[1])
-    times = np.asarray(times, dtype=np.float64)
+        raise BadInput('no_joints', 'JointTrajectory has no joint_names')
+    twice = _duplicates(names)
+    if twice:
+        raise BadInput('duplicate', f'JointTrajectory has duplicate joint names {short_list(twice)}')
+    points = msg.points
+    N = len(points)
+    # Field by field over all points at once: the bytes of the float64[] fields joined, no
+    # per-value Python work (a long trajectory is checked in a few list passes).
+    positions = [p.positions for p in points]
+    lengths = np.fromiter(map(len, positions), dtype=np.intp, count=N)
+    bad = np.flatnonzero(lengths != m)
+    if bad.size:
+        k = int(bad[0])
+        raise BadInput('length', f'point {k} has {lengths[k]} positions for {m} joints')
+    q = np.frombuffer(b''.join(positions), dtype=np.float64).reshape(N, m)
+    optional = []
+    for field in ('velocities', 'accelerations'):
+        values = [getattr(p, field) for p in points]
+        lengths = np.fromiter(map(len, values), dtype=np.intp, count=N)
+        bad = np.flatnonzero((lengths != 0) & (lengths != m))
+        if bad.size:
+            k = int(bad[0])
+            raise BadInput('length', f'point {k} has {lengths[k]} {field} for {m} joints')
+        given = np.flatnonzero(lengths)
+        rows = np.frombuffer(b''.join(values[k] for k in given), dtype=np.float64).reshape(-1, m)
+        per_point = [None] * N
+        for row, k in enumerate(given):
+            per_point[k] = rows[row]
+        optional.append((rows, given, per_point))
+    finite = np.isfinite(q).all(axis=1)
+    for rows, given, _ in optional:
+        finite[given] &= np.isfinite(rows).all(axis=1)
+    if not finite.all():
+        raise BadInput('nonfinite', f'point {int(np.argmin(finite))} has non-finite values')
+    times = np.array([p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in points],
+                     dtype=np.float64)
     if times.size and (times[0] < 0.0 or np.any(np.diff(times) <= 0.0)):
-        raise ValueError(f'time_from_start must be >= 0 and strictly increasing, got '
-                         f'{times.tolist()}')
-    positions = np.asarray(positions, dtype=np.float64).reshape(len(times), m)
-    return names, times, positions, velocities, accelerations
+        k = int(np.argmax(np.diff(times) <= 0.0)) + 1 if times[0] >= 0.0 else 0
+        raise BadInput('times', f'time_from_start must be >= 0 and strictly increasing (point {k}: '
+                                f'{times[k]:.9g} s)')
+    return names, times, q.copy(), optional[0][2], optional[1][2]

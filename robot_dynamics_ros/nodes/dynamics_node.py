@@ -1,6 +1,8 @@
 """dynamics_node: feed-forward dynamics terms of the measured joint state.
 
-On every complete joint state (see joint_state_input) it publishes, with the header stamp copied
+On every joint state that updates a model joint, once every model joint has been heard of (see
+joint_state_input: malformed or physically impossible states are dropped, messages naming no
+model joint ignored), it publishes, with the header stamp copied
 from the JointState that triggered it, joints in the node's joint order (``joints`` parameter, else
 model order):
 
@@ -14,7 +16,11 @@ model order):
 Parameters: the model parameters of model_source, and (settable at run time)
 ``publish_gravity``, ``publish_coriolis``, ``publish_mass_matrix``, ``publish_task_space_inertia``
 (bool, true), ``task_space_reference`` ('world_aligned' | 'space' | 'body'),
-``task_space_damping`` (>= 0, damped-least-squares damping passed to the core).
+``task_space_damping`` (>= 0, damped-least-squares damping passed to the core); the plausibility
+bounds of joint_state_input (``position_tolerance``, ``position_tolerance_prismatic``,
+``velocity_limit_factor``) and ``max_description_bytes`` (model_source).
+
+Nothing non-finite is published: an output with a NaN or inf is skipped with a warning.
 """
 
 import numpy as np
@@ -24,7 +30,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from robot_dynamics_ros import dynamics as rd
-from robot_dynamics_ros.nodes.common import WarningThrottle, describe, run_node, warm_up
+from robot_dynamics_ros.input_guard import bounded
+from robot_dynamics_ros.nodes.common import WarningThrottle, describe, run_node
 from robot_dynamics_ros.nodes.conversions import index_map, make_joint_state, matrix_to_multiarray
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
 from robot_dynamics_ros.nodes.model_source import ModelSource
@@ -66,7 +73,8 @@ class DynamicsNode(Node):
         self._pub_mass = self.create_publisher(Float64MultiArray, '~/mass_matrix', 10)
         self._pub_lambda = self.create_publisher(Float64MultiArray, '~/task_space_inertia', 10)
         self._input = JointStateInput(self, self._throttle, self._on_state)
-        self._source = ModelSource(self, self._on_model)
+        self._source = ModelSource(self, self._on_model, warm_up=self._warm_up_calls,
+                                   throttle=self._throttle)
         self._source.start()
 
     # -- parameters -------------------------------------------------------------------------
@@ -76,7 +84,7 @@ class DynamicsNode(Node):
                 return SetParametersResult(
                     successful=False,
                     reason=f'task_space_reference must be one of {TASK_SPACE_REFERENCES}, '
-                           f'got {p.value!r}')
+                           f'got {bounded(repr(p.value), 200)}')
             if p.name == 'task_space_damping' and not (p.value >= 0.0 and np.isfinite(p.value)):
                 return SetParametersResult(
                     successful=False, reason=f'task_space_damping must be >= 0, got {p.value}')
@@ -87,6 +95,11 @@ class DynamicsNode(Node):
         self._settings = {name: self.get_parameter(name).value for name in names}
 
     # -- model ------------------------------------------------------------------------------
+    @staticmethod
+    def _warm_up_calls(model):
+        """The core call of a joint state, to compile it before the first one."""
+        return (lambda q, qd: rd.compute_all_terms(model, q, qd, model.tip_frame, damping=1e-6),)
+
     def _on_model(self, model, joint_order):
         self.model = model
         self.joint_order = joint_order
@@ -106,11 +119,8 @@ class DynamicsNode(Node):
                                                stamped=True)
         self._out_mass = SerializedMessage(matrix_to_multiarray(np.zeros((n, n))), 'data')
         self._out_lambda = SerializedMessage(matrix_to_multiarray(np.zeros((6, 6))), 'data')
-        self._input.reset(model.joint_names)
+        self._input.reset(model)
         self._data = rd.Data(model)      # the workspace and result arrays of this node's core calls
-        warm_up(self.get_logger(), model, (
-            lambda q, qd: rd.compute_all_terms(model, q, qd, model.tip_frame, damping=1e-6,
-                                               data=self._data),))
 
     # -- one joint state in: one core call, four messages out -------------------------------
     def _on_state(self, msg):

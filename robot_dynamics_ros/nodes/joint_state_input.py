@@ -1,16 +1,46 @@
 """The ``joint_states`` subscription shared by dynamics_node and computed_torque_controller.
 
 Subscribes to ``joint_states`` (sensor_msgs/JointState; /joint_states in the root namespace),
-merges messages by joint name into a ``JointStateCache`` in model order, drops malformed messages
-with a throttled warning, and calls ``on_state(msg)`` after every valid message once every model
-joint has been heard of. While a joint is missing it warns (throttled) naming the missing joints.
+merges messages by joint name into a ``JointStateCache`` in model order, and calls
+``on_state(msg)`` after every message that updates a model joint, once every model joint has been
+heard of. While a joint is missing it warns (throttled) naming the missing joints.
+
+What is not a new state (no output, no control step; warnings throttled per kind of problem):
+
+- a malformed message (field lengths that do not match the names, a model joint named twice or
+  with a non-finite position or velocity): dropped with a warning;
+- a physically impossible one: a position beyond the URDF limits by more than
+  ``position_tolerance`` (revolute, rad) / ``position_tolerance_prismatic`` (m) (continuous
+  joints: |q| >= 1e6), or a velocity beyond ``velocity_limit_factor`` × the URDF velocity limit
+  (|q̇| >= 1e6 for joints without one): dropped with a warning naming the joint, the value and
+  the bound. Such a state never reaches the nodes, so it never becomes a hold target;
+- a message naming none of the model's joints: ignored, with a warning;
+- an empty message (no names), or one without positions and velocities: ignored silently.
+
+Joints the model does not track (a gripper's) are ignored entirely: their values, NaN or not,
+do not matter.
+
+Parameters (declared on the node; settable at run time, >= 0):
+
+- ``position_tolerance`` (rad, default 0.1), ``position_tolerance_prismatic`` (m, 0.01).
+- ``velocity_limit_factor`` (default 10; 0 = no per-joint bound, only |q̇| < 1e6).
 """
 
+import math
+
+from rcl_interfaces.msg import SetParametersResult
 from sensor_msgs.msg import JointState
 
+from robot_dynamics_ros.input_guard import BadInput, StateLimits, short_list
+from robot_dynamics_ros.nodes.common import describe
 from robot_dynamics_ros.nodes.conversions import JointStateCache
 
-__all__ = ['JointStateInput']
+__all__ = ['JointStateInput', 'TOLERANCE_PARAMETERS']
+
+# parameter name -> StateLimits argument
+TOLERANCE_PARAMETERS = {'position_tolerance': 'position_tolerance',
+                        'position_tolerance_prismatic': 'prismatic_tolerance',
+                        'velocity_limit_factor': 'velocity_factor'}
 
 
 class JointStateInput:
@@ -21,11 +51,45 @@ class JointStateInput:
         self.cache = None
         self.last_msg = None
         self.last_ns = 0          # node-clock time at which last_msg was received
+        node.declare_parameter('position_tolerance', 0.1, describe(
+            'rad a revolute joint may be measured beyond its URDF position limits; a state '
+            'further out is dropped as impossible.', min_value=0.0))
+        node.declare_parameter('position_tolerance_prismatic', 0.01, describe(
+            'm a prismatic joint may be measured beyond its URDF position limits.',
+            min_value=0.0))
+        node.declare_parameter('velocity_limit_factor', 10.0, describe(
+            'A measured |velocity| above this times the URDF velocity limit is dropped as a '
+            'sensor error (0 = no per-joint bound: only |velocity| < 1e6).', min_value=0.0))
+        node.add_on_set_parameters_callback(self._validate_parameters)
+        node.add_post_set_parameters_callback(self._apply_parameters)
+        self._model = None
         self.subscription = node.create_subscription(JointState, topic, self._on_msg, qos)
 
-    def reset(self, joint_names):
-        """Track ``joint_names`` (model order), forgetting all heard so far; None = no model."""
-        self.cache = JointStateCache(joint_names) if joint_names else None
+    # -- parameters -------------------------------------------------------------------------
+    @staticmethod
+    def _validate_parameters(params):
+        for p in params:
+            if p.name in TOLERANCE_PARAMETERS and not (math.isfinite(p.value) and p.value >= 0.0):
+                return SetParametersResult(successful=False,
+                                           reason=f'{p.name} must be finite and >= 0, got {p.value}')
+        return SetParametersResult(successful=True)
+
+    def _apply_parameters(self, params):
+        if self.cache is not None and any(p.name in TOLERANCE_PARAMETERS for p in params):
+            self.cache.limits = self._limits(self._model)
+
+    def _limits(self, model):
+        values = {arg: float(self._node.get_parameter(name).value)
+                  for name, arg in TOLERANCE_PARAMETERS.items()}
+        return StateLimits.from_model(model, **values)
+
+    # -- model and messages -----------------------------------------------------------------
+    def reset(self, model):
+        """Track the joints of ``model`` (model order), forgetting all heard so far; None = no
+        model."""
+        self._model = model
+        self.cache = (JointStateCache(model.joint_names, self._limits(model))
+                      if model is not None and model.nq else None)
         self.last_msg = None
 
     def now_ns(self):
@@ -38,9 +102,15 @@ class JointStateInput:
             return
         now_ns = self.now_ns()
         try:
-            self.cache.update(msg, now_ns)
-        except ValueError as exc:
-            self._throttle.warn(f'joint_states/bad/{exc}', f'dropping a JointState message: {exc}')
+            merged = self.cache.update(msg, now_ns)
+        except BadInput as exc:
+            self._throttle.warn(f'joint_states/{exc.kind}', f'dropping a JointState message: {exc}')
+            return
+        if not merged.updated:
+            if merged.ignored:
+                self._throttle.warn('joint_states/unknown', (
+                    f'ignoring a JointState that names none of the joints '
+                    f'{short_list(self.cache.joint_names)} (it names {merged.ignored} others)'))
             return
         self.last_msg = msg
         self.last_ns = now_ns
@@ -59,8 +129,7 @@ class JointStateInput:
             return False
         if self.cache.complete:
             return True
-        missing = self.cache.missing()
         self._throttle.warn('joint_states/missing',
-                            f'no joint state received yet for joints {missing}: no output until '
-                            'every joint of the model has been heard of')
+                            f'no joint state received yet for joints {short_list(self.cache.missing())}: '
+                            'no output until every joint of the model has been heard of')
         return False

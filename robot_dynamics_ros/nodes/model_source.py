@@ -11,16 +11,40 @@ Parameters (declared on the node by ``ModelSource``; all read-only after start-u
 - ``joints`` (string array, [] = all joints of the chain in model order): the joints the node
   works with, in this order. Joints of the chain not listed are locked at 0.
 - ``gravity`` (double array of 3, m/s², root frame; default [0, 0, -9.81]).
+- ``max_description_bytes`` (integer, default 10 MiB; settable at run time): a description
+  larger than this (the parameter's or file's UTF-8 bytes; on the topic, the serialized
+  message: the XML plus 9 bytes) is refused with a warning, the node keeps its current model.
+  On the topic the size is checked before the message is deserialized.
+
+Descriptions arriving on the topic are built off the executor: in a worker thread (the model,
+then one call of each core function the node uses, so that numba's compilation or cache loading
+happens there too), while the node keeps serving with its current model; the new model is handed
+to the node on the executor thread, polled by a timer that runs only while a build is under way.
+Python threads share the GIL: the executor still runs between the builder's bytecodes, which is
+the point (a C call that holds the GIL, such as parsing the XML, still delays it). One build at a
+time: descriptions arriving meanwhile are queued, and only the newest is built next. Descriptions
+given at start-up (parameter, file) are built before the node spins, in its constructor.
 """
 
+import os
+import queue
+import threading
+import time
+
 import numpy as np
+from rclpy.clock import Clock, ClockType
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.serialization import deserialize_message
 from std_msgs.msg import String
 
 from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.input_guard import WarningThrottle, bounded, short_list
 from robot_dynamics_ros.nodes.common import describe, float_array, string_list
 
-__all__ = ['build_model', 'ModelSource', 'ROBOT_DESCRIPTION_QOS']
+__all__ = ['build_model', 'ModelSource', 'ROBOT_DESCRIPTION_QOS', 'DEFAULT_MAX_DESCRIPTION_BYTES']
+
+DEFAULT_MAX_DESCRIPTION_BYTES = 10 * 1024 * 1024
+_BUILD_POLL_PERIOD = 0.02       # s between checks for a finished build (only while building)
 
 # As robot_state_publisher publishes it: late joiners get the last description.
 ROBOT_DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
@@ -39,14 +63,14 @@ def build_model(urdf, *, root_link='', tip_link='', joints=(), gravity=(0.0, 0.0
         raise ValueError(f"parameter 'gravity' must have 3 entries, got {gravity.tolist()}")
     joints = list(joints)
     if len(set(joints)) != len(joints):
-        raise ValueError(f"parameter 'joints' lists a joint twice: {joints}")
+        raise ValueError(f"parameter 'joints' lists a joint twice: {short_list(joints)}")
     kwargs = dict(root_link=root_link or None, tip_link=tip_link or None, gravity=tuple(gravity))
     model = rd.load_urdf(urdf, **kwargs)
     if not joints:
         return model, tuple(model.joint_names)
     unknown = [j for j in joints if j not in model.joint_names]
     if unknown:
-        raise ValueError(f"parameter 'joints' names {unknown}, not movable joints of the chain "
+        raise ValueError(f"parameter 'joints' names {short_list(unknown)}, not movable joints of the chain "
                          f'{list(model.joint_names)}')
     locked = {j: 0.0 for j in model.joint_names if j not in joints}
     if locked:
@@ -58,7 +82,17 @@ def build_model(urdf, *, root_link='', tip_link='', joints=(), gravity=(0.0, 0.0
 
 
 def _looks_like_xml(text):
-    return text.lstrip().startswith('<')
+    return text.lstrip()[:1] == '<'
+
+
+def _run_calls(calls, q, qd):
+    """Call each ``f(q, qd)``; the first failure as text (warm-up never raises)."""
+    for call in calls:
+        try:
+            call(q, qd)
+        except Exception as exc:  # warm-up must never stop a node
+            return f'warm-up call failed: {type(exc).__name__}: {bounded(exc, 300)}'
+    return None
 
 
 class ModelSource:
@@ -66,18 +100,29 @@ class ModelSource:
 
     Called once per successfully built model; ``on_model(None, ())`` when a description that
     arrives on the topic cannot be built (the node then runs without a model rather than with a
-    model of a different robot). After ``start()``: ``model``, ``joint_order``, ``urdf_xml`` (the
-    text of the description in use) and ``origin`` ('parameter', 'file' or 'topic').
+    model of a different robot). A description above ``max_description_bytes`` is refused and
+    changes nothing. ``warm_up(model)`` (optional) returns callables ``f(q, qd)``, each called once
+    on a new model before it is handed over (in the builder thread for the topic), so the core's
+    kernels are compiled or loaded before the first control cycle. After ``start()``: ``model``,
+    ``joint_order``, ``urdf_xml`` (the text of the description in use) and ``origin``
+    ('parameter', 'file' or 'topic'); ``building`` is True while a topic description is built.
     """
 
-    def __init__(self, node, on_model):
+    def __init__(self, node, on_model, warm_up=None, throttle=None):
         self._node = node
         self._on_model = on_model
+        self._warm_up = warm_up
+        self._throttle = throttle or WarningThrottle(node.get_logger())
         self.model = None
         self.joint_order = ()
         self.urdf_xml = None
         self.origin = None
         self._subscription = None
+        self._poll_timer = None
+        self._builder = None            # the worker thread of the build under way
+        self._building_xml = None       # its description
+        self._next_xml = None           # the newest description that arrived meanwhile
+        self._results = queue.SimpleQueue()
         node.declare_parameter('robot_description', '', describe(
             'URDF XML of the robot. Empty: use urdf_path, else the robot_description topic.',
             read_only=True))
@@ -96,57 +141,172 @@ class ModelSource:
         node.declare_parameter('gravity', [0.0, 0.0, -9.81], describe(
             'Gravitational acceleration in the root frame, m/s^2.', read_only=True,
             dynamic_typing=True, additional_constraints='3 finite numbers'))
+        node.declare_parameter('max_description_bytes', DEFAULT_MAX_DESCRIPTION_BYTES, describe(
+            'Largest robot description accepted, bytes; a larger one is refused (the current '
+            'model is kept).', integer=True, min_value=1, max_value=2**31 - 1))
 
     def _param(self, name):
         return self._node.get_parameter(name).value
+
+    def _build_settings(self):
+        return dict(root_link=self._param('root_link'), tip_link=self._param('tip_link'),
+                    joints=string_list('joints', self._param('joints')),
+                    gravity=self._param('gravity'))
+
+    @property
+    def building(self):
+        return self._builder is not None
+
+    def _too_large(self, size, origin):
+        limit = int(self._param('max_description_bytes'))
+        if size <= limit:
+            return False
+        keeps = 'keeping the current model' if self.model is not None else 'no robot model'
+        self._throttle.warn('description/too_large',
+                            f'robot description from the {origin} refused: {size} bytes, more '
+                            f'than max_description_bytes = {limit}; {keeps}')
+        return True
 
     def start(self):
         """Build from the parameter or file now, or subscribe to the robot_description topic."""
         description = self._param('robot_description')
         path = self._param('urdf_path')
         if description:
-            self.load(description, 'parameter')
+            if not self._too_large(len(description.encode('utf-8')), 'parameter'):
+                self.load(description, 'parameter')
         elif path:
+            limit = int(self._param('max_description_bytes'))
             try:
-                with open(path, encoding='utf-8') as f:
-                    text = f.read()
-            except OSError as exc:
+                with open(path, 'rb') as f:
+                    data = f.read(limit + 1)        # never more (a device or FIFO never ends)
+                if self._too_large(max(len(data), os.path.getsize(path)), 'file'):
+                    return
+                text = data.decode('utf-8')
+            except (OSError, UnicodeDecodeError) as exc:
                 self._node.get_logger().error(
-                    f"cannot read urdf_path '{path}': {exc}; running without a robot model")
+                    f"cannot read urdf_path '{bounded(path, 300)}': {bounded(exc, 300)}; "
+                    'running without a robot model')
                 return
             self.load(text, 'file')
         else:
             self._node.get_logger().info(
                 'no robot_description/urdf_path parameter: '
                 'waiting for the robot_description topic')
+            # steady clock: with use_sim_time, a ROS-time timer would wait for /clock
+            self._poll_timer = self._node.create_timer(
+                _BUILD_POLL_PERIOD, self._poll_build, clock=Clock(clock_type=ClockType.STEADY_TIME))
+            self._poll_timer.cancel()
+            # raw: the size is checked before rclpy converts the message
             self._subscription = self._node.create_subscription(
-                String, 'robot_description', self._on_description, ROBOT_DESCRIPTION_QOS)
+                String, 'robot_description', self._on_description, ROBOT_DESCRIPTION_QOS,
+                raw=True)
 
-    def _on_description(self, msg):
-        if self.urdf_xml is not None and msg.data == self.urdf_xml:
+    # -- the robot_description topic: built in a worker thread ------------------------------
+    def _on_description(self, raw):
+        if self._too_large(len(raw), 'topic'):
+            return
+        try:
+            text = deserialize_message(raw, String).data
+        except Exception as exc:  # a message the middleware delivered but rclpy cannot read
+            self._throttle.warn('description/malformed',
+                                f'unreadable robot_description message: {bounded(exc, 300)}')
+            return
+        if self._builder is not None:
+            # the build under way finishes first; only the newest of those that arrive meanwhile
+            # is built after it
+            self._next_xml = None if text == self._building_xml else text
+            return
+        if self.urdf_xml is not None and text == self.urdf_xml:
             return  # same robot: keep the model (and the node's state)
-        self.load(msg.data, 'topic')
+        self._start_build(text)
+
+    def _start_build(self, text):
+        if not _looks_like_xml(text):
+            self._set_failed(f'robot description from the topic is not URDF XML (starts with '
+                             f'{text[:40]!r})', 'topic')
+            return
+        settings = self._build_settings()
+        self._building_xml = text
+        self._builder = threading.Thread(target=self._build_worker, args=(text, settings),
+                                         name='robot_description builder', daemon=True)
+        self._builder.start()
+        self._poll_timer.reset()
+
+    def _build_worker(self, text, settings):
+        """Worker thread: build and warm up; the result goes to the queue, nothing else is
+        touched (the node is the executor thread's)."""
+        try:
+            model, joint_order = build_model(text, **settings)
+            result = (text, model, joint_order, None, self._warm(model))
+        except Exception as exc:  # any failure to build leaves the node running
+            result = (text, None, (), f'{type(exc).__name__}: {bounded(exc, 500)}', None)
+        self._results.put(result)
+
+    def _poll_build(self):
+        """Executor thread: hand over a finished build, start the next one if one is queued."""
+        try:
+            text, model, joint_order, error, warm_up_note = self._results.get_nowait()
+        except queue.Empty:
+            return
+        self._builder.join()
+        self._builder = self._building_xml = None
+        if error is not None:
+            self._set_failed(f'cannot build the robot model from the topic robot description: '
+                             f'{error}', 'topic')
+        else:
+            self._log_warm_up(warm_up_note)
+            self._log_model(model, joint_order, 'topic')
+            self._set(model, joint_order, text, 'topic')
+        following, self._next_xml = self._next_xml, None
+        if following is not None and following != self.urdf_xml:
+            self._start_build(following)
+        if self._builder is None:
+            self._poll_timer.cancel()
+
+    # -- building ---------------------------------------------------------------------------
+    def _warm(self, model):
+        """Call the node's warm-up functions on ``model`` (at q = 0 clipped into the limits,
+        q̇ = 0); what to log about it (text or None)."""
+        if self._warm_up is None:
+            return None
+        start = time.monotonic()
+        q = np.clip(np.zeros(model.nq), model.lower, model.upper)
+        error = _run_calls(self._warm_up(model), q, np.zeros(model.nq))
+        elapsed = time.monotonic() - start
+        if error is None and elapsed > 0.5:
+            return f'dynamics kernels ready after {elapsed:.1f} s (compiled or loaded)'
+        return error
 
     def load(self, urdf_xml, origin):
-        """Build the model from ``urdf_xml``; log an error and return None on failure."""
-        logger = self._node.get_logger()
+        """Build the model from ``urdf_xml`` now; log an error and return None on failure."""
         if not _looks_like_xml(urdf_xml):
-            logger.error(f'robot description from the {origin} is not URDF XML '
-                         f'(starts with {urdf_xml[:40]!r}); running without a robot model')
-            return self._set(None, (), None, origin)
+            return self._set_failed(f'robot description from the {origin} is not URDF XML '
+                                    f'(starts with {urdf_xml[:40]!r})', origin)
         try:
-            model, joint_order = build_model(
-                urdf_xml, root_link=self._param('root_link'), tip_link=self._param('tip_link'),
-                joints=string_list('joints', self._param('joints')),
-                gravity=self._param('gravity'))
+            model, joint_order = build_model(urdf_xml, **self._build_settings())
         except Exception as exc:  # any failure to build leaves the node running
-            logger.error(f'cannot build the robot model from the {origin} robot description: '
-                         f'{type(exc).__name__}: {exc}; running without a robot model')
-            return self._set(None, (), None, origin)
-        logger.info(f'robot model from the {origin}: {model.nq} joints {list(joint_order)}, '
-                    f'root {model.root_link!r}, tip {model.tip_frame!r}, '
-                    f'gravity {np.asarray(model.gravity).tolist()}')
+            return self._set_failed(f'cannot build the robot model from the {origin} robot '
+                                    f'description: {type(exc).__name__}: {bounded(exc, 500)}',
+                                    origin)
+        self._log_warm_up(self._warm(model))
+        self._log_model(model, joint_order, origin)
         return self._set(model, joint_order, urdf_xml, origin)
+
+    def _log_warm_up(self, note):
+        if note is None:
+            return
+        logger = self._node.get_logger()
+        (logger.error if note.startswith('warm-up call failed') else logger.info)(note)
+
+    def _log_model(self, model, joint_order, origin):
+        self._node.get_logger().info(bounded(
+            f'robot model from the {origin}: {model.nq} joints {list(joint_order)}, '
+            f'root {model.root_link!r}, tip {model.tip_frame!r}, '
+            f'gravity {np.asarray(model.gravity).tolist()}'))
+
+    def _set_failed(self, message, origin):
+        self._node.get_logger().error(bounded(f'{message}; running without a robot model'))
+        return self._set(None, (), None, origin)
 
     def _set(self, model, joint_order, urdf_xml, origin):
         had_model = self.model is not None

@@ -18,9 +18,12 @@ Topics:
   environment at the tip frame (``tip_link`` / model.tip_frame), torque about the frame origin,
   expressed in the tip frame; header.frame_id must be empty or the tip frame. Applied until the
   next message (a zero wrench removes it) or, if ``external_wrench_timeout`` > 0, for that long.
+  A wrench with a NaN, inf or a component of 1e6 N (N·m) or more is dropped with a warning.
 - out ``joint_states`` (sensor_msgs/JointState, /joint_states in the root namespace) every
   1/``publish_rate`` s of simulated time: position, velocity, effort = the applied (saturated)
-  effort. While paused, the frozen state is republished at ``publish_rate`` (wall time).
+  effort; never a NaN or inf (such a state is skipped with a warning). While paused, the frozen
+  state is republished at ``publish_rate`` (wall time). A new ``publish_rate`` takes effect at
+  once (the next state is due one new period after the last one).
 - out ``/clock`` (rosgraph_msgs/Clock) with the simulated time, when ``publish_clock`` is true;
   the simulator then stamps its messages with the simulated time, else with its node clock.
 - out ``robot_description`` (std_msgs/String, TRANSIENT_LOCAL) when the model came from
@@ -33,11 +36,13 @@ Parameters: the model parameters of model_source, plus
 
 - ``integrator`` ('rk4' | 'semi_implicit_euler' | 'euler'; settable at run time),
 - ``dt`` (s, > 0, read-only), ``friction`` (bool: URDF <dynamics damping/friction>),
-- ``publish_rate`` (Hz, > 0), ``publish_clock`` (bool, read-only), ``real_time_factor``
-  (>= 0; 0 = as fast as possible), ``initial_positions`` (double array in joint order, [] = zeros
+- ``publish_rate`` (Hz, 0.1 to 10000), ``publish_clock`` (bool, read-only), ``real_time_factor``
+  (0 to 1000; 0 = as fast as possible), ``initial_positions`` (double array in joint order, [] = zeros
   clipped into the position limits; used at start-up and by ~/reset), ``command_timeout`` (s, > 0),
   ``external_wrench_timeout`` (s, >= 0, 0 = until the next message), ``lockstep_timeout`` (s of
-  wall time, >= 0; see lock-step below).
+  wall time, 0 to 60; see lock-step below), ``max_description_bytes`` (model_source). Every
+  numeric parameter has a range, and the timer period derived from them stays within
+  [0.1 ms, 0.1 s], or 0 at real_time_factor 0 (``Simulation.tick_period``).
 
 The stepping runs in a steady-clock timer (never the ROS clock: with use_sim_time the simulator
 would wait for its own /clock): each tick advances the simulation by the elapsed wall time ×
@@ -75,7 +80,8 @@ from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
 
 from robot_dynamics_ros.dynamics.limits import clip_positions
-from robot_dynamics_ros.nodes.common import WarningThrottle, describe, float_array, run_node, warm_up
+from robot_dynamics_ros.input_guard import MAX_ABS_POSITION, BadInput, bounded
+from robot_dynamics_ros.nodes.common import WarningThrottle, describe, float_array, run_node
 from robot_dynamics_ros.nodes.conversions import all_finite, index_map, make_joint_state, multiarray_to_vector
 from robot_dynamics_ros.nodes.model_source import ROBOT_DESCRIPTION_QOS, ModelSource
 from robot_dynamics_ros.simulation import (
@@ -88,6 +94,8 @@ from robot_dynamics_ros.simulation import (
 
 __all__ = ['SimulatorNode', 'main', 'INTEGRATORS', 'FAST_BUDGET', 'LOCKSTEP_STREAK']
 
+MAX_ABS_WRENCH = 1e6            # N, N·m: no external wrench component is this large
+
 
 class _NodeReport:
     """The Simulation's reports as node log messages, recurring ones throttled per key."""
@@ -97,10 +105,10 @@ class _NodeReport:
         self.warn = throttle.warn
 
     def warning(self, message):
-        self._logger.warning(message)
+        self._logger.warning(bounded(message))
 
     def error(self, message):
-        self._logger.error(message)
+        self._logger.error(bounded(message))
 
 
 class SimulatorNode(Node):
@@ -163,7 +171,8 @@ class SimulatorNode(Node):
         self.create_subscription(WrenchStamped, '~/external_wrench', self._on_wrench, 10)
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_service(SetBool, '~/pause', self._on_pause)
-        self._source = ModelSource(self, self._on_model)
+        self._source = ModelSource(self, self._on_model, warm_up=self.sim.warm_up_calls,
+                                   throttle=self._throttle)
         self._source.start()
         if self._source.origin == 'file' and self._source.urdf_xml is not None:
             self._pub_description = self.create_publisher(String, 'robot_description',
@@ -199,6 +208,9 @@ class SimulatorNode(Node):
                                      f'got {p.value!r}')
                 if p.name == 'initial_positions':
                     values = float_array('initial_positions', p.value)
+                    if np.any(np.abs(values) >= MAX_ABS_POSITION):
+                        raise ValueError(f'initial_positions must be below {MAX_ABS_POSITION:g} '
+                                         'in magnitude')
                     if self.model is not None and values.size not in (0, self.model.nq):
                         raise ValueError(f'initial_positions must have 0 or {self.model.nq} '
                                          f'entries, got {values.size}')
@@ -207,7 +219,7 @@ class SimulatorNode(Node):
                         and not math.isfinite(p.value):
                     raise ValueError(f'{p.name} must be finite')
         except ValueError as exc:
-            return SetParametersResult(successful=False, reason=str(exc))
+            return SetParametersResult(successful=False, reason=bounded(exc))
         return SetParametersResult(successful=True)
 
     def _apply_parameters(self, params):
@@ -228,7 +240,6 @@ class SimulatorNode(Node):
         self._to_order = index_map(model.joint_names, joint_order)
         self._to_model = index_map(joint_order, model.joint_names)
         self.sim.set_model(model)
-        warm_up(self.get_logger(), model, self.sim.warm_up_calls())
         self.sim.resync(clear_budget=False)
 
     def initial_state(self):
@@ -237,11 +248,11 @@ class SimulatorNode(Node):
         values = float_array('initial_positions', self.get_parameter('initial_positions').value)
         if values.size == 0:
             q0 = np.zeros(n)
-        elif values.size == n:
+        elif values.size == n and np.all(np.abs(values) < MAX_ABS_POSITION):
             q0 = values[self._to_model]
         else:
-            self.get_logger().error(f'initial_positions has {values.size} entries for {n} joints: '
-                                    'using zeros')
+            self.get_logger().error(f'initial_positions has {values.size} entries for {n} joints '
+                                    f'(or one beyond {MAX_ABS_POSITION:g}): using zeros')
             q0 = np.zeros(n)
         clipped = clip_positions(self.model, q0)
         if values.size and not np.array_equal(clipped, q0):
@@ -256,8 +267,8 @@ class SimulatorNode(Node):
             return
         try:
             tau = multiarray_to_vector(msg, self.model.nq)
-        except ValueError as exc:
-            self._throttle.warn(f'command/bad/{exc}'[:80],
+        except BadInput as exc:
+            self._throttle.warn(f'command/{exc.kind}',
                                 f'dropping an effort command: {exc} (joint order '
                                 f'{list(self.joint_order)})')
             return
@@ -268,14 +279,18 @@ class SimulatorNode(Node):
             return
         frame = msg.header.frame_id
         if frame not in ('', self.model.tip_frame):
-            self._throttle.warn(f'wrench/frame/{frame}',
-                                f"dropping an external wrench in frame '{frame}': it must be "
-                                f"expressed in the tip frame '{self.model.tip_frame}' (or '')")
+            self._throttle.warn('wrench/frame',
+                                f"dropping an external wrench in frame '{bounded(frame, 100)}': it "
+                                f"must be expressed in the tip frame '{self.model.tip_frame}' (or '')")
             return
         w = msg.wrench
         on_robot = np.array([w.torque.x, w.torque.y, w.torque.z, w.force.x, w.force.y, w.force.z])
         if not all_finite(on_robot):
             self._throttle.warn('wrench/nonfinite', 'dropping a non-finite external wrench')
+            return
+        if np.abs(on_robot).max() >= MAX_ABS_WRENCH:     # the integration would only diverge
+            self._throttle.warn('wrench/implausible', f'dropping an external wrench with a '
+                                                      f'component beyond {MAX_ABS_WRENCH:g}')
             return
         self.sim.apply_wrench(on_robot)
 
@@ -315,6 +330,9 @@ class SimulatorNode(Node):
             self._clock_steps = self.steps
             self._pub_clock.publish(ClockMsg(clock=stamp))
         sim, o = self.sim, self._to_order
+        if not all_finite(sim.q, sim.qd, sim.tau):      # the Simulation resets on divergence
+            self._throttle.warn('nonfinite/state', 'simulated state not finite: not published')
+            return
         self._pub_joint_states.publish(make_joint_state(
             self.joint_order, stamp=stamp, position=sim.q[o], velocity=sim.qd[o],
             effort=sim.tau[o]))

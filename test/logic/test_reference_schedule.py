@@ -7,7 +7,12 @@ import numpy as np
 import pytest
 
 from robot_dynamics_ros.interpolation import hold
-from robot_dynamics_ros.reference_schedule import ReferenceSchedule
+from robot_dynamics_ros.reference_schedule import (
+    DEFAULT_MAX_PENDING,
+    ReferenceSchedule,
+    Superseded,
+    TooManyPending,
+)
 
 S = 1_000_000_000      # ns per s
 RNG = np.random.default_rng(20260611)
@@ -17,8 +22,8 @@ def _q(schedule, t_ns):
     return schedule.sample(t_ns)[0].tolist()
 
 
-def _held(value, now_ns=0, n=2):
-    schedule = ReferenceSchedule()
+def _held(value, now_ns=0, n=2, **kwargs):
+    schedule = ReferenceSchedule(**kwargs)
     schedule.hold(np.full(n, value), now_ns)
     return schedule
 
@@ -112,7 +117,7 @@ def test_a_long_chain_of_future_references_never_recurses():
     recursive predecessor of this class raised RecursionError on prune and sample."""
     n_refs = 3000
     assert n_refs > sys.getrecursionlimit()
-    schedule = _held(0.0, n=1)
+    schedule = _held(0.0, n=1, max_pending=n_refs)
     for k in range(1, n_refs + 1):
         schedule.add_waypoints(0, k * 1_000_000, times=[0.0], positions=[[float(k)]])
     assert len(schedule) == n_refs + 1
@@ -165,3 +170,57 @@ def test_same_references_in_force_as_the_recursive_chain(seed):
             oracle.prune(now)
         for t in (now, now + int(rng.integers(0, 2000)) * 1_000_000):
             np.testing.assert_array_equal(schedule.sample(t)[0], oracle.sample(t)[0])
+
+
+def test_pending_references_are_bounded():
+    """A client stamping with wall time a controller on simulated time: every reference lies in
+    the future, forever. At most max_pending wait; the others are refused and nothing changes."""
+    assert DEFAULT_MAX_PENDING == ReferenceSchedule().max_pending
+    schedule = _held(0.0, n=1, max_pending=5)
+    far = 10**9 * S                                     # "now" on the wall clock, ~30 years
+    for k in range(5):
+        schedule.add_waypoints(0, far + k, times=[0.0], positions=[[float(k)]])
+    assert schedule.pending(0) == 5
+    for add in (lambda: schedule.add_waypoints(0, far + 9, times=[0.0], positions=[[9.0]]),
+                lambda: schedule.add(hold(np.ones(1)), far + 9, 0)):
+        with pytest.raises(TooManyPending, match='max_pending'):
+            add()
+    assert len(schedule) == 6 and _q(schedule, far + 10) == [4.0]
+    # Once some have started, room again; a reference starting now replaces everything.
+    assert schedule.pending(far + 2) == 2
+    schedule.add_waypoints(far + 2, far + 20, times=[0.0], positions=[[20.0]])
+    assert schedule.pending(far + 2) == 3
+    schedule.add_waypoints(far + 30, 0, times=[0.0], positions=[[30.0]])
+    assert len(schedule) == 1 and schedule.pending(far + 30) == 0
+    with pytest.raises(ValueError):
+        ReferenceSchedule(max_pending=0)
+
+
+def test_plan_trajectory_commit_is_add_waypoints_in_three_steps():
+    """The interpolation in between may run elsewhere (a worker thread): the same trajectory as
+    add_waypoints, and a plan made before the schedule changed is refused."""
+    waypoints = dict(times=[0.5, 1.0], positions=[[0.4], [1.0]])
+    one = _held(0.2, n=1)
+    one.add_waypoints(S, 0, **waypoints)
+    other = _held(0.2, n=1)
+    plan = other.plan(S, 0)
+    trajectory = plan.trajectory(**waypoints)
+    other.commit(plan, trajectory, int(1.2 * S))          # committed a little later
+    for t in (S, int(1.3 * S), 2 * S, 3 * S):
+        assert _q(one, t) == _q(other, t)
+    for change in (lambda s: s.hold(np.zeros(1), 2 * S), lambda s: s.clear(),
+                   lambda s: s.add_waypoints(2 * S, 0, times=[1.0], positions=[[5.0]])):
+        schedule = _held(0.2, n=1)
+        plan = schedule.plan(S, 0)
+        trajectory = plan.trajectory(**waypoints)
+        change(schedule)
+        before = len(schedule)
+        with pytest.raises(Superseded):
+            schedule.commit(plan, trajectory, 2 * S)
+        assert len(schedule) == before
+    # prune changes nothing that is in force: a plan survives it.
+    schedule = _held(0.2, n=1)
+    plan = schedule.plan(S, 0)
+    schedule.prune(2 * S)
+    schedule.commit(plan, plan.trajectory(**waypoints), 2 * S)
+    assert _q(schedule, 3 * S) == [1.0]

@@ -139,6 +139,29 @@ def test_as_fast_as_possible_is_bounded_by_the_tick_budget_not_by_wall_time(pend
     assert not report.messages
 
 
+def test_a_new_publish_rate_takes_effect_at_once(pendulum):
+    """publish_rate 0.1 Hz, then back to 100 Hz: the next state comes one new period after the
+    last one, not at the time the 0.1 Hz rate had set (10 s of simulated time later)."""
+    published = []
+    sim, clock, _ = _simulation(pendulum, published=published, publish_rate=100.0)
+    _run(sim, clock, 0.05)
+    sim.configure(publish_rate=0.1)
+    n, steps = len(published), sim.steps
+    _run(sim, clock, 0.5)
+    assert len(published) <= n + 1, 'still publishing at 100 Hz'
+    sim.configure(publish_rate=100.0)
+    n, steps = len(published), sim.steps
+    _run(sim, clock, 0.05)
+    assert len(published) >= n + 4, f'{len(published) - n} states in 50 ms at 100 Hz'
+    # The overdue state at the next step, then every 10 steps, as after a reset.
+    assert [p[0] for p in published[n:n + 3]] == [steps + 1, steps + 10, steps + 20]
+    # Slower: the next state one new period after the last one.
+    sim.configure(publish_rate=20.0)
+    last = published[-1][0]
+    _run(sim, clock, 0.2)
+    assert [p[0] for p in published if p[0] > last][:2] == [last + 50, last + 100]
+
+
 def test_tick_period():
     sim = Simulation(DT, clock=FakeClock())
     assert sim.tick_period() == 0.001

@@ -1,7 +1,11 @@
 """computed_torque_controller over real DDS, open loop (the test plays the robot): commands equal
-the core's computed_torque, run-time gains, references, enable/hold, stale states, bad input."""
+the core's computed_torque, run-time gains, references, enable/hold, stale states, bad input
+(parameters that would break its timer, floods of future references, huge trajectories, states that
+update nothing or are physically impossible)."""
 
+import contextlib
 import math
+import time
 
 import numpy as np
 import pytest
@@ -9,6 +13,7 @@ from builtin_interfaces.msg import Duration
 from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
 from rclpy.parameter import Parameter
+from rclpy.serialization import serialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
@@ -273,3 +278,206 @@ def test_control_rate_changes_at_run_time(graph, ur5e_xml):
 def rclpy_duration(seconds):
     from rclpy.duration import Duration as RclpyDuration
     return RclpyDuration(nanoseconds=int(seconds * 1e9))
+
+
+# -- bad input: the controller keeps running, refuses what it cannot use, moves nothing ---------
+
+def _set_remote(ros, node_name, name, value):
+    """Set a double parameter through the node's /set_parameters service (as `ros2 param set`)."""
+    request = SetParameters.Request(parameters=[ParameterMsg(name=name, value=ParameterValue(
+        type=ParameterType.PARAMETER_DOUBLE, double_value=float(value)))])
+    return ros.call(SetParameters, f'/{node_name}/set_parameters', request).results[0]
+
+
+def test_a_tiny_control_rate_is_refused_with_a_reason(graph, ur5e_xml):
+    """1/control_rate is the timer period: a positive rate in the declared range but tiny
+    (1e-300, anything <= 1.08e-10) overflowed create_timer in the post-set callback, the
+    service never answered and the process exited. Refused in the on-set callback now."""
+    ros = graph
+    loop = Loop(ros, {'robot_description': ur5e_xml})
+    z = np.zeros(6)
+    assert loop.send(Q0, z) is not None
+    for value in (1e-300, 1.08e-10, 0.05):
+        result = _set_remote(ros, loop.name, 'control_rate', value)
+        assert not result.successful and 'at least 0.1 Hz' in result.reason, (value, result.reason)
+    assert loop.node.get_parameter('control_rate').value == 0.0
+    assert loop.send(Q0, z) is not None, 'the controller stopped answering'
+    # The extremes that are accepted keep it running: a 10 s timer, a 0.1 ms timer, timeouts.
+    assert _set_remote(ros, loop.name, 'control_rate', 0.1).successful
+    assert loop.node._timer.timer_period_ns == 10_000_000_000
+    assert _set_remote(ros, loop.name, 'control_rate', 10000.0).successful
+    assert ros.spin_until(lambda: len(loop.commands) > 50, 5.0)
+    for value in (1e-300, 1e300):
+        assert _set_remote(ros, loop.name, 'state_timeout', value).successful
+        n = len(loop.commands)
+        assert ros.spin_until(lambda: len(loop.commands) > n + 5, 5.0)
+    assert not _set_remote(ros, loop.name, 'state_timeout', math.inf).successful
+    assert _set_remote(ros, loop.name, 'control_rate', 0.0).successful
+    assert loop.send(Q0, z) is not None
+
+
+def test_future_stamped_references_are_bounded(graph, ur5e_xml):
+    """A client stamping with wall time a controller on simulated time: every reference waits
+    forever. 2000 of them at a high rate: at most max_pending_references wait, the others are
+    refused with a warning, and the controller keeps commanding throughout."""
+    ros = graph
+    loop = Loop(ros, {'robot_description': ur5e_xml, 'max_pending_references': 50})
+    z = np.zeros(6)
+    assert loop.send(Q0, z) is not None
+    stamp = (loop.node.get_clock().now() + rclpy_duration(1000.0)).to_msg()
+    answered = 0
+    for k in range(2000):
+        msg = JointTrajectory(joint_names=['elbow_joint'], points=[_point(0.1, [Q0[2] + 1e-4 * k])])
+        msg.header.stamp = stamp
+        loop.reference.publish(msg)
+        if k % 10 == 9:             # let the controller take them (the topic's depth is 10)
+            ros.spin(0.002)
+        if k % 200 == 199:
+            answered += loop.send(Q0, z) is not None
+    assert answered == 10, 'the controller stopped commanding'
+    assert ros.spin_until(lambda: ros.warnings(loop.name, 'max_pending'), 5.0)
+    assert len(loop.node._schedule) == 51           # the hold and 50 waiting
+    assert loop.node._schedule.pending(loop.node.get_clock().now().nanoseconds) == 50
+    tau = loop.send(Q0, z)
+    assert tau is not None and np.all(np.isfinite(tau))
+    assert len(ros.warnings(loop.name, 'max_pending')) <= 2, 'the refusals are not throttled'
+
+
+@contextlib.contextmanager
+def _states_at_1khz(ros, loop):
+    """Joint states at Q0 from a 1 kHz timer while the block runs; yields the list of the arrival
+    times of the controller's commands, once they flow."""
+    received = []
+    ros.probe.create_subscription(Float64MultiArray, '/effort_controller/commands',
+                                  lambda _msg: received.append(time.monotonic()), 100)
+    state = make_joint_state(UR5E_JOINTS, position=Q0, velocity=np.zeros(6))
+    timer = ros.probe.create_timer(0.001, lambda: loop.states.publish(state))
+    try:
+        assert ros.spin_until(lambda: len(received) > 200, 10.0), 'no commands at 1 kHz'
+        yield received
+    finally:
+        timer.cancel()
+        ros.probe.destroy_timer(timer)
+
+
+def _longest_gap(received, start, end):
+    """Longest time without a command from 0.2 s before ``start`` to ``end`` (s)."""
+    return np.diff([start - 0.2] + [t for t in received if start - 0.2 <= t <= end] + [end]).max()
+
+
+def test_a_huge_trajectory_is_refused_without_stalling_control(graph, ur5e_xml):
+    """A 100,000-point trajectory while the controller answers 1 kHz joint states: rclpy alone
+    spends over a second converting such a message (holding the GIL), and then the controller
+    processed it in its callback: no command for 2.5 s. Its size is read from the serialized
+    bytes and it is refused before any conversion. The bound on the longest gap between
+    commands is a liveness bound (a shared machine), not a benchmark."""
+    ros = graph
+    loop = Loop(ros, {'robot_description': ur5e_xml})
+    big = JointTrajectory(joint_names=list(UR5E_JOINTS))
+    big.points = [JointTrajectoryPoint(positions=list(Q0), time_from_start=Duration(
+        sec=k // 1000, nanosec=(k % 1000) * 1_000_000)) for k in range(1, 100_001)]
+    raw = serialize_message(big)            # published as bytes: the probe converts nothing
+    del big
+    with _states_at_1khz(ros, loop) as received:
+        start = time.monotonic()
+        loop.reference.publish(raw)
+        assert ros.spin_until(lambda: ros.warnings(loop.name, 'max_trajectory_points'), 10.0)
+        ros.spin(0.5)
+        end = time.monotonic()
+    gap = _longest_gap(received, start, end)
+    assert gap < 0.5, f'no command for {gap:.2f} s around the big trajectory'
+    # A trajectory within the bound is followed as before.
+    loop.reference.publish(JointTrajectory(joint_names=['elbow_joint'],
+                                           points=[_point(0.2, [Q0[2] + 0.1])]))
+    ros.spin(0.4)
+    loop.send(Q0, np.zeros(6))
+    assert abs(loop.errors[-1].position[2] - 0.1) < 1e-12
+
+
+def test_messages_that_update_no_joint_trigger_no_command(graph, ur5e_xml, ur5e_model):
+    """An empty JointState, or one naming only joints the model does not have, is not a new
+    state: no control step from the cached one. A gripper's NaN does not drop the arm's state."""
+    ros = graph
+    loop = Loop(ros, {'robot_description': ur5e_xml})
+    z = np.zeros(6)
+    assert loop.send(Q0, z) is not None
+    loop.states.publish(make_joint_state([]))
+    loop.states.publish(make_joint_state(['gripper_joint'], position=[0.01]))
+    assert loop.quiet(0.4), 'a message naming no model joint produced a command'
+    assert ros.warnings(loop.name, 'names none of the joints')
+    q = Q0 + 0.01
+    tau = loop.send(list(q) + [math.nan], list(z) + [math.nan],
+                    names=UR5E_JOINTS + ('gripper_joint',))
+    assert tau is not None, "a gripper's NaN dropped the arm's state"
+    np.testing.assert_allclose(tau, expected(ur5e_model, q, z, Q0, z, z, 100.0, 20.0), atol=1e-9)
+
+
+def test_impossible_states_are_dropped_and_never_held(graph, ur5e_xml, ur5e_model):
+    """q = 1e300 in a stream of good states gave a full-effort command; arriving first after a
+    stale period it was latched as the hold target. Dropped now, with a warning naming the joint,
+    the value and the bound; the position held after the stale period is a measured one."""
+    ros = graph
+    loop = Loop(ros, {'robot_description': ur5e_xml, 'state_timeout': 0.1})
+    z = np.zeros(6)
+    assert loop.send(Q0, z) is not None
+    bad = Q0.copy()
+    bad[1] = 1e300
+    loop.states.publish(make_joint_state(UR5E_JOINTS, position=bad, velocity=z))
+    assert ros.spin_until(lambda: ros.warnings(loop.name, 'shoulder_lift_joint'), 2.0)
+    warning = ros.warnings(loop.name, 'shoulder_lift_joint')[0]
+    assert '1e+300' in warning and '6.38319' in warning, warning       # the limit 2π + 0.1
+    assert all(np.abs(m.data).max() < 150.0 for m in loop.commands), 'a full-effort command'
+    fast = make_joint_state(UR5E_JOINTS, position=Q0, velocity=[0, 0, 100.0, 0, 0, 0])
+    loop.states.publish(fast)                       # 100 rad/s: beyond 10 × 3.14 rad/s
+    assert ros.spin_until(lambda: ros.warnings(loop.name, 'implausible velocity'), 2.0)
+    # Stale: gravity hold; then the impossible state first, then good ones.
+    n = len(loop.commands)
+    assert ros.spin_until(lambda: len(loop.commands) > n, 2.0)
+    assert ros.spin_until(lambda: ros.warnings(loop.name, 'state_timeout'), 2.0)
+    loop.states.publish(make_joint_state(UR5E_JOINTS, position=bad, velocity=z))
+    ros.spin(0.05)
+    q2 = Q0 + 0.02
+    tau = loop.send(q2, z)
+    np.testing.assert_allclose(tau, expected(ur5e_model, q2, z, q2, z, z, 100.0, 20.0), atol=1e-9)
+    np.testing.assert_allclose(loop.errors[-1].position, 0.0, atol=1e-12)
+    # The tolerance is a parameter.
+    result = loop.node.set_parameters([Parameter('position_tolerance', value=-1.0)])[0]
+    assert not result.successful
+
+
+def test_a_long_trajectory_is_read_off_the_executor_and_followed(graph, ur5e_xml):
+    """max_trajectory_points (10,000) points while the controller answers 1 kHz joint states:
+    read from its bytes and interpolated in a worker thread, so commands keep coming (a
+    liveness bound, not a benchmark), then followed; a newer reference arriving while a long one
+    is prepared wins."""
+    ros = graph
+    loop = Loop(ros, {'robot_description': ur5e_xml})
+    n_points = 10_000
+    long = JointTrajectory(joint_names=['elbow_joint', 'wrist_1_joint'])
+    long.points = [JointTrajectoryPoint(positions=[Q0[2] + 0.1 * k / n_points, Q0[3]],
+                                        time_from_start=Duration(sec=k // 1000,
+                                                                 nanosec=(k % 1000) * 1_000_000))
+                   for k in range(1, n_points + 1)]
+    raw = serialize_message(long)
+    with _states_at_1khz(ros, loop) as received:
+        start = time.monotonic()
+        loop.reference.publish(raw)
+        # followed: 2 s after its arrival the elbow's desired position is 0.02 rad ahead
+        assert ros.spin_until(lambda: loop.errors and loop.errors[-1].position[2] > 0.015, 10.0)
+        end = time.monotonic()
+        gap = _longest_gap(received, start, end)
+        assert gap < 0.5, f'no command for {gap:.2f} s while it was prepared'
+        # A long one, then at once a short one: the short one is in force.
+        loop.reference.publish(raw)
+        loop.reference.publish(JointTrajectory(joint_names=['wrist_1_joint'],
+                                               points=[_point(0.05, [Q0[3] - 0.1])]))
+        ros.spin(0.5)
+    ros.spin(0.1)
+    loop.send(Q0, np.zeros(6))
+    held = np.array(loop.errors[-1].position)
+    assert abs(held[3] + 0.1) < 1e-12, held
+    ros.spin(0.2)
+    loop.send(Q0, np.zeros(6))
+    # the others hold the desired state in force when it took over: the long one was dropped
+    np.testing.assert_array_equal(loop.errors[-1].position, held)
+    assert loop.node._preparing is None

@@ -1,7 +1,9 @@
 """dynamics_node over real DDS: outputs equal the core's, joint states merged by name, models from
-the transient-local robot_description topic, bad input dropped with warnings."""
+the transient-local robot_description topic (bounded in size, built off the executor), bad input
+dropped with bounded warnings, messages that update nothing or are impossible publish nothing."""
 
 import math
+import time
 
 import numpy as np
 import pytest
@@ -14,7 +16,7 @@ from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.nodes.conversions import make_joint_state, multiarray_to_matrix
 from robot_dynamics_ros.nodes.dynamics_node import DynamicsNode
 
-from _node_harness import UR5E_HOME, UR5E_JOINTS
+from _node_harness import UR5E_HOME, UR5E_JOINTS, UR5E_URDF
 
 pytestmark = pytest.mark.ros
 
@@ -116,7 +118,8 @@ def test_robot_description_topic_published_after_start(graph, ur5e_xml, ur5e_mod
     description.publish(String(data='<robot name="broken"><link name="a"/><joint'))
     assert ros.spin_until(lambda: ros.warnings(node.get_name(), 'cannot build the robot model'))
     description.publish(String(data=ur5e_xml))
-    ros.spin(0.3)
+    # built in a worker thread: the node serves (without a model here) until it is ready
+    assert ros.spin_until(lambda: node.model is not None, 30.0)
     states.publish(make_joint_state(UR5E_JOINTS, position=q))
     assert ros.spin_until(lambda: gravity)
     np.testing.assert_allclose(gravity[-1].effort, rd.gravity_torques(ur5e_model, q), atol=1e-9)
@@ -222,6 +225,9 @@ def test_default_node_names():
     ({'robot_description': 'not xml at all'}, 'is not URDF XML'),
     ({'urdf_path': '/nonexistent/robot.urdf'}, "cannot read urdf_path"),
     ({'robot_description': '<robot/>', 'gravity': [0.0, -9.81]}, 'cannot build the robot model'),
+    ({'robot_description': '<robot name="x"/>' + ' ' * 2000, 'max_description_bytes': 1000},
+     'from the parameter refused: 2017 bytes, more than max_description_bytes = 1000'),
+    ({'urdf_path': str(UR5E_URDF), 'max_description_bytes': 5000}, 'from the file refused'),
 ])
 def test_bad_model_parameters_leave_the_node_running_without_a_model(graph, parameters, message):
     ros = graph
@@ -234,3 +240,138 @@ def test_bad_model_parameters_leave_the_node_running_without_a_model(graph, para
     pub.publish(make_joint_state(UR5E_JOINTS, position=UR5E_HOME))
     assert ros.spin_until(lambda: ros.warnings(node.get_name(), 'no robot model yet'), 3.0)
     assert gravity == []
+
+
+# -- bad input: bounded warnings, nothing published that is not a new, possible state -----------
+
+def test_a_flood_of_different_malformed_messages_gives_few_short_warnings(graph, ur5e_xml):
+    """Malformed messages that differ each time were each logged (the throttle keyed on the
+    error text, names included) and each key kept: 2,654 messages in 10 s gave 268 MB of log;
+    one message with 100,000 duplicate names gave one 500 KB line, also on /rosout. Now one
+    warning per kind of problem and period, each line bounded, the throttle's keys bounded."""
+    ros = graph
+    node = ros.add(DynamicsNode, {'robot_description': ur5e_xml})
+    out = _outputs(ros, node)
+    pub = ros.publisher(JointState, '/joint_states', qos=1000)
+    q = np.array(UR5E_HOME)
+    for k in range(300):
+        names = [f'flood_{k}_{i}' for i in range(200)] + list(UR5E_JOINTS)
+        bad = make_joint_state(names + [UR5E_JOINTS[k % 6]], position=np.zeros(207))
+        pub.publish(bad)                                     # a model joint named twice
+        pub.publish(make_joint_state(names, position=np.zeros(206 - k % 5)))    # lengths differ
+        if k % 20 == 0:
+            ros.spin(0.01)
+    huge = make_joint_state(['shoulder_pan_joint'] * 100_000, position=np.zeros(100_000))
+    pub.publish(huge)
+    pub.publish(make_joint_state(UR5E_JOINTS, position=q))
+    assert ros.spin_until(lambda: out['gravity_torques'], 10.0), 'the node stopped answering'
+    ros.spin(0.3)
+    warnings = ros.warnings(node.get_name())
+    assert 1 <= len(warnings) <= 3, [w[:100] for w in warnings]
+    assert all(len(w) <= 1100 for w in warnings), [len(w) for w in warnings]
+    assert len(node._throttle) <= 10
+    _all_finite(out)
+
+
+def test_messages_that_update_no_joint_publish_nothing(graph, ur5e_xml, ur5e_model):
+    """An empty JointState, or one naming only joints the model does not have, used to give a
+    full set of outputs from the cached state stamped with the new stamp. A gripper's NaN (a
+    joint the model does not track) dropped the whole message."""
+    ros = graph
+    node = ros.add(DynamicsNode, {'robot_description': ur5e_xml})
+    out = _outputs(ros, node)
+    pub = ros.publisher(JointState, '/joint_states')
+    q = np.array(UR5E_HOME)
+    pub.publish(make_joint_state(UR5E_JOINTS, stamp=_stamp(0), position=q))
+    assert ros.spin_until(lambda: all(out.values()))
+    pub.publish(make_joint_state([], stamp=_stamp(1)))
+    pub.publish(make_joint_state(['gripper_finger_joint'], stamp=_stamp(2), position=[0.01]))
+    ros.spin(0.4)
+    assert all(len(v) == 1 for v in out.values()), {k: len(v) for k, v in out.items()}
+    assert ros.warnings(node.get_name(), 'names none of the joints')
+    q2 = q + 0.1
+    pub.publish(make_joint_state(UR5E_JOINTS + ('gripper_finger_joint',), stamp=_stamp(3),
+                                 position=list(q2) + [math.nan]))
+    assert ros.spin_until(lambda: len(out['gravity_torques']) == 2), "the gripper's NaN dropped it"
+    assert out['gravity_torques'][-1].header.stamp == _stamp(3)
+    np.testing.assert_allclose(out['gravity_torques'][-1].effort,
+                               rd.gravity_torques(ur5e_model, q2), atol=1e-9)
+
+
+def test_physically_impossible_states_publish_nothing(graph, ur5e_xml):
+    ros = graph
+    node = ros.add(DynamicsNode, {'robot_description': ur5e_xml, 'position_tolerance': 0.2})
+    out = _outputs(ros, node)
+    pub = ros.publisher(JointState, '/joint_states')
+    q = np.array(UR5E_HOME)
+    pub.publish(make_joint_state(UR5E_JOINTS, position=q))
+    assert ros.spin_until(lambda: all(out.values()))
+    elbow = UR5E_JOINTS.index('elbow_joint')                # limits ±π
+    for value in (1e300, np.pi + 0.21, -np.pi - 0.3):
+        bad = q.copy()
+        bad[elbow] = value
+        pub.publish(make_joint_state(UR5E_JOINTS, position=bad))
+    pub.publish(make_joint_state(UR5E_JOINTS, position=q, velocity=[0, 0, 0, 0, 1e6, 0]))
+    ros.spin(0.4)
+    assert all(len(v) == 1 for v in out.values()), {k: len(v) for k, v in out.items()}
+    warning = ros.warnings(node.get_name(), 'elbow_joint')
+    assert warning and '1e+300' in warning[0] and '[-3.34159, 3.34159]' in warning[0], warning
+    assert ros.warnings(node.get_name(), 'implausible velocity 1e+06')
+    bad = q.copy()
+    bad[elbow] = np.pi + 0.19                               # within the tolerance
+    pub.publish(make_joint_state(UR5E_JOINTS, position=bad))
+    assert ros.spin_until(lambda: len(out['gravity_torques']) == 2)
+    _all_finite(out)
+
+
+def _chain(n, name='chain'):
+    """A URDF chain of n revolute joints j1..jn (a model that takes a while to build)."""
+    parts = [f'<robot name="{name}">', '<link name="l0"/>']
+    for k in range(1, n + 1):
+        parts.append(f'<link name="l{k}"><inertial><mass value="1"/><origin xyz="0 0 0.05"/><inertia '
+                     'ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+                     f'<joint name="j{k}" type="revolute"><parent link="l{k - 1}"/><child link="l{k}"/>'
+                     '<origin xyz="0 0 0.1"/><axis xyz="0 1 0"/>'
+                     '<limit lower="-3" upper="3" effort="100" velocity="2"/></joint>')
+    return ''.join(parts) + '</robot>'
+
+
+def test_descriptions_from_the_topic_are_bounded_and_built_off_the_executor(graph, ur5e_xml):
+    """A description above max_description_bytes is refused before it is deserialized and the
+    current model kept; a large valid one is built in a worker thread while the node keeps
+    serving joint states with the model it has, then swapped in."""
+    ros = graph
+    # A topic of its own: the probe's publishers of /robot_description from other tests keep
+    # their last description, delivered whenever they match (the newest description wins).
+    topic = f'/robot_description_{time.monotonic_ns()}'
+    node = ros.add(DynamicsNode, {'max_description_bytes': 400_000,
+                                  'publish_task_space_inertia': False},
+                   cli_args=['--ros-args', '-r', f'robot_description:={topic}'])
+    gravity = ros.collect(JointState, f'/{node.get_name()}/gravity_torques')
+    description = ros.publisher(String, topic, TRANSIENT)
+    description.publish(String(data=ur5e_xml))
+    assert ros.spin_until(lambda: node.model is not None and node.model.nq == 6, 10.0)
+    states = ros.publisher(JointState, '/joint_states')
+    q = np.array(UR5E_HOME)
+    too_big = _chain(1) + '<!--' + 'x' * 500_000 + '-->'
+    description.publish(String(data=too_big))
+    assert ros.spin_until(lambda: ros.warnings(node.get_name(), 'max_description_bytes'), 5.0)
+    assert node.model.nq == 6 and node._source.urdf_xml == ur5e_xml
+    # A 1000-joint chain (about 0.35 MB): the node answers UR5e states while it is built.
+    description.publish(String(data=_chain(1000)))
+    answered_while_building = 0
+    deadline = time.monotonic() + 180.0     # generous: numba may recompile the kernels meanwhile
+    while node.model.nq == 6 and time.monotonic() < deadline:
+        n = len(gravity)
+        states.publish(make_joint_state(UR5E_JOINTS, position=q))
+        if ros.spin_until(lambda: len(gravity) > n, 2.0) and node._source.building:
+            answered_while_building += 1
+    assert node.model.nq == 1000, 'the new model was never swapped in'
+    assert answered_while_building >= 3, answered_while_building
+    assert list(gravity[-1].name) == list(UR5E_JOINTS)
+    # The new model answers its own joints.
+    names = [f'j{k}' for k in range(1, 1001)]
+    n = len(gravity)
+    states.publish(make_joint_state(names, position=np.zeros(1000)))
+    assert ros.spin_until(lambda: len(gravity) > n, 10.0)
+    assert len(gravity[-1].effort) == 1000

@@ -151,6 +151,10 @@ def test_pause_reset_and_external_wrench(graph, ur5e_model):
     wrong.wrench.force.x = 100.0
     wrench_pub.publish(wrong)
     assert ros.spin_until(lambda: ros.warnings(name, "frame 'base_link'"), 2.0)
+    huge = WrenchStamped()
+    huge.wrench.force.z = 1e300                 # finite, but the integration would diverge
+    wrench_pub.publish(huge)
+    assert ros.spin_until(lambda: ros.warnings(name, 'component beyond'), 2.0)
     w = WrenchStamped()
     w.header.frame_id = ur5e_model.tip_frame
     w.wrench.force.x, w.wrench.force.y, w.wrench.force.z = 20.0, -10.0, 30.0
@@ -214,3 +218,40 @@ def test_as_fast_as_possible(graph):
     assert node.sim.dropped == 0.0
     assert not ros.warnings(node.get_name(), 'slower than real_time_factor')
     np.testing.assert_allclose(np.diff([_t(m) for m in states]), 0.01, atol=1.5e-3)
+
+
+def test_a_new_publish_rate_takes_effect_at_once(graph):
+    """publish_rate 0.1 Hz, then back to 100 Hz: /joint_states resumed only ~10 s later (the
+    next publication time set by the slow rate was kept)."""
+    ros = graph
+    node, states = _sim(ros)
+    assert ros.spin_until(lambda: len(states) > 5, 5.0)
+    assert node.set_parameters([Parameter('publish_rate', value=0.1)])[0].successful
+    ros.spin(0.3)
+    n = len(states)
+    assert node.set_parameters([Parameter('publish_rate', value=100.0)])[0].successful
+    assert ros.spin_until(lambda: len(states) > n + 10, 2.0), 'no states after the rate change'
+
+
+def test_numeric_parameters_at_their_extremes_keep_it_running(graph):
+    """Every numeric parameter at the ends of its declared range (and a tiny positive value where
+    0 is allowed): the timer derived from them never overflows, states keep coming, and values
+    outside the range are refused."""
+    ros = graph
+    node, states = _sim(ros)
+    for name, values in (('publish_rate', (0.1, 10000.0, 100.0)),
+                         ('real_time_factor', (1e-300, 1000.0, 0.0, 1.0)),
+                         ('command_timeout', (1e-6, 1e300, 0.5)),
+                         ('external_wrench_timeout', (1e-300, 1e300, 0.0)),
+                         ('lockstep_timeout', (1e-300, 60.0, 0.05))):
+        for value in values:
+            result = node.set_parameters([Parameter(name, value=value)])[0]
+            assert result.successful, (name, value, result.reason)
+            ros.spin(0.05)
+    n = len(states)
+    assert ros.spin_until(lambda: len(states) > n + 5, 5.0), 'no states after the changes'
+    for name, value in (('publish_rate', 0.01), ('publish_rate', 1e-300), ('real_time_factor', 1e4),
+                        ('command_timeout', 0.0), ('lockstep_timeout', math.inf),
+                        ('initial_positions', [1e300] * 6)):
+        assert not node.set_parameters([Parameter(name, value=value)])[0].successful, (name, value)
+    assert all(math.isfinite(v) for m in states for v in (*m.position, *m.velocity, *m.effort))

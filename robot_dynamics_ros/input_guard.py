@@ -1,0 +1,207 @@
+"""What the nodes do with bad input, ROS-free: bounded warnings and plausibility checks of states.
+
+Bad input is dropped with a throttled warning, and neither the log nor the node's memory may grow
+with what a sender puts in its messages:
+
+- ``BadInput``: a ValueError with a ``kind``, one of a small fixed set of short strings written in
+  the code ('nonfinite', 'length', ...), never message text. Nodes throttle per kind.
+- ``WarningThrottle``: one warning per key and ``period``; at most ``MAX_KEYS`` keys are kept, and
+  every line is cut to ``MAX_LOG_CHARS`` characters (``bounded``).
+- ``short_list``: a list of names for a log line: at most ``limit`` names, each cut short, then
+  "… and N more".
+- ``StateLimits``: a measured joint state is physically possible for the model: positions within
+  the URDF limits plus a tolerance (continuous joints: finite and |q| < ``MAX_ABS_POSITION``),
+  velocities finite and within ``velocity_factor`` × the URDF velocity limit (joints without one:
+  |q̇| < ``MAX_ABS_VELOCITY``).
+
+Example:
+    >>> import logging
+    >>> throttle = WarningThrottle(logging.getLogger('doctest'), period=5.0)
+    >>> throttle.warn('joint_states/length', 'dropped: ' + short_list([f'j{k}' for k in range(100)], 3))
+    True
+    >>> throttle.warn('joint_states/length', 'the same kind again within 5 s')
+    False
+    >>> short_list(['a', 'b', 'c', 'd'], limit=2)
+    "['a', 'b', … and 2 more]"
+"""
+
+import math
+import time
+
+import numpy as np
+
+__all__ = ['BadInput', 'WarningThrottle', 'StateLimits', 'short_list', 'bounded', 'MAX_LOG_CHARS',
+           'MAX_KEYS', 'MAX_ABS_POSITION', 'MAX_ABS_VELOCITY']
+
+MAX_LOG_CHARS = 1000        # characters of one warning line (the rest is cut, with a count)
+MAX_KEYS = 256              # keys a WarningThrottle remembers (kinds are a fixed set: far fewer)
+MAX_NAME_CHARS = 64         # characters of one name quoted in a warning
+MAX_ABS_POSITION = 1e6      # rad or m: no joint, continuous or not, is measured beyond this
+MAX_ABS_VELOCITY = 1e6      # rad/s or m/s: the same for joints without a URDF velocity limit
+
+
+class BadInput(ValueError):
+    """A malformed or implausible input message; ``kind`` keys its throttled warning."""
+
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind
+
+
+def bounded(text, limit=MAX_LOG_CHARS):
+    """``text`` cut to about ``limit`` characters, saying how many were cut.
+
+    >>> bounded('x' * 50, limit=45)
+    'xxxxx… (45 more characters)'
+    """
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    keep = max(limit - 40, 0)       # room for the suffix, whatever the count
+    return f'{text[:keep]}… ({len(text) - keep} more characters)'
+
+
+def _short_name(name):
+    name = str(name)
+    return name if len(name) <= MAX_NAME_CHARS else name[:MAX_NAME_CHARS] + '…'
+
+
+def short_list(items, limit=8):
+    """``items`` (a sequence) as a list literal of at most ``limit`` quoted names, then the count
+    of the others: the length of a log line does not depend on the message that caused it."""
+    n = len(items)
+    shown = ', '.join(repr(_short_name(items[k])) for k in range(min(n, limit)))
+    if n <= limit:
+        return f'[{shown}]'
+    return f'[{shown}, … and {n - limit} more]'
+
+
+class WarningThrottle:
+    """Warnings throttled per key (steady time), so distinct kinds of problem are each reported.
+
+    rclpy's own ``throttle_duration_sec`` throttles per call site; one call site here reports
+    several kinds of problem, keyed explicitly. Keys must come from a fixed set (a kind, or a
+    model joint's name), never from message text; the throttle keeps at most ``max_keys`` of
+    them anyway (the expired ones are forgotten first, then the oldest), and every message is
+    cut to ``max_chars`` characters.
+    """
+
+    def __init__(self, logger, period=5.0, max_keys=MAX_KEYS, max_chars=MAX_LOG_CHARS):
+        self._logger = logger
+        self.period = period
+        self.max_keys = max_keys
+        self.max_chars = max_chars
+        self._last = {}          # key -> time of its last warning, oldest first
+        self._once = {}          # key -> None (an insertion-ordered set)
+
+    def __len__(self):
+        """Number of keys remembered."""
+        return len(self._last) + len(self._once)
+
+    def warn(self, key, message):
+        """Log ``message`` unless ``key`` was reported within the last ``period`` seconds."""
+        now = time.monotonic()
+        if now - self._last.get(key, -math.inf) < self.period:
+            return False
+        self._last.pop(key, None)
+        if len(self._last) >= self.max_keys:
+            self._last = {k: t for k, t in self._last.items() if now - t < self.period}
+            while len(self._last) >= self.max_keys:
+                del self._last[next(iter(self._last))]
+        self._last[key] = now
+        self._logger.warning(bounded(message, self.max_chars))
+        return True
+
+    def once(self, key, message):
+        """Log ``message`` the first time ``key`` is seen (until ``reset(key)``)."""
+        if key in self._once:
+            return False
+        while len(self._once) >= self.max_keys:
+            del self._once[next(iter(self._once))]
+        self._once[key] = None
+        self._logger.warning(bounded(message, self.max_chars))
+        return True
+
+    def reset(self, key=None):
+        """Forget ``key`` (or everything): its next warning is logged immediately."""
+        if key is None:
+            self._last.clear()
+            self._once.clear()
+        else:
+            self._last.pop(key, None)
+            self._once.pop(key, None)
+
+
+class StateLimits:
+    """Which measured joint states are physically possible for a model (see module docstring).
+
+    Args:
+        joint_names, joint_types ('revolute' | 'continuous' | 'prismatic'), lower, upper
+            (position limits, ±inf where none), velocity_limit (URDF, <= 0 or inf = none):
+            per joint, in one order (the model's).
+        position_tolerance: rad a revolute joint may be measured beyond its limits (encoder
+            offsets, a joint pushed past its soft limit); ``prismatic_tolerance`` the same in m.
+        velocity_factor: a measured |q̇| above this × the URDF velocity limit is a sensor or
+            driver error, not motion (> 0); 0 disables the per-joint bound (only |q̇| <
+            MAX_ABS_VELOCITY remains).
+
+    ``check(index, position, velocity)`` raises BadInput ('position_limit' or 'velocity_limit')
+    naming the first offending joint, its value and the bound; ``index`` gives the joint of each
+    entry of the arrays (either may be None).
+    """
+
+    def __init__(self, joint_names, joint_types, lower, upper, velocity_limit,
+                 position_tolerance=0.1, prismatic_tolerance=0.01, velocity_factor=10.0):
+        for name, value in (('position_tolerance', position_tolerance),
+                            ('prismatic_tolerance', prismatic_tolerance),
+                            ('velocity_factor', velocity_factor)):
+            if not (math.isfinite(value) and value >= 0.0):
+                raise ValueError(f'{name} must be finite and >= 0, got {value}')
+        self.joint_names = tuple(joint_names)
+        types = tuple(joint_types)
+        lower = np.asarray(lower, dtype=np.float64)
+        upper = np.asarray(upper, dtype=np.float64)
+        tolerance = np.array([prismatic_tolerance if t == 'prismatic' else position_tolerance
+                              for t in types])
+        bounded_joint = np.array([t != 'continuous' for t in types], dtype=bool)
+        # Continuous joints (and limits a URDF leaves infinite) get only the absolute bound.
+        self.lower = np.where(bounded_joint & np.isfinite(lower), lower - tolerance,
+                              -MAX_ABS_POSITION)
+        self.upper = np.where(bounded_joint & np.isfinite(upper), upper + tolerance,
+                              MAX_ABS_POSITION)
+        limit = np.asarray(velocity_limit, dtype=np.float64)
+        given = (limit > 0.0) & np.isfinite(limit) & (velocity_factor > 0.0)
+        self.max_velocity = np.where(given, velocity_factor * np.where(given, limit, 0.0),
+                                     MAX_ABS_VELOCITY)
+
+    @classmethod
+    def from_model(cls, model, **tolerances):
+        """The limits of a ``dynamics.Model`` (model joint order)."""
+        return cls(model.joint_names, model.joint_types, model.lower, model.upper,
+                   model.velocity_limit, **tolerances)
+
+    def check(self, index, position=None, velocity=None):
+        """Raise BadInput if a position or velocity (finite, aligned with ``index``) is
+        implausible; ``index`` (int array) gives each entry's joint in ``joint_names``."""
+        index = np.asarray(index, dtype=np.intp)
+        if position is not None:
+            lo, hi = self.lower[index], self.upper[index]
+            bad = np.flatnonzero((position < lo) | (position > hi))
+            if bad.size:
+                k = bad[0]
+                raise BadInput('position_limit', self._describe(
+                    bad.size, index[k], 'position', position[k], f'[{lo[k]:.6g}, {hi[k]:.6g}]',
+                    'the URDF limits plus position_tolerance'))
+        if velocity is not None:
+            vmax = self.max_velocity[index]
+            bad = np.flatnonzero(np.abs(velocity) > vmax)
+            if bad.size:
+                k = bad[0]
+                raise BadInput('velocity_limit', self._describe(
+                    bad.size, index[k], 'velocity', velocity[k], f'±{vmax[k]:.6g}',
+                    'velocity_limit_factor × the URDF velocity limit'))
+
+    def _describe(self, count, joint, field, value, allowed, rule):
+        others = f' (and {count - 1} other joints)' if count > 1 else ''
+        return (f'implausible {field} {value:.6g} of joint {_short_name(self.joint_names[joint])!r}'
+                f'{others}: outside {allowed} ({rule})')
