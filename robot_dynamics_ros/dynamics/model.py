@@ -13,6 +13,25 @@ origin of {i}, so that  G_i = [[I_o, [h]], [[h]^T, m 1]].
 
 The compiled kernels read the model as one packed float64 array (few arguments per compiled call);
 `Model` is the readable, immutable front of that array.
+
+A Model refuses (ValueError naming the joint, link or frame) numbers that mean nothing physically
+or overflow the recursions (an origin at 1e300 m made ABA return NaN while M^-1 gave 100): every
+number finite; tree transforms and frame placements rigid (|R^T R - 1| <= 1e-6, det R > 0) with
+|p| < MAX_LENGTH = 1e6 m; centres of mass |c| < 1e6 m; masses 0 <= m <= MAX_MASS = 1e12 kg;
+rotational inertias symmetric, positive semi-definite (within 1e-12 relative) with entries at most
+MAX_INERTIA = 1e24 kg m^2; |gravity| <= MAX_GRAVITY = 1e6 m/s^2; joint names unique. No robot comes
+near the bounds. The triangle inequality of the principal moments is not required: real URDFs break
+it (ANYmal's and HyQ's point-like links carry inertia about one axis only).
+
+M(q) must be positive definite. Construction checks it at q = 0 by the pivots of the articulated-
+body algorithm, D_i = S_i^T G^A_i S_i (det M = prod D_i; G^A_i is the articulated inertia of the
+subtree at i): a pivot at most PIVOT_RTOL = 1e-10 times the trace of the matching 3x3 block of G^A_i
+(rotational for a revolute joint, translational for a prismatic one) names joint i. det M(q) is
+analytic in q, so M is either singular for every q -- a joint that moves only massless bodies,
+bodies with no inertia about its axis, or only what other joints already move (two coaxial joints
+with nothing between them) -- which this finds, or singular on a measure-zero set of
+configurations (massless gimbal links at gimbal lock), which it finds only if q = 0 is in that set.
+Cost O(n).
 """
 from __future__ import annotations
 
@@ -48,6 +67,14 @@ def _frozen(a, dtype=float):
     return a
 
 
+#: Bounds of a model's numbers (SI); see the module docstring.
+MAX_LENGTH = 1e6                            # m: |translation| of transforms, |centre of mass|
+MAX_MASS = 1e12                             # kg, per body
+MAX_INERTIA = MAX_MASS * MAX_LENGTH ** 2    # kg m^2: |entries| of a rotational inertia
+MAX_GRAVITY = 1e6                           # m/s^2
+PIVOT_RTOL = 1e-10                          # M(0) singular when D_i <= PIVOT_RTOL * (scale of G^A_i)
+
+
 class Model:
     """A fixed-base kinematic tree: joints, frames, inertias, limits. Immutable after construction.
 
@@ -58,13 +85,16 @@ class Model:
       f_tip and task-space quantities), gravity (3,) in the base frame, lower/upper (position limits,
       -inf/+inf where none), velocity_limit, effort_limit (+inf where none), damping (viscous
       friction F_v), friction (Coulomb friction F_s).
+
+    Everything a Model stores is O(n) in the number of bodies: the ancestor relation is the parent
+    array alone (support() walks it).
     """
 
     __slots__ = ("nq", "joint_names", "joint_types", "link_names", "parent", "frame_names",
                  "root_link", "tip_frame", "gravity", "lower", "upper", "velocity_limit",
                  "effort_limit", "damping", "friction", "T_tree", "axis", "mass", "com",
                  "inertia_com", "frame_body", "frame_placement", "_packed", "_frame_index",
-                 "_joint_index", "_data", "_ancestors", "_square")
+                 "_joint_index", "_data", "_square")
 
     def __init__(self, *, joint_names, joint_types, link_names, parent, T_tree, axis, mass, com,
                  inertia_com, frame_names, frame_body, frame_placement, root_link, tip_frame,
@@ -75,7 +105,8 @@ class Model:
         T_tree (n,4,4): pose of body frame {i} in its parent's frame at q = 0. axis (n,3): joint
         axis in {i}. mass (n,), com (n,3) centre of mass in {i}, inertia_com (n,3,3) rotational
         inertia about the centre of mass in {i}'s axes. frame_body (nf,) body index (-1 = base) and
-        frame_placement (nf,4,4) pose of each named frame in its body's frame.
+        frame_placement (nf,4,4) pose of each named frame in its body's frame. ValueError for
+        anything the module docstring refuses (bounds, singular M at q = 0).
         """
         n = len(joint_names)
         set_ = object.__setattr__
@@ -96,8 +127,10 @@ class Model:
         set_(self, "root_link", root_link)
         set_(self, "tip_frame", tip_frame)
         gravity = np.asarray(gravity, dtype=float)
-        if gravity.shape != (3,) or not np.all(np.isfinite(gravity)):
-            raise ValueError(f"gravity must be a finite 3-vector (base frame), got {gravity.tolist()!r}")
+        bounded = gravity.shape == (3,) and np.all(np.abs(gravity) <= MAX_GRAVITY)    # False for NaN too
+        if not bounded or np.linalg.norm(gravity) > MAX_GRAVITY:
+            raise ValueError(f"gravity must be a finite 3-vector (base frame) of at most {MAX_GRAVITY:g} "
+                             f"m/s^2, got {gravity.tolist()!r}")
         set_(self, "gravity", _frozen(gravity))
         inf = np.full(n, np.inf)
         set_(self, "lower", _frozen(-inf if lower is None else lower))
@@ -109,15 +142,10 @@ class Model:
         set_(self, "_joint_index", {name: i for i, name in enumerate(self.joint_names)})
         set_(self, "_frame_index", {name: f for f, name in enumerate(self.frame_names)})
         self._validate()
-        set_(self, "_packed", _frozen(self._pack()))
-        ancestors = []
-        for i in range(n):
-            chain, j = [], i
-            while j >= 0:
-                chain.append(j)
-                j = int(self.parent[j])
-            ancestors.append(tuple(reversed(chain)))
-        set_(self, "_ancestors", tuple(ancestors))
+        packed = self._pack()
+        packed.setflags(write=False)
+        set_(self, "_packed", packed)
+        self._check_mass_matrix()
         set_(self, "_data", Data(self))
 
     def __setattr__(self, name, value):
@@ -132,7 +160,7 @@ class Model:
         """Index of joint `name` in q; ValueError for an unknown joint."""
         try:
             return self._joint_index[name]
-        except KeyError:
+        except (KeyError, TypeError):
             raise ValueError(f"unknown joint {name!r}; the model has {list(self.joint_names)}") from None
 
     def has_frame(self, name):
@@ -149,9 +177,14 @@ class Model:
                              f"{list(self.frame_names)}") from None
 
     def support(self, frame=None):
-        """Joints that move `frame` (the body's ancestors including itself), base first."""
+        """Joints that move `frame` (the body's ancestors including itself), base first: a walk up
+        the parent array, O(depth)."""
         b = int(self.frame_body[self.frame_index(frame)])
-        return () if b < 0 else self._ancestors[b]
+        chain = []
+        while b >= 0:
+            chain.append(b)
+            b = int(self.parent[b])
+        return tuple(reversed(chain))
 
     @property
     def is_chain(self):
@@ -160,28 +193,39 @@ class Model:
 
     # -- construction ---------------------------------------------------------------------------
     def _validate(self):
+        """The checks of the module docstring, except M's (after packing). Vectorised: O(n)."""
         n = self.nq
         if not (len(self.joint_types) == len(self.link_names) == len(self.parent) == n):
             raise ValueError("joint_names, joint_types, link_names and parent must have one entry per joint")
-        for i, p in enumerate(self.parent):
-            if not -1 <= p < i:
-                raise ValueError(f"parent[{i}] = {p}: bodies must be topologically ordered (parent < child)")
+        bad = np.flatnonzero((self.parent < -1) | (self.parent >= np.arange(n)))
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(f"parent[{i}] = {self.parent[i]}: bodies must be topologically ordered "
+                             "(parent < child)")
         for name, t in zip(self.joint_names, self.joint_types):
             if t not in ("revolute", "continuous", "prismatic"):
                 raise ValueError(f"joint {name!r}: unsupported type {t!r}")
+        _check_unique(self.joint_names, "joint")
+        _check_unique(self.frame_names, "frame")
         norms = np.linalg.norm(self.axis, axis=1)
         if n and not np.allclose(norms, 1.0, atol=1e-9):
             bad = self.joint_names[int(np.argmax(np.abs(norms - 1.0)))]
             raise ValueError(f"joint {bad!r}: axis must be a unit vector")
         for arr, what in ((self.T_tree, "T_tree"), (self.mass, "mass"), (self.com, "com"),
-                          (self.inertia_com, "inertia_com"), (self.gravity, "gravity"),
-                          (self.frame_placement, "frame_placement")):
+                          (self.inertia_com, "inertia_com"), (self.frame_placement, "frame_placement")):
             if not np.all(np.isfinite(arr)):
                 raise ValueError(f"{what} must be finite")
-        for i in range(n):
-            check_inertia(self.link_names[i], self.mass[i], self.inertia_com[i])
-        if len(self.frame_names) != len(set(self.frame_names)):
-            raise ValueError("frame names must be unique")
+        check_transforms(lambda i: f"joint {self.joint_names[i]!r}: tree transform T_tree[{i}]", self.T_tree)
+        check_transforms(lambda f: f"frame {self.frame_names[f]!r}: placement", self.frame_placement)
+        with np.errstate(over="ignore"):
+            far = np.flatnonzero(np.linalg.norm(self.com, axis=1) >= MAX_LENGTH)
+        if far.size:
+            raise ValueError(f"link {self.link_names[far[0]]!r}: centre of mass must lie within "
+                             f"{MAX_LENGTH:g} m of the body frame, got {self.com[far[0]].tolist()}")
+        check_inertia(lambda i: f"link {self.link_names[i]!r}", self.mass, self.inertia_com)
+        fb = self.frame_body
+        if len(fb) != len(self.frame_names) or np.any((fb < -1) | (fb >= n)):
+            raise ValueError("frame_body must hold one body index in [-1, n) per frame")
         if self.tip_frame not in self._frame_index:
             raise ValueError(f"tip frame {self.tip_frame!r} is not a frame of the model")
         for values, what in ((self.damping, "damping"), (self.friction, "friction"),
@@ -197,37 +241,101 @@ class Model:
     def _pack(self):
         """The packed array of the kernels. Each body frame is re-expressed in a frame turned by C_i
         so that its joint axis is z (C_i e_z = a_i); tree transforms, inertias and frame placements
-        follow, so every joint is Rz(q) or Tz(q) in the kernels."""
+        follow, so every joint is Rz(q) or Tz(q) in the kernels. Vectorised over bodies and frames."""
         n, nf = self.nq, len(self.frame_names)
-        C = np.array([_rotation_to_z(a) for a in self.axis]).reshape(n, 3, 3)
+        C = _rotations_to_z(self.axis)
+        CT = C.transpose(0, 2, 1)
+        C_of = np.concatenate([C, np.eye(3)[None]])         # C_of[-1]: the base's frame is not turned
+        CpT = C_of[self.parent].transpose(0, 2, 1)
         packed = np.zeros((max(n, 1) + nf, MODEL_WIDTH))
-        for i in range(n):
-            row = packed[i]
-            p = self.parent[i]
-            Cp = C[p] if p >= 0 else np.eye(3)
-            row[COL_R:COL_R + 9] = (Cp.T @ self.T_tree[i, :3, :3] @ C[i]).ravel()
-            row[COL_P:COL_P + 3] = Cp.T @ self.T_tree[i, :3, 3]
-            row[COL_TYPE] = PRISMATIC if self.joint_types[i] == "prismatic" else REVOLUTE
-            row[COL_PARENT] = p
-            row[COL_RUN] = packed[i - 1, COL_RUN] if i > 0 and p == i - 1 else i
-            m, c = self.mass[i], self.com[i]
-            row[COL_MASS] = m
-            row[COL_H:COL_H + 3] = C[i].T @ (m * c)
-            # parallel-axis theorem: I_o = I_c + m([c]^T [c])
-            Io = self.inertia_com[i] + m * (c @ c * np.eye(3) - np.outer(c, c))
-            row[COL_IO:COL_IO + 9] = (C[i].T @ Io @ C[i]).ravel()
-            row[COL_C:COL_C + 9] = C[i].ravel()
+        body = packed[:n]
+        body[:, COL_R:COL_R + 9] = (CpT @ self.T_tree[:, :3, :3] @ C).reshape(n, 9)
+        body[:, COL_P:COL_P + 3] = (CpT @ self.T_tree[:, :3, 3:])[:, :, 0]
+        body[:, COL_TYPE] = [PRISMATIC if t == "prismatic" else REVOLUTE for t in self.joint_types]
+        body[:, COL_PARENT] = self.parent
+        # a run of ancestors i, i-1, ... ends at the last body whose parent is not the body before it
+        i = np.arange(n)
+        body[:, COL_RUN] = np.maximum.accumulate(np.where(self.parent == i - 1, 0, i)) if n else 0
+        m, c = self.mass, self.com
+        body[:, COL_MASS] = m
+        body[:, COL_H:COL_H + 3] = (CT @ (m[:, None] * c)[:, :, None])[:, :, 0]
+        # parallel-axis theorem: I_o = I_c + m([c]^T [c])
+        cc = np.einsum("ij,ij->i", c, c)[:, None, None]
+        Io = self.inertia_com + m[:, None, None] * (cc * np.eye(3) - c[:, :, None] * c[:, None, :])
+        body[:, COL_IO:COL_IO + 9] = (CT @ Io @ C).reshape(n, 9)
+        body[:, COL_C:COL_C + 9] = C.reshape(n, 9)
         packed[0, COL_N] = n
         packed[0, COL_GRAVITY:COL_GRAVITY + 3] = self.gravity
-        base = max(n, 1)
-        for f in range(nf):
-            row = packed[base + f]
-            b = self.frame_body[f]
-            Cb = C[b] if b >= 0 else np.eye(3)
-            row[FCOL_BODY] = b
-            row[FCOL_R:FCOL_R + 9] = (Cb.T @ self.frame_placement[f, :3, :3]).ravel()
-            row[FCOL_P:FCOL_P + 3] = Cb.T @ self.frame_placement[f, :3, 3]
+        frames = packed[max(n, 1):]
+        CbT = C_of[self.frame_body].transpose(0, 2, 1)
+        frames[:, FCOL_BODY] = self.frame_body
+        frames[:, FCOL_R:FCOL_R + 9] = (CbT @ self.frame_placement[:, :3, :3]).reshape(nf, 9)
+        frames[:, FCOL_P:FCOL_P + 3] = (CbT @ self.frame_placement[:, :3, 3:])[:, :, 0]
         return packed
+
+    def _check_mass_matrix(self):
+        """ValueError naming the joint(s) whose articulated-body pivot D_i = S_i^T G^A_i S_i is
+        numerically zero at q = 0 (module docstring): pass 2 of the ABA (kernels/aba.py) at q = 0
+        in the packed body frames, where S_i = e_z angular (revolute) or linear (prismatic).
+
+          G^A_i = G_i + sum over children c of X_c^T G^a_c X_c,   G^a_c = G^A_c - U_c U_c^T / D_c,
+          U_c = G^A_c S_c,   X_c = Ad_{T_{c,lambda(c)}} = [[R^T, 0], [-R^T [p], R^T]] for T_tree,c = (R, p).
+        """
+        n = self.nq
+        if n == 0:
+            return
+        rows = self._packed[:n]
+        m, h = rows[:, COL_MASS], rows[:, COL_H:COL_H + 3]
+        GA = np.zeros((n, 6, 6))                            # G_i = [[I_o, [h]], [[h]^T, m 1]] in {i}
+        GA[:, :3, :3] = rows[:, COL_IO:COL_IO + 9].reshape(n, 3, 3)
+        GA[:, :3, 3:] = _skew(h)
+        GA[:, 3:, :3] = -_skew(h)
+        GA[:, 3:, 3:] = m[:, None, None] * np.eye(3)
+        RT = rows[:, COL_R:COL_R + 9].reshape(n, 3, 3).transpose(0, 2, 1)
+        X = np.zeros((n, 6, 6))
+        X[:, :3, :3] = X[:, 3:, 3:] = RT
+        X[:, 3:, :3] = -RT @ _skew(rows[:, COL_P:COL_P + 3])
+        k_of = np.where(rows[:, COL_TYPE] == PRISMATIC, 5, 2).tolist()
+        parent = self.parent.tolist()
+        singular = []
+        XT = X.transpose(0, 2, 1)
+        for i in range(n - 1, -1, -1):
+            k = k_of[i]
+            A = GA[i]
+            D = A[k, k]
+            b = k - 2                                       # the block of S_i: rotational or translational
+            if D > PIVOT_RTOL * (A[b, b] + A[b + 1, b + 1] + A[b + 2, b + 2]):
+                U = A[:, k]
+                A = A - U[:, None] * (U / D)                # G^a_i = G^A_i - U U^T / D
+            else:
+                singular.append(i)                          # D_i = 0: nothing to take out of G^A_i
+            if parent[i] >= 0:
+                GA[parent[i]] += XT[i] @ A @ X[i]
+        if singular:
+            self._raise_singular(sorted(singular), GA)
+
+    def _raise_singular(self, singular, GA):
+        """The ValueError of _check_mass_matrix, saying why joint singular[0] (the one nearest the base)
+        moves nothing: a massless subtree, or inertia that other joints already move."""
+        mass = self.mass.copy()                            # subtree sums, leaves first (parent < child)
+        inertia = np.abs(self.inertia_com).sum(axis=(1, 2))
+        for i, p in reversed(list(enumerate(self.parent.tolist()))):
+            if p >= 0:
+                mass[p] += mass[i]
+                inertia[p] += inertia[i]
+        i = singular[0]
+        k = 5 if self.joint_types[i] == "prismatic" else 2
+        name, link = self.joint_names[i], self.link_names[i]
+        others = ", ".join(repr(self.joint_names[j]) for j in singular[1:4])
+        also = f" (also {others})" if others else ""
+        if mass[i] == 0 and (k == 5 or inertia[i] == 0):
+            why = f"moves no mass (link {link!r} and everything after it are massless)"
+        else:
+            why = (f"moves no inertia about its axis that the joints after it do not already move "
+                   f"(link {link!r} and everything after it; articulated-body pivot D = {GA[i, k, k]:.3g} "
+                   "at q = 0)")
+        raise ValueError(f"joint {name!r} {why}: the mass matrix would be singular{also}. Lock the joint "
+                         "(load_urdf's locked_joints) or give those links mass and inertia")
 
     def replace(self, **changes):
         """A new Model with some constructor arguments changed (e.g. gravity)."""
@@ -243,29 +351,87 @@ class Model:
         return Model(**args)
 
 
-def _rotation_to_z(a):
-    """A rotation C with C e_z = a (a unit); the identity for a = e_z, axis permutations for the
-    other coordinate axes."""
-    a = np.asarray(a, dtype=float)
-    k = int(np.argmin(np.abs(a)))          # the basis vector least aligned with a
-    helper = np.zeros(3)
-    helper[k] = 1.0
+def _check_unique(names, what):
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise ValueError(f"duplicate {what} name {name!r}: {what} names must be unique")
+        seen.add(name)
+
+
+def _skew(x):
+    """[x] of each row of x (k, 3): (k, 3, 3)."""
+    S = np.zeros(x.shape[:-1] + (3, 3))
+    S[..., 0, 1], S[..., 0, 2], S[..., 1, 2] = -x[..., 2], x[..., 1], -x[..., 0]
+    S[..., 1, 0], S[..., 2, 0], S[..., 2, 1] = x[..., 2], -x[..., 1], x[..., 0]
+    return S
+
+
+def _rotations_to_z(axes):
+    """Rotations C_i with C_i e_z = a_i (unit axes a_i, (n, 3) -> (n, 3, 3)); the identity for
+    a = e_z, axis permutations for the other coordinate axes."""
+    a = np.asarray(axes, dtype=float).reshape(-1, 3)
+    helper = np.eye(3)[np.argmin(np.abs(a), axis=1)]      # the basis vector least aligned with a
     x = np.cross(helper, a)
-    x /= np.linalg.norm(x)
-    C = np.column_stack([x, np.cross(a, x), a])
-    return np.eye(3) if np.allclose(a, (0.0, 0.0, 1.0)) else C
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    C = np.stack([x, np.cross(a, x), a], axis=2)
+    C[np.isclose(a, (0.0, 0.0, 1.0)).all(axis=1)] = np.eye(3)
+    return C
 
 
-def check_inertia(name, mass, inertia):
-    """ValueError unless mass >= 0 and the rotational inertia is symmetric positive semi-definite."""
-    inertia = np.asarray(inertia, dtype=float)
-    if not np.isfinite(mass) or mass < 0:
-        raise ValueError(f"link {name!r}: mass must be a finite non-negative number, got {mass}")
-    if not np.all(np.isfinite(inertia)) or not np.allclose(inertia, inertia.T, atol=1e-12):
-        raise ValueError(f"link {name!r}: inertia tensor must be finite and symmetric")
-    eig = np.linalg.eigvalsh(inertia)
-    if eig[0] < -1e-12 * max(1.0, float(np.abs(inertia).max())):
-        raise ValueError(f"link {name!r}: inertia tensor is not positive semi-definite (eigenvalues {eig})")
+def _first(bad):
+    return int(np.flatnonzero(bad)[0])
+
+
+def check_transforms(label, T):
+    """ValueError naming label(i) unless every T[i] (k, 4, 4) is a rigid transform: finite, last row
+    (0, 0, 0, 1), rotation orthonormal within 1e-6 with det +1, |translation| < MAX_LENGTH (m)."""
+    T = np.asarray(T, dtype=float).reshape(-1, 4, 4)
+    if not T.size:
+        return
+    finite = np.isfinite(T).all(axis=(1, 2))
+    if not finite.all():
+        raise ValueError(f"{label(_first(~finite))} must be finite")
+    R = T[:, :3, :3]
+    error = np.abs(R.transpose(0, 2, 1) @ R - np.eye(3)).max(axis=(1, 2))
+    last_row = np.abs(T[:, 3] - (0.0, 0.0, 0.0, 1.0)).max(axis=1)
+    bad = (error > 1e-6) | (np.linalg.det(R) <= 0) | (last_row > 1e-9)
+    if bad.any():
+        i = _first(bad)
+        raise ValueError(f"{label(i)} must be a rigid transform (rotation with R^T R = 1 and det R = +1, "
+                         f"last row 0 0 0 1), got {T[i].tolist()}")
+    with np.errstate(over="ignore"):            # |1e300| overflows to inf: refused below
+        distance = np.linalg.norm(T[:, :3, 3], axis=1)
+    if np.any(distance >= MAX_LENGTH):
+        i = _first(distance >= MAX_LENGTH)
+        raise ValueError(f"{label(i)}: translation must be shorter than {MAX_LENGTH:g} m, "
+                         f"got {T[i, :3, 3].tolist()}")
+
+
+def check_inertia(label, mass, inertia):
+    """ValueError naming label(i) unless every mass[i] (kg) is finite with 0 <= m <= MAX_MASS and every
+    rotational inertia[i] (3x3, kg m^2) is finite, symmetric, positive semi-definite (smallest
+    eigenvalue >= -1e-12 max(1, |I|max)) with entries at most MAX_INERTIA. mass (k,), inertia (k, 3, 3)."""
+    mass = np.asarray(mass, dtype=float).reshape(-1)
+    inertia = np.asarray(inertia, dtype=float).reshape(-1, 3, 3)
+    bad = ~(np.isfinite(mass) & (mass >= 0) & (mass <= MAX_MASS))
+    if bad.any():
+        i = _first(bad)
+        raise ValueError(f"{label(i)}: mass must be a finite non-negative number of at most {MAX_MASS:g} kg, "
+                         f"got {mass[i]}")
+    finite = np.isfinite(inertia).all(axis=(1, 2))
+    bad = ~(finite & np.isclose(inertia, inertia.transpose(0, 2, 1), atol=1e-12).all(axis=(1, 2)))
+    if bad.any():
+        raise ValueError(f"{label(_first(bad))}: inertia tensor must be finite and symmetric")
+    largest = np.abs(inertia).max(axis=(1, 2), initial=0.0)
+    if np.any(largest > MAX_INERTIA):
+        raise ValueError(f"{label(_first(largest > MAX_INERTIA))}: inertia tensor entries must be at most "
+                         f"{MAX_INERTIA:g} kg m^2")
+    eig = np.linalg.eigvalsh(inertia) if len(inertia) else np.zeros((0, 3))
+    bad = eig[:, 0] < -1e-12 * np.maximum(1.0, largest)
+    if bad.any():
+        i = _first(bad)
+        raise ValueError(f"{label(i)}: inertia tensor is not positive semi-definite (eigenvalues {eig[i]})")
 
 
 class Data:

@@ -3,7 +3,7 @@ import numpy as np
 
 from .jacobians import frame_pose
 from .kernels import entries as _k
-from .model import Model
+from .model import Model, check_inertia, check_transforms
 from .spatial import adjoint, inverse_transform, transform
 
 
@@ -13,7 +13,11 @@ def from_modern_robotics(Mlist, Glist, Slist, gravity=(0.0, 0.0, -9.81)):
     Mlist: n + 1 transforms M_{i-1,i} between the link frames {i} at the home position, the last one
     M_{n,n+1} to the end-effector frame (eq. 9.39). Glist: n spatial inertias G_i in {i} (eq. 9.52).
     Slist: (6, n) screw axes S_i in the base frame at home (eq. 9.36); revolute (|ω| = 1, pitch 0) or
-    prismatic (ω = 0, |v| = 1). gravity: in the base frame.
+    prismatic (ω = 0, |v| = 1). gravity: in the base frame. ValueError naming the element for a
+    non-finite entry, an Mlist entry that is not a rigid transform, a spatial inertia that is not one
+    (or not physically valid: mass >= 0, I_c positive semi-definite), anything beyond Model's bounds
+    (model.py: |p| < 1e6 m, m <= 1e12 kg), and a model whose mass matrix would be singular (e.g. an
+    all-zero Glist: the joints move no mass).
 
     Each joint's body frame is {i} moved along the joint axis's perpendicular to a point on the axis
     (A_i = Ad_{M_i^-1} S_i, eq. 9.40, becomes a pure rotation or translation axis there). Frames:
@@ -23,6 +27,8 @@ def from_modern_robotics(Mlist, Glist, Slist, gravity=(0.0, 0.0, -9.81)):
     Slist = np.asarray(Slist, dtype=float)
     if Slist.ndim != 2 or Slist.shape[0] != 6:
         raise ValueError(f"Slist must have shape (6, n), got {Slist.shape}")
+    if not np.all(np.isfinite(Slist)):
+        raise ValueError("Slist must be finite")
     n = Slist.shape[1]
     Mlist = [np.asarray(M, dtype=float) for M in Mlist]
     Glist = [np.asarray(G, dtype=float) for G in Glist]
@@ -30,6 +36,7 @@ def from_modern_robotics(Mlist, Glist, Slist, gravity=(0.0, 0.0, -9.81)):
         raise ValueError(f"Mlist must hold n + 1 = {n + 1} transforms (4x4), got {len(Mlist)}")
     if len(Glist) != n or any(G.shape != (6, 6) for G in Glist):
         raise ValueError(f"Glist must hold n = {n} spatial inertias (6x6), got {len(Glist)}")
+    check_transforms(lambda i: f"Mlist[{i}]", Mlist)
     home = np.eye(4)
     T_tree, axis, types, offsets, mass, com, inertia = [], [], [], [], [], [], []
     previous_offset = np.zeros(3)
@@ -71,7 +78,10 @@ def from_modern_robotics(Mlist, Glist, Slist, gravity=(0.0, 0.0, -9.81)):
 
 
 def _split_inertia(G, i):
-    """(m, c, I_c) of a spatial inertia G = [[I_c − m[c]², m[c]], [−m[c], m 1]] (about a frame's origin)."""
+    """(m, c, I_c) of a spatial inertia G = [[I_c − m[c]², m[c]], [−m[c], m 1]] (about a frame's origin),
+    checked as Model checks a body's (model.check_inertia)."""
+    if not np.all(np.isfinite(G)):
+        raise ValueError(f"Glist[{i}] must be finite")
     if not np.allclose(G, G.T, atol=1e-9):
         raise ValueError(f"Glist[{i}] must be symmetric")
     m = G[3, 3]
@@ -82,7 +92,9 @@ def _split_inertia(G, i):
         raise ValueError(f"Glist[{i}]: upper-right block must be m[c] (skew-symmetric)")
     c = np.array([mc_skew[2, 1], mc_skew[0, 2], mc_skew[1, 0]]) / m if m > 0 else np.zeros(3)
     Ic = G[:3, :3] - m * (c @ c * np.eye(3) - np.outer(c, c))
-    return m, c, 0.5 * (Ic + Ic.T)
+    Ic = 0.5 * (Ic + Ic.T)
+    check_inertia(lambda _: f"Glist[{i}]", [m], [Ic])
+    return m, c, Ic
 
 
 def to_modern_robotics(model):

@@ -4,26 +4,278 @@ Every link whose parent joint moves becomes a body; links behind fixed (or locke
 into the body they hang from: masses add, the centre of mass is the mass-weighted mean and the
 rotational inertias move to the common centre of mass (I' = R I R^T, then the parallel-axis theorem).
 Every link stays addressable as a frame (its body and its constant placement there).
+
+The XML is read with xml.etree and checked element by element as urdf_parser_py (ROS 2's URDF reader,
+used before) checks it: the same required attributes and elements, value types, joint types,
+transmission formats and "ParseError in <path>: <reason>" messages (test_urdf_loader compares the two
+on every example-robot-data URDF). Reading it here is about 5 times faster (100k links: 15 s against
+81 s on a loaded machine). Beyond urdf_parser_py, duplicate link or joint names, joints that form a
+cycle and origins at model.MAX_LENGTH (1e6 m) or farther are refused. All of load_urdf is O(n) in the
+number of links, mostly vectorised.
 """
 from __future__ import annotations
 
+import gc
 import os
+from xml.etree import ElementTree
 
 import numpy as np
 
-from .model import Model
+from .model import MAX_LENGTH, Model, check_inertia
 from .spatial import rpy_to_rotation, transform
 
 _MOVING = ("revolute", "continuous", "prismatic")
+_JOINT_TYPES = ("unknown", "revolute", "continuous", "prismatic", "floating", "planar", "fixed")
+_EYE = np.eye(4)
+_EYE.setflags(write=False)       # shared by every link whose placement in its body is the identity
+_CHUNK = 1 << 20                 # bytes of XML parsed at a time
+
+
+# -- reading the XML ----------------------------------------------------------------------------------
+class _ParseError(Exception):
+    def __init__(self, reason, path):
+        super().__init__(f"ParseError in {path}:\n{reason}")
+
+
+_REQUIRED, _OPTIONAL, _MANY = "required", "optional", "many"
+
+
+class _Spec:
+    """What urdf_parser_py declares for one element: attributes {name: (convert, required, default)},
+    child elements {tag: (spec, _REQUIRED | _OPTIONAL | _MANY)}, and what reading it returns: the
+    value of one attribute (`value`), its converted text (`text`), the dict of its attributes and
+    children (make=dict) or make(that dict), or True (elements that are only checked).
+    check(values, notes) returns a complaint or None. read: the function that reads it (_read_element
+    unless given)."""
+
+    __slots__ = ("converters", "required_attributes", "children", "required_children", "defaults",
+                 "value", "text", "make", "check", "read")
+
+    def __init__(self, attributes=(), children=(), *, value=None, text=None, make=None, check=None,
+                 read=None):
+        attributes, children = dict(attributes), dict(children)
+        assert not set(attributes) & set(children)
+        self.converters = {key: convert for key, (convert, _, _) in attributes.items()}
+        self.required_attributes = tuple(key for key, (_, required, _) in attributes.items() if required)
+        self.children = {tag: (spec, how is _MANY) for tag, (spec, how) in children.items()}
+        self.required_children = tuple(tag for tag, (_, how) in children.items() if how is _REQUIRED)
+        # what an element without them holds: optional attributes' defaults, None for absent children
+        self.defaults = {key: default for key, (_, required, default) in attributes.items() if not required}
+        self.defaults.update(dict.fromkeys(children))
+        self.value, self.text, self.make, self.check = value, text, make, check
+        self.read = read or (_read_text if text is not None else _read_element)
+
+
+def _where(node, spec, base, suffix):
+    """The element's path as urdf_parser_py writes it: [@name='...'] instead of the index once named."""
+    name = node.get("name") if "name" in spec.converters else None
+    return base + (suffix if name is None else f"[@name='{name}']")
+
+
+def _read_element(node, spec, base, suffix, notes):
+    """The value of XML element `node` read as `spec` says; _ParseError naming its path (base + suffix,
+    see _where). Unknown attributes and tags, and repeated single elements (the first one counts), go
+    to `notes`, as urdf_parser_py reports them. Absent optional children read as None (lists too)."""
+    values = spec.defaults.copy()
+    converters = spec.converters
+    for key, raw in node.attrib.items():
+        convert = converters.get(key)
+        if convert is None:
+            notes.append(f'Unknown attribute "{key}" in {_where(node, spec, base, suffix)}')
+            continue
+        try:
+            values[key] = convert(raw)
+        except (TypeError, ValueError) as e:
+            raise _ParseError(e, f"{_where(node, spec, base, suffix)}[@{key}]") from None
+    for key in spec.required_attributes:
+        if key not in values:
+            raise _ParseError(f"Required attribute not set in XML: {key}", _where(node, spec, base, suffix))
+    if len(node):
+        path = _where(node, spec, base, suffix)
+        children = spec.children
+        for child in node:
+            tag = child.tag
+            entry = children.get(tag)
+            if entry is None:
+                notes.append(f'Unknown tag "{tag}" in {path}')
+            elif entry[1]:                          # one of many
+                items = values[tag]
+                if items is None:
+                    items = values[tag] = []
+                items.append(entry[0].read(child, entry[0], f"{path}/{tag}", f"[{len(items) + 1}]", notes))
+            elif values[tag] is not None:
+                notes.append(f"Scalar element defined multiple times: {tag}")
+            else:
+                values[tag] = entry[0].read(child, entry[0], f"{path}/{tag}", "", notes)
+    for tag in spec.required_children:
+        if values[tag] is None:
+            raise _ParseError(f"Required element not set in XML: {tag}", _where(node, spec, base, suffix))
+    if spec.check is not None:
+        complaint = spec.check(values, notes)
+        if complaint:
+            raise _ParseError(complaint, _where(node, spec, base, suffix))
+    if spec.value is not None:
+        return values[spec.value]
+    make = spec.make
+    return values if make is dict else True if make is None else make(values)
+
+
+def _read_text(node, spec, base, suffix, notes):
+    try:
+        return spec.text(node.text)
+    except (TypeError, ValueError) as e:
+        raise _ParseError(e, base + suffix) from None
+
+
+def _skip(node, spec, base, suffix, notes):
+    return True
+
+
+def _read_geometry(node, spec, base, suffix, notes):
+    """Exactly one of _SHAPES."""
+    path = base + suffix
+    if len(node) != 1:
+        raise _ParseError("One element only for geometric", path)
+    shape = _SHAPES.get(node[0].tag)
+    if shape is None:
+        raise _ParseError(f"Invalid geometric tag: {node[0].tag}", path)
+    return shape.read(node[0], shape, f"{path}/{node[0].tag}", "", notes)
+
+
+def _read_transmission(node, spec, base, suffix, notes):
+    """Either format urdf_parser_py knows (it tries both); the first one's complaint if neither fits."""
+    try:
+        return _NEW_TRANSMISSION.read(node, _NEW_TRANSMISSION, base, suffix, notes)
+    except _ParseError as new_format:
+        try:
+            return _PR2_TRANSMISSION.read(node, _PR2_TRANSMISSION, base, suffix, notes)
+        except _ParseError:
+            path = _where(node, _NEW_TRANSMISSION, base, suffix)
+            raise _ParseError(f"Could not perform duck-typed parsing.\nValue Type: Transmission\n"
+                              f"Exception: {new_format}", path) from None
+
+
+def _vector(count):
+    def convert(text):
+        values = text.split()
+        if len(values) != count:
+            raise ValueError("Invalid vector length")
+        return list(map(float, values))
+    return convert
+
+
+def _required(convert):
+    return convert, True, None
+
+
+def _optional(convert, default=None):
+    return convert, False, default
+
+
+def _material_has_colour(values, notes):
+    if values["color"] is None and values["texture"] is None:
+        notes.append("Material has neither a color nor texture.")
+
+
+def _joint_type_known(values, notes):
+    return None if values["type"] in _JOINT_TYPES else f"Invalid joint type: {values['type']}"
+
+
+def _has_interface(values, notes):
+    return None if values["hardwareInterface"] else "no hardwareInterface defined"
+
+
+def _transmission_complete(values, notes):
+    if not values["joint"]:
+        return "no joint defined"
+    return None if values["actuator"] else "no actuator defined"
+
+
+def _supported_version(values, notes):
+    version = values["version"]
+    if version is None:
+        return None
+    major_minor = version.split(".")
+    if len(major_minor) != 2:
+        return "The version attribute should be in the form 'x.y'"
+    if "" in major_minor:
+        return "Empty major or minor number is not allowed"
+    try:
+        if int(major_minor[0]) < 0 or int(major_minor[1]) < 0:
+            return "Version number must be positive"
+    except ValueError as e:
+        return str(e)
+    return None if version == "1.0" else "Invalid version; only 1.0 is supported"
+
+
+_RAW = _Spec(read=_skip)                        # <gazebo>: anything
+_V3, _V4 = _vector(3), _vector(4)
+_POSE = _Spec({"xyz": _optional(_V3, [0.0, 0.0, 0.0]), "rpy": _optional(_V3, [0.0, 0.0, 0.0])}, make=dict)
+_GEOMETRY = _Spec(read=_read_geometry)
+_SHAPES = {
+    "box": _Spec({"size": _required(_V3)}),
+    "cylinder": _Spec({"radius": _required(float), "length": _required(float)}),
+    "sphere": _Spec({"radius": _required(float)}),
+    "mesh": _Spec({"filename": _required(str), "scale": _optional(_V3)}),
+}
+_COLOUR_AND_TEXTURE = {"color": (_Spec({"rgba": _required(_V4)}), _OPTIONAL),
+                       "texture": (_Spec({"filename": _required(str)}), _OPTIONAL)}
+_LINK_MATERIAL = _Spec({"name": _required(str)}, _COLOUR_AND_TEXTURE)
+_MATERIAL = _Spec({"name": _required(str)}, _COLOUR_AND_TEXTURE, check=_material_has_colour)
+_INERTIAL = _Spec(children={
+    "origin": (_POSE, _OPTIONAL),
+    "mass": (_Spec({"value": _required(float)}, value="value"), _REQUIRED),
+    "inertia": (_Spec({key: _required(float) for key in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")},
+                      make=dict), _OPTIONAL),
+}, make=dict)
+_LINK = _Spec({"name": _required(str)}, {
+    "origin": (_POSE, _OPTIONAL),
+    "visual": (_Spec(children={"origin": (_POSE, _OPTIONAL), "geometry": (_GEOMETRY, _REQUIRED),
+                               "material": (_LINK_MATERIAL, _OPTIONAL)}), _MANY),
+    "collision": (_Spec(children={"origin": (_POSE, _OPTIONAL), "geometry": (_GEOMETRY, _REQUIRED)}), _MANY),
+    "inertial": (_INERTIAL, _OPTIONAL),
+}, make=dict)
+_JOINT = _Spec({"name": _required(str), "type": _required(str)}, {
+    "origin": (_POSE, _OPTIONAL),
+    "axis": (_Spec({"xyz": _required(_V3)}, value="xyz"), _OPTIONAL),
+    "parent": (_Spec({"link": _required(str)}, value="link"), _REQUIRED),
+    "child": (_Spec({"link": _required(str)}, value="link"), _REQUIRED),
+    "limit": (_Spec({"effort": _required(float), "lower": _optional(float, 0.0),
+                     "upper": _optional(float, 0.0), "velocity": _required(float)}, make=dict), _OPTIONAL),
+    "dynamics": (_Spec({"damping": _optional(float), "friction": _optional(float)}, make=dict), _OPTIONAL),
+    "safety_controller": (_Spec({"k_velocity": _required(float), "k_position": _optional(float, 0.0),
+                                 "soft_lower_limit": _optional(float, 0.0),
+                                 "soft_upper_limit": _optional(float, 0.0)}), _OPTIONAL),
+    "calibration": (_Spec({"rising": _optional(float, 0.0), "falling": _optional(float, 0.0)}), _OPTIONAL),
+    "mimic": (_Spec({"joint": _required(str), "multiplier": _optional(float), "offset": _optional(float)}),
+              _OPTIONAL),
+}, make=dict, check=_joint_type_known)
+_NEW_TRANSMISSION = _Spec({"name": _required(str)}, {
+    "type": (_Spec(text=str), _REQUIRED),
+    "joint": (_Spec({"name": _required(str)}, {"hardwareInterface": (_Spec(text=str), _MANY)},
+                    make=dict, check=_has_interface), _MANY),
+    "actuator": (_Spec({"name": _required(str)}, {"mechanicalReduction": (_Spec(text=float), _OPTIONAL)},
+                       make=dict), _MANY),
+}, check=_transmission_complete)
+_PR2_TRANSMISSION = _Spec({"name": _required(str), "type": _required(str)}, {
+    "joint": (_Spec({"name": _required(str)}, value="name"), _REQUIRED),
+    "actuator": (_Spec({"name": _required(str)}, value="name"), _REQUIRED),
+    "mechanicalReduction": (_Spec(text=float), _REQUIRED),
+})
+_TRANSMISSION = _Spec(read=_read_transmission)
+_ROBOT = _Spec({"name": _required(str), "version": _optional(str)}, {
+    "link": (_LINK, _MANY), "joint": (_JOINT, _MANY), "gazebo": (_RAW, _MANY),
+    "transmission": (_TRANSMISSION, _MANY), "material": (_MATERIAL, _MANY),
+}, check=_supported_version)                    # its children are read one by one (_parse)
 
 
 def _parse(source):
-    """urdf_parser_py's URDF from a path or an XML string; ValueError with the parser's complaints."""
-    try:
-        from urdf_parser_py import urdf as urdf_parser
-        from urdf_parser_py.xml_reflection import core as xml_core
-    except ImportError as exc:  # pragma: no cover - dependency missing
-        raise ImportError("load_urdf needs urdf_parser_py (pip package urdfdom-py)") from exc
+    """(links, joints) of a URDF file path or XML string, as lists of dicts (the kept elements of
+    _LINK and _JOINT); ValueError "malformed URDF: ..." with the reason and the last notes.
+
+    The XML is fed to xml.etree's pull parser in chunks of _CHUNK bytes and each child of <robot> is
+    read and dropped once complete, so the document tree never exists whole (xml.etree's elements are
+    plain Python objects, faster to walk than lxml's proxies)."""
     if not isinstance(source, (str, os.PathLike)):
         raise ValueError(f"URDF source must be a file path or an XML string, got {type(source).__name__}")
     text = os.fspath(source)
@@ -32,230 +284,343 @@ def _parse(source):
             raise ValueError(f"URDF file not found: {text!r}")
         with open(text, encoding="utf-8") as f:
             text = f.read()
-    messages = []
-    previous = xml_core.on_error
-    xml_core.on_error = messages.append     # the parser prints unknown attributes; keep them quiet
+    notes, read = [], {"link": [], "joint": []}
+    count = dict.fromkeys(_ROBOT.children, 0)
+    robot, path = None, "/robot"
+
+    def read_children(nodes):
+        for node in nodes:
+            entry = _ROBOT.children.get(node.tag)
+            if entry is None:
+                notes.append(f'Unknown tag "{node.tag}" in {path}')
+                continue
+            count[node.tag] += 1
+            value = entry[0].read(node, entry[0], f"{path}/{node.tag}", f"[{count[node.tag]}]", notes)
+            if node.tag in read:
+                read[node.tag].append(value)
+
+    data = text.encode("utf-8")
+    parser = ElementTree.XMLPullParser(events=("start",))
     try:
-        robot = urdf_parser.URDF.from_xml_string(text.encode("utf-8"))
-    except Exception as exc:
-        detail = "; ".join(messages[-3:])
-        raise ValueError(f"malformed URDF: {exc}" + (f" ({detail})" if detail else "")) from exc
-    finally:
-        xml_core.on_error = previous
-    if not robot.links:
+        for offset in [*range(0, len(data), _CHUNK), None]:     # None: the end of the document
+            if offset is None:
+                parser.close()
+            else:
+                parser.feed(data[offset:offset + _CHUNK])
+            for _, node in parser.read_events():
+                if robot is None:                   # the root: its attributes are complete at its start
+                    robot = node
+                    if robot.tag != "robot":
+                        raise _ParseError(f"the root element is <{robot.tag}>, not <robot>", f"/{robot.tag}")
+                    _read_element(ElementTree.Element(robot.tag, robot.attrib), _ROBOT, path, "", notes)
+                    if "name" in robot.attrib:
+                        path = f"/robot[@name='{robot.attrib['name']}']"
+            if robot is not None:
+                # every child of <robot> but the last is complete: read them and drop them
+                complete = len(robot) if offset is None else len(robot) - 1
+                read_children(robot[:complete])
+                del robot[:complete]
+    except (ElementTree.ParseError, _ParseError) as exc:
+        detail = "; ".join(notes[-3:])
+        raise ValueError(f"malformed URDF: {exc}" + (f" ({detail})" if detail else "")) from None
+    if not read["link"]:
         raise ValueError("malformed URDF: no <link> elements")
-    return robot
+    return read["link"], read["joint"]
+
+
+# -- the loader --------------------------------------------------------------------------------------
+def _by_name(elements, what):
+    """{name: element}; ValueError for a name used twice (a node could never address both)."""
+    named = {}
+    for element in elements:
+        if element["name"] in named:
+            raise ValueError(f"malformed URDF: duplicate {what} name {element['name']!r} ({what} names must "
+                             "be unique)")
+        named[element["name"]] = element
+    return named
+
+
+def _urdf_root(links, parent_joint, children):
+    """The one link without a parent joint; ValueError naming the joints of a cycle, or the roots."""
+    roots = [name for name in links if name not in parent_joint]
+    reached, stack = set(roots), list(roots)
+    while stack:
+        for joint in children[stack.pop()]:
+            reached.add(joint["child"])
+            stack.append(joint["child"])
+    if len(reached) < len(links):
+        # a link no root reaches has an unreached parent: walking up from it must come round a cycle
+        link, seen = next(name for name in links if name not in reached), set()
+        while link not in seen:
+            seen.add(link)
+            link = parent_joint[link]["parent"]
+        cycle = [link]
+        while parent_joint[cycle[-1]]["parent"] != link:
+            cycle.append(parent_joint[cycle[-1]]["parent"])
+        cycle.reverse()
+        joints = [parent_joint[name]["name"] for name in cycle[1:] + cycle[:1]]
+        links_round = " -> ".join(cycle + cycle[:1])
+        raise ValueError(f"malformed URDF: joints {joints} form a cycle (links {links_round}); the joints "
+                         "of a URDF must form a tree")
+    if len(roots) != 1:
+        raise ValueError(f"malformed URDF: expected one root link, found {roots}")
+    return roots[0]
+
+
+def _depth_first(root, children):
+    """Links from `root` down, depth first, children in file order (the joint order of the model)."""
+    order, stack = [], [root]
+    while stack:
+        name = stack.pop()
+        order.append(name)
+        stack.extend(j["child"] for j in reversed(children[name]))
+    return order
+
+
+def _locked_positions(locked_joints):
+    """{joint name: float} of load_urdf's locked_joints; ValueError naming the argument."""
+    if locked_joints is None:
+        return {}
+    if not hasattr(locked_joints, "items"):
+        raise ValueError("locked_joints must be a mapping {joint name: position (rad or m)}, "
+                         f"got {type(locked_joints).__name__}")
+    locked = {}
+    for name, value in locked_joints.items():
+        try:
+            position = None if isinstance(value, (str, bytes)) or np.ndim(value) else float(value)
+        except (TypeError, ValueError):
+            position = None
+        if position is None or not np.isfinite(position):
+            raise ValueError(f"locked_joints: position of {name!r} must be a finite number (rad or m), "
+                             f"got {value!r}")
+        locked[name] = position
+    return locked
+
+
+def _origins(elements, label):
+    """(k, 4, 4) poses of the elements' <origin>s (identity where there is none); ValueError naming
+    label(i) for a non-finite origin or one MAX_LENGTH (1e6 m) or farther."""
+    xyz = np.array([(e["origin"] or {}).get("xyz") or (0.0, 0.0, 0.0) for e in elements], dtype=float)
+    rpy = np.array([(e["origin"] or {}).get("rpy") or (0.0, 0.0, 0.0) for e in elements], dtype=float)
+    xyz, rpy = xyz.reshape(-1, 3), rpy.reshape(-1, 3)
+    bad = ~(np.isfinite(xyz).all(axis=1) & np.isfinite(rpy).all(axis=1))
+    if bad.any():
+        raise ValueError(f"{label(int(np.argmax(bad)))}: origin must be finite")
+    with np.errstate(over="ignore"):            # |1e300| overflows to inf: refused below
+        far = np.linalg.norm(xyz, axis=1) >= MAX_LENGTH
+    if far.any():
+        i = int(np.argmax(far))
+        raise ValueError(f"{label(i)}: origin xyz must lie within {MAX_LENGTH:g} m, got {xyz[i].tolist()}")
+    T = np.zeros((len(elements), 4, 4))
+    T[:, :3, :3] = np.moveaxis(rpy_to_rotation(rpy.T), -1, 0).reshape(-1, 3, 3)
+    T[:, :3, 3] = xyz
+    T[:, 3, 3] = 1.0
+    return T
+
+
+def _unit_axes(joints):
+    """(k, 3) unit axes of the joints (default x); ValueError naming a joint whose axis is zero."""
+    axes = np.array([(1.0, 0.0, 0.0) if j["axis"] is None else j["axis"] for j in joints], dtype=float)
+    axes = axes.reshape(-1, 3)
+    with np.errstate(over="ignore"):
+        norms = np.linalg.norm(axes, axis=1)
+    bad = ~(np.isfinite(norms) & (norms >= 1e-12))
+    if bad.any():
+        name = joints[int(np.argmax(bad))]["name"]
+        raise ValueError(f"joint {name!r}: axis must be a finite non-zero vector")
+    return axes / norms[:, None]
 
 
 def _joint_motion(joint, q):
     """Pose of the child frame in the joint frame for joint value q (locked joints)."""
-    if joint.type not in _MOVING or q == 0.0:
-        return np.eye(4)
-    axis = _unit_axis(joint)
-    if joint.type == "prismatic":
+    if joint["type"] not in _MOVING or q == 0.0:
+        return _EYE
+    axis = _unit_axes([joint])[0]
+    if joint["type"] == "prismatic":
         return transform(np.eye(3), axis * q)
     k = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
     R = np.eye(3) + np.sin(q) * k + (1 - np.cos(q)) * (k @ k)
     return transform(R, np.zeros(3))
 
 
-def _unit_axis(joint):
-    axis = np.array(joint.axis if joint.axis is not None else (1.0, 0.0, 0.0), dtype=float)
-    norm = np.linalg.norm(axis)
-    if not np.isfinite(norm) or norm < 1e-12:
-        raise ValueError(f"joint {joint.name!r}: axis must be a non-zero vector")
-    return axis / norm
+def _sum_per_body(body, values, n):
+    """(n, ...) sums of the rows of values (k, ...) with the same body index body[k], added in row order
+    (np.add.at's result; bincount is its fast form)."""
+    flat = values.reshape(len(values), int(np.prod(values.shape[1:])))
+    sums = [np.bincount(body, weights=flat[:, j], minlength=n) for j in range(flat.shape[1])]
+    return np.stack(sums, axis=1).reshape((n,) + values.shape[1:])
 
 
-def _origin(element):
-    o = getattr(element, "origin", None)
-    xyz = np.zeros(3) if o is None or o.xyz is None else np.array(o.xyz, dtype=float)
-    rpy = np.zeros(3) if o is None or o.rpy is None else np.array(o.rpy, dtype=float)
-    if not (np.all(np.isfinite(xyz)) and np.all(np.isfinite(rpy))):
-        raise ValueError(f"{getattr(element, 'name', 'element')!r}: origin must be finite")
-    return transform(rpy_to_rotation(rpy), xyz)
-
-
-def _link_inertia(link):
-    """(mass, com, inertia about com in the link frame) of a URDF link; zeros when it has none."""
-    inertial = link.inertial
-    if inertial is None:
-        return 0.0, np.zeros(3), np.zeros((3, 3))
-    if inertial.mass is None:
-        raise ValueError(f"link {link.name!r}: <inertial> without <mass>")
-    if inertial.inertia is None:
-        raise ValueError(f"link {link.name!r}: <inertial> without <inertia>")
-    mass = float(inertial.mass)
-    I = np.array(inertial.inertia.to_matrix(), dtype=float)
-    if not np.isfinite(mass) or mass < 0:
-        raise ValueError(f"link {link.name!r}: mass must be finite and non-negative, got {mass}")
-    if not np.all(np.isfinite(I)):
-        raise ValueError(f"link {link.name!r}: inertia must be finite")
-    if np.linalg.eigvalsh(I)[0] < -1e-12 * max(1.0, np.abs(I).max()):
-        raise ValueError(f"link {link.name!r}: inertia tensor is not positive semi-definite")
-    T = _origin(inertial)
-    return mass, T[:3, 3], T[:3, :3] @ I @ T[:3, :3].T
+def _body_inertias(links, names, body_of, placements, placed, n):
+    """(mass (n,), com (n, 3), inertia about the com (n, 3, 3)) of the n bodies: the inertials of the
+    links `names` merged into their bodies (links on the base, body -1, are checked but not kept).
+    Link L's pose in its body's frame is placements[placed[L]]."""
+    with_inertial = [name for name in names if links[name]["inertial"] is not None]
+    inertials = [links[name]["inertial"] for name in with_inertial]
+    for name, inertial in zip(with_inertial, inertials):
+        if inertial["inertia"] is None:
+            raise ValueError(f"link {name!r}: <inertial> without <inertia>")
+    m = np.array([inertial["mass"] for inertial in inertials], dtype=float)
+    I = np.array([[i["ixx"], i["ixy"], i["ixz"], i["iyy"], i["iyz"], i["izz"]]
+                  for i in (inertial["inertia"] for inertial in inertials)], dtype=float).reshape(-1, 6)
+    I = I[:, [0, 1, 2, 1, 3, 4, 2, 4, 5]].reshape(-1, 3, 3)
+    check_inertia(lambda k: f"link {with_inertial[k]!r}", m, I)
+    T_in = _origins(inertials, lambda k: f"link {with_inertial[k]!r}: inertial")   # inertia axes in the link
+    body = np.array([body_of[name] for name in with_inertial], dtype=np.int64)
+    kept = body >= 0
+    m, I, T_in, body = m[kept], I[kept], T_in[kept], body[kept]
+    # the inertial frame in the body frame: placement of the link there, then the inertial's origin
+    T = placements[[placed[name] for name, k in zip(with_inertial, kept) if k]].reshape(-1, 4, 4) @ T_in
+    R, c = T[:, :3, :3], T[:, :3, 3]
+    cc = np.einsum("ij,ij->i", c, c)[:, None, None]
+    outer = c[:, :, None] * c[:, None, :]
+    mass = _sum_per_body(body, m, n)
+    first_moment = _sum_per_body(body, m[:, None] * c, n)
+    # sum of (R I_c R^T + m (|c|^2 1 - c c^T)) about the body origin
+    parts = R @ I @ R.transpose(0, 2, 1) + m[:, None, None] * (cc * np.eye(3) - outer)
+    second = _sum_per_body(body, parts, n)
+    com = np.zeros((n, 3))
+    np.divide(first_moment, mass[:, None], out=com, where=mass[:, None] > 0)
+    cc = np.einsum("ij,ij->i", com, com)[:, None, None]
+    inertia_com = second - mass[:, None, None] * (cc * np.eye(3) - com[:, :, None] * com[:, None, :])
+    return mass, com, 0.5 * (inertia_com + inertia_com.transpose(0, 2, 1))
 
 
 def load_urdf(source, *, root_link=None, tip_link=None, locked_joints=None, gravity=(0.0, 0.0, -9.81)):
     """Build a Model from a URDF file path or XML string.
 
-    root_link / tip_link select the chain root -> tip; every joint off that chain is locked (at its
-    `locked_joints` position, default 0) and the links behind it lumped onto the body they hang
-    from. Without tip_link, every moving joint below root_link (default: the URDF root) is kept.
-    locked_joints: {joint name: position} of further joints to lock. gravity: in the root frame.
-    Revolute, continuous and prismatic joints move; fixed joints are merged; floating and planar
-    joints, bad inertias and unknown names raise ValueError naming the element. Mimic tags are
-    ignored (each joint is an independent coordinate). The tip frame (default frame for tip wrenches
-    and task-space quantities) is tip_link, else the link moved by the last joint.
+    root_link / tip_link (link names) select the chain root -> tip; every joint off that chain is
+    locked (at its `locked_joints` position, default 0) and the links behind it lumped onto the body
+    they hang from. Without tip_link, every moving joint below root_link (default: the URDF root) is
+    kept. locked_joints: {joint name: position (rad or m)} of further joints to lock. gravity (m/s^2):
+    in the root frame. Revolute, continuous and prismatic joints move; fixed joints are merged;
+    floating and planar joints, bad inertias, duplicate names, cycles, unknown names and arguments of
+    the wrong kind raise ValueError naming the element or argument, and so does a kept joint that
+    would make the mass matrix singular (it moves no mass: lock it). Model's bounds apply (model.py).
+    Mimic tags are ignored (each joint is an independent coordinate). The tip frame (default frame
+    for tip wrenches and task-space quantities) is tip_link, else the link moved by the last joint.
     """
-    robot = _parse(source)
-    links = {link.name: link for link in robot.links}
+    for name, what in ((root_link, "root_link"), (tip_link, "tip_link")):
+        if name is not None and not isinstance(name, str):
+            raise ValueError(f"{what} must be a link name (str), got {type(name).__name__} {name!r}")
+    locked = _locked_positions(locked_joints)
+    # The cyclic garbage collector would walk the growing records again and again (40 % of the time at
+    # 100k links); nothing here makes reference cycles. The pause is process-wide, for this call only.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        arguments = _model_arguments(_parse(source), root_link, tip_link, locked)
+    finally:
+        if collecting:
+            gc.enable()
+    return Model(gravity=gravity, **arguments)     # the URDF's records are gone: their memory is free
+
+
+def _model_arguments(parsed, root_link, tip_link, locked):
+    """Model's arguments (all but gravity) from _parse's records: load_urdf's work."""
+    link_list, joint_list = parsed
+    links = _by_name(link_list, "link")
+    joints = _by_name(joint_list, "joint")
     parent_joint = {}
     children = {name: [] for name in links}
-    for joint in robot.joints:
-        for end in (joint.parent, joint.child):
+    for joint in joint_list:
+        for end in (joint["parent"], joint["child"]):
             if end not in links:
-                raise ValueError(f"joint {joint.name!r} refers to unknown link {end!r}")
-        if joint.child in parent_joint:
-            raise ValueError(f"link {joint.child!r} has two parent joints")
-        parent_joint[joint.child] = joint
-        children[joint.parent].append(joint)
-    roots = [name for name in links if name not in parent_joint]
-    if len(roots) != 1:
-        raise ValueError(f"malformed URDF: expected one root link, found {roots}")
-    joint_names = {j.name for j in robot.joints}
-
-    locked = dict(locked_joints or {})
-    for name, value in locked.items():
-        if name not in joint_names:
+                raise ValueError(f"joint {joint['name']!r} refers to unknown link {end!r}")
+        if joint["child"] in parent_joint:
+            raise ValueError(f"link {joint['child']!r} has two parent joints")
+        parent_joint[joint["child"]] = joint
+        children[joint["parent"]].append(joint)
+    urdf_root = _urdf_root(links, parent_joint, children)
+    for name in locked:
+        if name not in joints:
             raise ValueError(f"locked_joints: unknown joint {name!r}")
-        if not np.isfinite(float(value)):
-            raise ValueError(f"locked_joints: position of {name!r} must be finite")
     for name, what in ((root_link, "root_link"), (tip_link, "tip_link")):
         if name is not None and name not in links:
             raise ValueError(f"{what}: unknown link {name!r}")
-    root = root_link or roots[0]
+    root = root_link or urdf_root
 
-    # links below the root, depth first in file order (the joint order of the model)
-    order, stack = [], [root]
-    while stack:
-        name = stack.pop()
-        order.append(name)
-        stack.extend(j.child for j in reversed(children[name]))
+    order = _depth_first(root, children)         # links below the root
     below = set(order)
-
     chain = None
     if tip_link is not None:
         if tip_link not in below:
             raise ValueError(f"tip_link {tip_link!r} is not below root_link {root!r}")
         chain, name = set(), tip_link
         while name != root:
-            chain.add(parent_joint[name].name)
-            name = parent_joint[name].parent
+            chain.add(parent_joint[name]["name"])
+            name = parent_joint[name]["parent"]
 
     def moves(joint):
         """True for a kept moving joint; floating/planar joints may only sit off the selected chain
         (then they are held at the identity like a fixed joint)."""
-        if joint.type in ("floating", "planar") and (chain is None or joint.name in chain):
-            raise ValueError(f"joint {joint.name!r}: {joint.type} joints are not supported "
+        kind = joint["type"]
+        if kind in ("floating", "planar") and (chain is None or joint["name"] in chain):
+            raise ValueError(f"joint {joint['name']!r}: {kind} joints are not supported "
                              "(fixed-base trees only)")
-        if joint.type not in _MOVING + ("fixed", "floating", "planar"):
-            raise ValueError(f"joint {joint.name!r}: unknown joint type {joint.type!r}")
-        return joint.type in _MOVING and joint.name not in locked and (chain is None or joint.name in chain)
+        if kind not in _MOVING + ("fixed", "floating", "planar"):
+            raise ValueError(f"joint {joint['name']!r}: unknown joint type {kind!r}")
+        return kind in _MOVING and joint["name"] not in locked and (chain is None or joint["name"] in chain)
 
-    # body of every link below the root and the link's pose in that body's frame
-    body_of, placement, bodies = {root: -1}, {root: np.eye(4)}, []
-    for name in order[1:]:
-        joint = parent_joint[name]
+    joint_below = [parent_joint[name] for name in order[1:]]
+    origin = _origins(joint_below, lambda k: f"joint {joint_below[k]['name']!r}")
+    # body of every link below the root, and the link's pose in that body's frame: placements[placed[link]]
+    # (the identity, index 0, for every link moved by its own joint)
+    body_of, placed, placements, bodies, body_row = {root: -1}, {root: 0}, [_EYE], [], []
+    for k, (name, joint) in enumerate(zip(order[1:], joint_below)):
         if moves(joint):
-            body_of[name], placement[name] = len(bodies), np.eye(4)
+            body_of[name], placed[name] = len(bodies), 0
             bodies.append(joint)
+            body_row.append(k)
         else:
-            q_lock = float(locked.get(joint.name, 0.0))
-            body_of[name] = body_of[joint.parent]
-            placement[name] = placement[joint.parent] @ _origin(joint) @ _joint_motion(joint, q_lock)
-
+            body_of[name], placed[name] = body_of[joint["parent"]], len(placements)
+            q = locked.get(joint["name"], 0.0)
+            placements.append(placements[placed[joint["parent"]]] @ origin[k] @ _joint_motion(joint, q))
+    placements = np.array(placements)
     n = len(bodies)
-    mass = np.zeros(n)
-    first_moment = np.zeros((n, 3))
-    second = np.zeros((n, 3, 3))      # sum of (I_c + m (|c|^2 1 - c c^T)) about the body origin
-    for name in order[1:]:
-        b = body_of[name]
-        m, c, Ic = _link_inertia(links[name])
-        if b < 0 or m == 0 and not Ic.any():
-            continue
-        T = placement[name]
-        c_b = T[:3, :3] @ c + T[:3, 3]
-        mass[b] += m
-        first_moment[b] += m * c_b
-        second[b] += T[:3, :3] @ Ic @ T[:3, :3].T + m * (c_b @ c_b * np.eye(3) - np.outer(c_b, c_b))
-    com = np.zeros((n, 3))
-    inertia_com = np.zeros((n, 3, 3))
-    for b in range(n):
-        if mass[b] > 0:
-            com[b] = first_moment[b] / mass[b]
-        inertia_com[b] = second[b] - mass[b] * (com[b] @ com[b] * np.eye(3) - np.outer(com[b], com[b]))
-        inertia_com[b] = 0.5 * (inertia_com[b] + inertia_com[b].T)
+    mass, com, inertia_com = _body_inertias(links, order[1:], body_of, placements, placed, n)
+    parent = np.array([body_of[j["parent"]] for j in bodies], dtype=np.int64)
+    T_tree = placements[[placed[j["parent"]] for j in bodies]].reshape(n, 4, 4) @ origin[body_row]
 
-    parent = np.array([body_of[j.parent] for j in bodies], dtype=np.int64)
-    subtree_mass = mass.copy()
-    subtree_inertia = np.array([np.trace(I) for I in inertia_com])
-    for b in range(n - 1, -1, -1):
-        if parent[b] >= 0:
-            subtree_mass[parent[b]] += subtree_mass[b]
-            subtree_inertia[parent[b]] += subtree_inertia[b]
-    for b, joint in enumerate(bodies):
-        if subtree_mass[b] <= 0 and (joint.type == "prismatic" or subtree_inertia[b] <= 0):
-            raise ValueError(f"joint {joint.name!r} moves no mass (link {joint.child!r} and everything "
-                             f"after it are massless): the mass matrix would be singular")
+    def limit(joint, key, default):
+        value = None if joint["limit"] is None else joint["limit"][key]
+        return default if value is None else value
 
-    def limit(joint, attr, default):
-        lim = joint.limit
-        value = None if lim is None else getattr(lim, attr, None)
-        return default if value is None else float(value)
+    def dynamics(joint, key):
+        return (joint["dynamics"] or {}).get(key) or 0.0
 
-    lower = np.array([-np.inf if j.type == "continuous" else limit(j, "lower", -np.inf) for j in bodies])
-    upper = np.array([np.inf if j.type == "continuous" else limit(j, "upper", np.inf) for j in bodies])
+    lower = np.array([-np.inf if j["type"] == "continuous" else limit(j, "lower", -np.inf) for j in bodies])
+    upper = np.array([np.inf if j["type"] == "continuous" else limit(j, "upper", np.inf) for j in bodies])
     both_zero = (lower == 0) & (upper == 0)       # URDF default when the limits are left out
     lower[both_zero], upper[both_zero] = -np.inf, np.inf
-    effort = np.array([limit(j, "effort", np.inf) for j in bodies])
-    velocity = np.array([limit(j, "velocity", np.inf) for j in bodies])
+    effort = np.array([limit(j, "effort", np.inf) for j in bodies], dtype=float)
+    velocity = np.array([limit(j, "velocity", np.inf) for j in bodies], dtype=float)
     effort[effort <= 0] = np.inf                  # 0 = unspecified in many URDFs
     velocity[velocity <= 0] = np.inf
-    damping = np.array([float(getattr(j.dynamics, "damping", None) or 0.0) if j.dynamics else 0.0
-                        for j in bodies])
-    friction = np.array([float(getattr(j.dynamics, "friction", None) or 0.0) if j.dynamics else 0.0
-                         for j in bodies])
 
-    T_tree = np.array([placement[j.parent] @ _origin(j) for j in bodies]).reshape(n, 4, 4)
-    tip = tip_link or (bodies[-1].child if bodies else root)
+    tip = tip_link or (bodies[-1]["child"] if bodies else root)
     frame_names = list(order)
-    # links outside the selected subtree are fixed to the base: keep them as frames too
-    outside = [name for name in links if name not in below]
     frame_body = [body_of[name] for name in order]
-    frame_placement = [placement[name] for name in order]
+    frame_placement = placements[[placed[name] for name in order]]
+    # links outside the selected subtree are fixed to the base: keep them as frames too, placed by
+    # their poses from the URDF root (every joint at its locked value, default 0) in one pass
+    outside = [name for name in links if name not in below]
     if outside:
-        root_inverse = np.linalg.inv(_pose_from_urdf_root(root, parent_joint, locked))
-    for name in outside:
-        frame_names.append(name)
-        frame_body.append(-1)
-        frame_placement.append(root_inverse @ _pose_from_urdf_root(name, parent_joint, locked))
-    return Model(joint_names=[j.name for j in bodies],
-                 joint_types=[j.type for j in bodies],
-                 link_names=[j.child for j in bodies], parent=parent, T_tree=T_tree,
-                 axis=np.array([_unit_axis(j) for j in bodies]).reshape(n, 3), mass=mass, com=com,
-                 inertia_com=inertia_com, frame_names=frame_names, frame_body=frame_body,
-                 frame_placement=np.array(frame_placement).reshape(-1, 4, 4), root_link=root, tip_frame=tip,
-                 gravity=gravity, lower=lower, upper=upper, velocity_limit=velocity,
-                 effort_limit=effort, damping=damping, friction=friction)
-
-
-def _pose_from_urdf_root(link, parent_joint, locked):
-    """Pose of `link` in the URDF's root link frame with every joint at its locked value (default 0)."""
-    T = np.eye(4)
-    while link in parent_joint:
-        joint = parent_joint[link]
-        T = _origin(joint) @ _joint_motion(joint, float(locked.get(joint.name, 0.0))) @ T
-        link = joint.parent
-    return T
+        pose = {urdf_root: _EYE}
+        everything = _depth_first(urdf_root, children)[1:]
+        joint_of = [parent_joint[name] for name in everything]
+        for name, joint, T in zip(everything, joint_of,
+                                  _origins(joint_of, lambda k: f"joint {joint_of[k]['name']!r}")):
+            pose[name] = pose[joint["parent"]] @ T @ _joint_motion(joint, locked.get(joint["name"], 0.0))
+        root_inverse = np.linalg.inv(pose[root])
+        frame_names += outside
+        frame_body += [-1] * len(outside)
+        frame_placement = np.concatenate([frame_placement, [root_inverse @ pose[name] for name in outside]])
+    return dict(joint_names=[j["name"] for j in bodies], joint_types=[j["type"] for j in bodies],
+                link_names=[j["child"] for j in bodies], parent=parent, T_tree=T_tree,
+                axis=_unit_axes(bodies), mass=mass, com=com, inertia_com=inertia_com,
+                frame_names=frame_names, frame_body=frame_body,
+                frame_placement=frame_placement, root_link=root, tip_frame=tip,
+                lower=lower, upper=upper, velocity_limit=velocity, effort_limit=effort,
+                damping=[dynamics(j, "damping") for j in bodies],
+                friction=[dynamics(j, "friction") for j in bodies])

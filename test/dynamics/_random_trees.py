@@ -351,3 +351,33 @@ def chain_to(tree, tip):
 def index_map(source, target):
     """idx with x_target = x_source[idx]: joint vectors of `source` reordered into `target`'s order."""
     return np.array([source.joint_index(name) for name in target.joint_names], dtype=int)
+
+
+# -- long chains ---------------------------------------------------------------------------------------
+def long_chain_urdf(n, seed=0):
+    """URDF text of an n-joint open chain, written directly (a Tree and random_tree are too slow at 10^5
+    links): revolute and prismatic joints in turn with random unit axes, origins within ±0.1 m and
+    random rpy; every link has a random inertial (mass 0.5–3 kg, centre of mass within ±0.05 m,
+    principal moments 0.002–0.01 kg m², random inertia axes); 'tool0' on the last link.
+    The same (n, seed) gives the same text."""
+    rng = np.random.default_rng(seed)
+    axes = rng.normal(size=(n, 3))
+    axes /= np.linalg.norm(axes, axis=1, keepdims=True)
+    xyz, rpy = rng.uniform(-0.1, 0.1, (n, 3)), rng.uniform(-np.pi, np.pi, (n, 3))
+    mass, com = rng.uniform(0.5, 3.0, n), rng.uniform(-0.05, 0.05, (n, 3))
+    moments, inertia_rpy = rng.uniform(0.002, 0.01, (n, 3)), rng.uniform(-np.pi, np.pi, (n, 3))
+    out = ['<?xml version="1.0"?>', f'<robot name="long_chain_{n}_{seed}">', '  <link name="base_link"/>']
+    for k in range(n):
+        parent = "base_link" if k == 0 else f"link{k}"
+        kind = "revolute" if k % 2 == 0 else "prismatic"
+        child = f"link{k + 1}"
+        out += [f'  <link name="{child}"><inertial><origin xyz="{_v(com[k])}" rpy="{_v(inertia_rpy[k])}"/>'
+                f'<mass value="{_f(mass[k])}"/><inertia ixx="{_f(moments[k, 0])}" ixy="0" ixz="0" '
+                f'iyy="{_f(moments[k, 1])}" iyz="0" izz="{_f(moments[k, 2])}"/></inertial></link>',
+                f'  <joint name="joint{k + 1}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+                f'<origin xyz="{_v(xyz[k])}" rpy="{_v(rpy[k])}"/><axis xyz="{_v(axes[k])}"/>'
+                '<limit lower="-1" upper="1" effort="100" velocity="2"/></joint>']
+    out += ['  <link name="tool0"/>',
+            f'  <joint name="tool0_joint" type="fixed"><parent link="link{n}"/><child link="tool0"/></joint>',
+            '</robot>']
+    return "\n".join(out) + "\n"

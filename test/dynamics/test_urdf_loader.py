@@ -3,10 +3,15 @@
 Each reduction is compared with the URDF a person would write for the same robot (the hand edits in
 _random_trees: merged inertials, fixed joints, a rotated fixed origin). Both sides are exact
 computations of the same rigid bodies: relative residual ≤ EXACT."""
+import glob
+import os
+import sysconfig
+
 import numpy as np
 import pytest
 
 from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.dynamics import urdf as rd_urdf
 
 from _random_trees import (
     MOVING,
@@ -241,3 +246,188 @@ def test_load_from_file_equals_load_from_string(tmp_path, case):
     assert from_file.joint_names == model.joint_names and from_file.frame_names == model.frame_names
     q = random_state(model, rng)[0]
     np.testing.assert_array_equal(rd.mass_matrix(from_file, q), rd.mass_matrix(model, q))
+
+
+# -- the XML reader: what urdf_parser_py (ROS 2's URDF reader) reads, refused where it refuses ----------
+ROBOTS_DIR = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix", "share", "example-robot-data",
+                          "robots")
+REAL_URDFS = sorted(glob.glob(os.path.join(ROBOTS_DIR, "**", "*.urdf"), recursive=True))
+INERTIA_KEYS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+
+
+def _read_by_urdf_parser_py(text):
+    """urdf_parser_py's URDF of `text`, or the exception it raised (its printed warnings silenced)."""
+    urdf_parser = pytest.importorskip("urdf_parser_py.urdf")
+    from urdf_parser_py.xml_reflection import core
+
+    previous, core.on_error = core.on_error, lambda message: None
+    try:
+        return urdf_parser.URDF.from_xml_string(text.encode("utf-8"))
+    except Exception as e:
+        return e
+    finally:
+        core.on_error = previous
+
+
+def _same_pose(ours, theirs):
+    assert (ours is None) == (theirs is None)
+    if ours is not None:
+        assert (ours["xyz"], ours["rpy"]) == (list(theirs.xyz), list(theirs.rpy))
+
+
+def assert_read_as_urdf_parser_py_reads(text):
+    """Both refuse `text` (ours: ValueError 'malformed URDF: ...'), or both read the same links, inertials,
+    joints, origins, axes, limits and dynamics."""
+    theirs = _read_by_urdf_parser_py(text)
+    try:
+        ours = rd_urdf._parse(text)
+    except ValueError as e:
+        assert isinstance(theirs, Exception), f"only we refuse it: {e}"
+        assert str(e).startswith("malformed URDF"), e
+        return
+    assert not isinstance(theirs, Exception), f"only urdf_parser_py refuses it: {theirs}"
+    links, joints = ours
+    assert [link["name"] for link in links] == [link.name for link in theirs.links]
+    for link, their in zip(links, theirs.links):
+        assert (link["inertial"] is None) == (their.inertial is None), link["name"]
+        if their.inertial is not None:
+            assert link["inertial"]["mass"] == their.inertial.mass
+            _same_pose(link["inertial"]["origin"], their.inertial.origin)
+            inertia = their.inertial.inertia
+            assert link["inertial"]["inertia"] == (None if inertia is None else
+                                                    {key: getattr(inertia, key) for key in INERTIA_KEYS})
+    assert [joint["name"] for joint in joints] == [joint.name for joint in theirs.joints]
+    for joint, their in zip(joints, theirs.joints):
+        assert (joint["type"], joint["parent"], joint["child"], joint["axis"]) == \
+            (their.type, their.parent, their.child, their.axis), joint["name"]
+        _same_pose(joint["origin"], their.origin)
+        limit, dynamics = their.limit, their.dynamics
+        assert joint["limit"] == (None if limit is None else dict(
+            effort=limit.effort, velocity=limit.velocity, lower=limit.lower, upper=limit.upper))
+        assert joint["dynamics"] == (None if dynamics is None else dict(
+            damping=dynamics.damping, friction=dynamics.friction))
+
+
+@pytest.mark.parametrize("path", REAL_URDFS, ids=[os.path.relpath(p, ROBOTS_DIR) for p in REAL_URDFS])
+def test_real_urdfs_are_read_as_urdf_parser_py_reads_them(path):
+    with open(path, encoding="utf-8") as f:
+        assert_read_as_urdf_parser_py_reads(f.read())
+
+
+SAMPLE = """<?xml version="1.0"?>
+<robot name="sample">
+  <!-- every kind of element urdf_parser_py reads -->
+  <material name="grey"><color rgba="0.5 0.5 0.5 1"/></material>
+  <link name="base_link"/>
+  <link name="link1">
+    <visual><origin xyz="0 0 0.1" rpy="0 0 0"/><geometry><box size="0.1 0.1 0.1"/></geometry>
+      <material name="grey"/></visual>
+    <collision><geometry><cylinder radius="0.05" length="0.2"/></geometry></collision>
+    <inertial><origin xyz="0 0 0.05" rpy="0.1 0 0"/><mass value="1.0"/>
+      <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.03"/></inertial>
+  </link>
+  <link name="link2">
+    <visual><geometry><mesh filename="package://sample/link2.stl" scale="1 1 1"/></geometry>
+      <material name="red"><color rgba="1 0 0 1"/><texture filename="red.png"/></material></visual>
+    <visual><geometry><sphere radius="0.05"/></geometry></visual>
+    <inertial><mass value="0.5"/>
+      <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
+  </link>
+  <link name="tool0"/>
+  <joint name="j1" type="revolute">
+    <parent link="base_link"/><child link="link1"/>
+    <origin xyz="0 0 0.1" rpy="0 0 0"/><axis xyz="0 0 1"/>
+    <limit effort="10" velocity="2" lower="-1" upper="1"/>
+    <dynamics damping="0.1" friction="0.2"/>
+    <safety_controller k_velocity="1" k_position="2" soft_lower_limit="-0.9" soft_upper_limit="0.9"/>
+    <calibration rising="0.1"/>
+  </joint>
+  <joint name="j2" type="prismatic">
+    <parent link="link1"/><child link="link2"/>
+    <axis xyz="1 0 0"/><limit effort="5" velocity="1"/>
+    <mimic joint="j1" multiplier="2" offset="0"/>
+  </joint>
+  <joint name="tool0_joint" type="fixed"><parent link="link2"/><child link="tool0"/>
+    <origin xyz="0 0 0.05"/></joint>
+  <transmission name="t1"><type>transmission_interface/SimpleTransmission</type>
+    <joint name="j1"><hardwareInterface>EffortJointInterface</hardwareInterface></joint>
+    <actuator name="m1"><mechanicalReduction>1</mechanicalReduction></actuator></transmission>
+  <gazebo reference="link1"><material>Gazebo/Grey</material><anything at="all"/></gazebo>
+</robot>
+"""
+PR2_TRANSMISSION = ('<transmission name="t2" type="SimpleTransmission"><actuator name="m2"/>'
+                    '<joint name="j2"/><mechanicalReduction>2</mechanicalReduction></transmission>')
+# (text in SAMPLE, its replacement); the first occurrence is replaced
+EDITS = {
+    "as-is": ("", ""),
+    "version-1.0": ('<robot name="sample">', '<robot name="sample" version="1.0">'),
+    "version-2.0": ('<robot name="sample">', '<robot name="sample" version="2.0">'),
+    "version-not-x.y": ('<robot name="sample">', '<robot name="sample" version="1">'),
+    "robot-without-name": ('<robot name="sample">', "<robot>"),
+    "link-without-name": ('<link name="tool0"/>', "<link/>"),
+    "joint-without-type": ('<joint name="j2" type="prismatic">', '<joint name="j2">'),
+    "unknown-joint-type": ('type="prismatic"', 'type="ball"'),
+    "joint-without-child": ('<child link="link2"/>', ""),
+    "limit-without-effort": ('effort="10" ', ""),
+    "limit-without-velocity": (' velocity="1"/>', "/>"),
+    "limit-not-a-number": ('lower="-1"', 'lower="low"'),
+    "axis-of-two-numbers": ('<axis xyz="0 0 1"/>', '<axis xyz="0 1"/>'),
+    "axis-without-xyz": ('<axis xyz="1 0 0"/>', "<axis/>"),
+    "origin-not-numbers": ('<origin xyz="0 0 0.1" rpy="0 0 0"/><axis', '<origin xyz="a b c"/><axis'),
+    "two-origins": ('<origin xyz="0 0 0.05"/>', '<origin xyz="0 0 0.05"/><origin xyz="1 2 3"/>'),
+    "mass-without-value": ('<mass value="1.0"/>', "<mass/>"),
+    "inertial-without-mass": ('<mass value="0.5"/>', ""),
+    "inertial-without-inertia": ('<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/>', ""),
+    "inertia-without-izz": ('iyz="0" izz="0.03"', 'iyz="0"'),
+    "dynamics-not-a-number": ('damping="0.1"', 'damping="much"'),
+    "safety-controller-without-k_velocity": ('k_velocity="1" ', ""),
+    "calibration-not-a-number": ('rising="0.1"', 'rising="up"'),
+    "mimic-without-joint": ('<mimic joint="j1" ', "<mimic "),
+    "visual-without-geometry": ('<geometry><sphere radius="0.05"/></geometry>', ""),
+    "geometry-of-two-shapes": ('<sphere radius="0.05"/>', '<sphere radius="0.05"/><box size="1 1 1"/>'),
+    "unknown-shape": ('<sphere radius="0.05"/>', '<capsule radius="0.05"/>'),
+    "box-of-two-numbers": ('<box size="0.1 0.1 0.1"/>', '<box size="0.1 0.1"/>'),
+    "cylinder-without-length": (' length="0.2"', ""),
+    "mesh-without-filename": ('filename="package://sample/link2.stl" ', ""),
+    "visual-material-without-name": ('<material name="red">', "<material>"),
+    "texture-without-filename": ('<texture filename="red.png"/>', "<texture/>"),
+    "colour-of-three-numbers": ('rgba="1 0 0 1"', 'rgba="1 0 0"'),
+    "material-without-colour": ('<material name="grey"><color rgba="0.5 0.5 0.5 1"/></material>',
+                                '<material name="grey"/>'),
+    "transmission-without-actuator": ('<actuator name="m1"><mechanicalReduction>1</mechanicalReduction>'
+                                      "</actuator>", ""),
+    "transmission-without-hardware-interface": ("<hardwareInterface>EffortJointInterface</hardwareInterface>",
+                                                ""),
+    "transmission-reduction-not-a-number": ("<mechanicalReduction>1<", "<mechanicalReduction>one<"),
+    "pr2-transmission": ("</robot>", PR2_TRANSMISSION + "</robot>"),
+    "pr2-transmission-without-reduction": ("</robot>", PR2_TRANSMISSION.replace(
+        "<mechanicalReduction>2</mechanicalReduction>", "") + "</robot>"),
+    "unknown-tags-and-attributes": ('<link name="tool0"/>',
+                                    '<link name="tool0" colour="red"><sensor/></link>'),
+    "processing-instruction": ("<!-- every", "<?something here?><!-- every"),
+    "broken-xml": ("</robot>", ""),
+}
+
+
+@pytest.mark.parametrize("old,new", EDITS.values(), ids=EDITS.keys())
+def test_urdf_variants_are_read_or_refused_as_urdf_parser_py_does(old, new):
+    assert old in SAMPLE
+    assert_read_as_urdf_parser_py_reads(SAMPLE.replace(old, new, 1))
+
+
+def test_the_sample_loads():
+    model = rd.load_urdf(SAMPLE)
+    assert model.joint_names == ("j1", "j2") and model.tip_frame == "link2"
+    assert (model.damping[0], model.friction[0], model.effort_limit[1]) == (0.1, 0.2, 5.0)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 100])
+def test_reading_does_not_depend_on_where_the_xml_is_cut(monkeypatch, chunk):
+    """_parse feeds the XML in chunks and reads each child of <robot> once it is complete: a cut
+    anywhere (inside a tag, a name, a multi-byte character) reads the same."""
+    text = SAMPLE.replace('name="sample"', 'name="sämple ✓"')
+    expected = rd_urdf._parse(text)
+    monkeypatch.setattr(rd_urdf, "_CHUNK", chunk)
+    assert rd_urdf._parse(text) == expected
+    with pytest.raises(ValueError, match="malformed URDF"):
+        rd_urdf._parse(text.replace("</robot>", ""))
