@@ -330,7 +330,9 @@ def measure_simulator(probe, env, log_dir, duration, warmup=1.0, timeout=30.0):
     """simulator_node, real_time_factor 0, publish_rate 1000, /clock: simulated s per wall s."""
     probe.publishing = False
     probe.clock.clear()
+    # wait_for_command false: no controller here, the simulation runs from the start
     params = _node_params({"real_time_factor": "0.0", "publish_rate": "1000.0", "publish_clock": "true",
+                           "wait_for_command": "false",
                            "dt": "0.001", "integrator": "rk4",
                            "initial_positions": _yaml_list(f"{x:.6f}" for x in PANDA_READY)})
     node = NodeProcess("robot_dynamics_ros.nodes.simulator_node", params, env, log_dir)

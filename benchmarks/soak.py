@@ -103,7 +103,7 @@ class SoakProbe:
         self.pub_state = self.node.create_publisher(JointState, "/joint_states", 10)
         self.pub_command = self.node.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
         self.pub_reference = self.node.create_publisher(
-            JointTrajectory, "/computed_torque_controller/reference", 10)
+            JointTrajectory, "/computed_torque_controller/joint_trajectory", 10)
         self.bad_sent = {}
         self.own_state_stamps = set()   # the probe's own bad joint states: not the simulator's
         self.own_nonfinite_commands = 0

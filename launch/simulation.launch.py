@@ -10,7 +10,7 @@
 
 The same graph as `python -m robot_dynamics_ros.bringup --graph simulation` (nodes listed in
 robot_dynamics_ros/bringup.py, GRAPHS['simulation']), from the same parameter file,
-config/simulation.yaml. Send a trajectory to /computed_torque_controller/reference
+config/simulation.yaml. Send a trajectory to /computed_torque_controller/joint_trajectory
 (trajectory_msgs/JointTrajectory), or run `python -m robot_dynamics_ros.demo`.
 """
 

@@ -8,7 +8,7 @@
    config/simulation.yaml) with ``python -m robot_dynamics_ros.bringup --graph simulation`` in one
    child process, while this process records (two processes: the graph and the recorder each get
    a core). ``--mode processes``: one process per node; ``--mode in-process``: everything here.
-2. Waits for /joint_states, then sends a JointTrajectory to /computed_torque_controller/reference:
+2. Waits for /joint_states, then sends a JointTrajectory to /computed_torque_controller/joint_trajectory:
    every joint leaves its current position and comes back, q_j(t) = q0_j + A_j sin^4(pi k_j t / T)
    (zero velocity and acceleration at both ends), as knots every 0.5 s with positions, velocities
    and accelerations.
@@ -51,10 +51,8 @@ _SIN4_PEAK_SLOPE = 3.0 * math.sqrt(3.0) / 4.0
 _BRINGUP = bringup.NodeSpec('bringup', 'bringup', 'robot_dynamics_ros.bringup', '')
 
 TRACKING_ERROR_TOPIC = '/computed_torque_controller/tracking_error'
-REFERENCE_TOPIC = '/computed_torque_controller/reference'
+TRAJECTORY_TOPIC = '/computed_torque_controller/joint_trajectory'
 COMMANDS_TOPIC = '/effort_controller/commands'
-RESET_SERVICE = '/simulator_node/reset'
-HOLD_SERVICE = '/computed_torque_controller/hold'
 JOINT_STATES_TOPIC = '/joint_states'
 DYNAMICS_TOPICS = {
     'gravity_torques': '/dynamics_node/gravity_torques',
@@ -210,7 +208,6 @@ def make_recorder(recording: Recording, *, context=None):
     from rclpy.qos import QoSProfile
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
-    from std_srvs.srv import Trigger
     from trajectory_msgs.msg import JointTrajectory
 
     qos = QoSProfile(depth=200)
@@ -220,9 +217,7 @@ def make_recorder(recording: Recording, *, context=None):
             super().__init__('demo_recorder', context=context)
             self.recording = recording
             self.active = True
-            self.reference = self.create_publisher(JointTrajectory, REFERENCE_TOPIC, 10)
-            self.reset_simulation = self.create_client(Trigger, RESET_SERVICE)
-            self.hold_position = self.create_client(Trigger, HOLD_SERVICE)
+            self.reference = self.create_publisher(JointTrajectory, TRAJECTORY_TOPIC, 10)
             self.create_subscription(JointState, JOINT_STATES_TOPIC, self._on_state, qos)
             self.create_subscription(JointState, TRACKING_ERROR_TOPIC, self._on_error, qos)
             self.create_subscription(Float64MultiArray, COMMANDS_TOPIC, self._on_command, qos)
@@ -548,21 +543,6 @@ def _spin_until(executor, condition, timeout: float, step: float = 0.05) -> bool
     return True
 
 
-def _call_trigger(executor, client, timeout: float) -> str | None:
-    """Call a std_srvs/Trigger service, spinning (finite timeouts); None or what went wrong."""
-    from std_srvs.srv import Trigger
-
-    if not _spin_until(executor, client.service_is_ready, timeout):
-        return f'service {client.srv_name} not available'
-    future = client.call_async(Trigger.Request())
-    if not _spin_until(executor, future.done, timeout):
-        return f'no answer from {client.srv_name} within {timeout:g} s'
-    response = future.result()
-    if response is None or not response.success:
-        return f'{client.srv_name} failed: {getattr(response, "message", "")}'
-    return None
-
-
 def _settled(rec: Recording, start: int, samples: int = 100, tolerance: float = 1e-3) -> bool:
     """The last ``samples`` tracking errors since index ``start`` are all below ``tolerance``."""
     errors = rec.tracking_error.values
@@ -628,14 +608,10 @@ def run_demo(opts) -> tuple[Recording, DemoReport | None, list[str]]:
                                               (TRACKING_ERROR_TOPIC, rec.tracking_error),
                                               (COMMANDS_TOPIC, rec.commands)) if not s.values]
             if recorder.reference.get_subscription_count() == 0:
-                missing.append(f'a subscriber on {REFERENCE_TOPIC}')
+                missing.append(f'a subscriber on {TRAJECTORY_TOPIC}')
             return rec, None, [f'no {", ".join(missing)} within {opts.startup_timeout:g} s']
-        # A clean start: the arm back at its initial pose, at rest, held there by the controller
-        # (whatever it did while the nodes came up one after the other).
-        for client in (recorder.reset_simulation, recorder.hold_position):
-            problem = _call_trigger(executor, client, timeout=10.0)
-            if problem:
-                print(f'demo: {problem}; starting from where the arm is', file=sys.stderr)
+        # The arm is at its initial pose, at rest, held there by the controller: the simulator
+        # waited for the controller's first command before integrating (wait_for_command).
         settled_from = len(rec.tracking_error.values)
         if not _spin_until(executor, lambda: _settled(rec, settled_from), opts.settle_timeout):
             print(f'demo: the arm did not settle within {opts.settle_timeout:g} s '
@@ -652,7 +628,7 @@ def run_demo(opts) -> tuple[Recording, DemoReport | None, list[str]]:
         rec.t_start = time.monotonic()
         recorder.reference.publish(trajectory_message(names, *knots))
         print(f'demo: sent a {opts.duration:g} s trajectory with {knots[0].size} knots to '
-              f'{REFERENCE_TOPIC}', file=sys.stderr, flush=True)
+              f'{TRAJECTORY_TOPIC}', file=sys.stderr, flush=True)
 
         # 3. Follow it, then hold for a moment: on the simulated clock when the states carry it
         # (an overloaded CPU makes the simulation slower than real time), else on the wall clock.

@@ -13,6 +13,9 @@ with what a sender puts in its messages:
   the URDF limits plus a tolerance (continuous joints: finite and |q| < ``MAX_ABS_POSITION``),
   velocities finite and within ``velocity_factor`` × the URDF velocity limit (joints without one:
   |q̇| < ``MAX_ABS_VELOCITY``).
+- ``StateContinuity``: a possible state that does not continue the previous one (its stamp goes
+  backwards, or a joint jumped): a simulator reset, a replayed log, an encoder re-homed. The state
+  is kept (it is where the arm now is); what was planned from the previous one is not.
 
 Example:
     >>> import logging
@@ -30,8 +33,8 @@ import time
 
 import numpy as np
 
-__all__ = ['BadInput', 'WarningThrottle', 'StateLimits', 'short_list', 'bounded', 'MAX_LOG_CHARS',
-           'MAX_KEYS', 'MAX_ABS_POSITION', 'MAX_ABS_VELOCITY']
+__all__ = ['BadInput', 'WarningThrottle', 'StateLimits', 'StateContinuity', 'short_list', 'bounded',
+           'MAX_LOG_CHARS', 'MAX_KEYS', 'MAX_ABS_POSITION', 'MAX_ABS_VELOCITY']
 
 MAX_LOG_CHARS = 1000        # characters of one warning line (the rest is cut, with a count)
 MAX_KEYS = 256              # keys a WarningThrottle remembers (kinds are a fixed set: far fewer)
@@ -205,3 +208,102 @@ class StateLimits:
         others = f' (and {count - 1} other joints)' if count > 1 else ''
         return (f'implausible {field} {value:.6g} of joint {_short_name(self.joint_names[joint])!r}'
                 f'{others}: outside {allowed} ({rule})')
+
+
+class StateContinuity:
+    """Whether each measured joint state continues the previous one (joints by index).
+
+    A state is a discontinuity when
+
+    - its stamp (ns, 0 = unstamped: not compared) is earlier than the last stamp of a joint it
+      updates: time went backwards (a log replayed, a simulation restarted, a clock reset); or
+    - a joint's position differs from its previous one by more than ``max_jump`` AND from where
+      its measured velocities put it, q_prev + ½ (q̇_prev + q̇) Δt (Δt from the two stamps; 0
+      when one is unstamped), by more than ``max_jump``: a jump that no motion explains (a
+      simulator reset, an encoder re-homed). The second condition keeps a fast joint on a slow
+      state stream from looking like a jump; the first keeps stamps from another clock (a
+      simulator stamping wall time while it lags) from making one.
+
+    Every joint is compared with its own previous state, so partial messages from several
+    publishers (each with its own joints and clock) are compared each with its own.
+
+    Args:
+        joint_names: (n,) names, for the messages.
+        max_jump: (n,) per joint (rad or m); 0 or inf = that joint is never a jump.
+
+    ``check(joints, position, velocity, stamp_ns)`` records the state (the positions and
+    velocities of ``joints``, an index array; either may be None) and returns None, or a
+    description of the discontinuity (the state is recorded all the same: it is where the arm
+    is now). ``forget()`` starts over (no previous state).
+
+    >>> import numpy as np
+    >>> c = StateContinuity(['a'], [0.05])
+    >>> c.check([0], np.array([0.0]), np.array([1.0]), 1_000_000_000) is None
+    True
+    >>> c.check([0], np.array([0.1]), np.array([1.0]), 1_100_000_000) is None   # moved at 1 rad/s
+    True
+    >>> print(c.check([0], np.array([1.0]), np.array([0.0]), 1_110_000_000))
+    joint 'a' jumped from 0.1 to 1 (by 0.9, more than max_state_jump 0.05) between consecutive states
+    """
+
+    def __init__(self, joint_names, max_jump):
+        self.joint_names = tuple(joint_names)
+        n = len(self.joint_names)
+        max_jump = np.asarray(max_jump, dtype=np.float64).reshape(n)
+        if np.any(np.isnan(max_jump) | (max_jump < 0.0)):
+            raise ValueError(f'max_jump must be >= 0, got {max_jump.tolist()}')
+        self.max_jump = np.where(max_jump > 0.0, max_jump, np.inf)
+        self.forget()
+
+    def forget(self):
+        n = len(self.joint_names)
+        self._q = np.full(n, np.nan)            # NaN: no previous position
+        self._qd = np.zeros(n)
+        self._stamp = np.zeros(n, dtype=np.int64)
+        self._joints = None                     # the last index array seen, and its indexer
+        self._index = None
+
+    def _indexer(self, joints):
+        """A slice over all joints when ``joints`` is 0..n-1 (the usual message: views, no
+        copies), else the index array. Cached per array object: a node passes the same array for
+        messages with the same names."""
+        if joints is not self._joints:
+            array = np.asarray(joints, dtype=np.intp)
+            n = len(self.joint_names)
+            everything = array.size == n and bool((array == np.arange(n)).all())
+            self._joints, self._index = joints, (slice(None) if everything else array)
+        return self._index
+
+    def check(self, joints, position=None, velocity=None, stamp_ns=0):
+        index = self._indexer(joints)
+        stamp_ns = int(stamp_ns)
+        found = None
+        last = self._stamp[index]
+        if stamp_ns > 0 and stamp_ns < last.max(initial=0):
+            k = int(np.argmax(last))
+            found = (f'the stamp went back {(int(last[k]) - stamp_ns) * 1e-9:.6g} s (joint '
+                     f'{_short_name(self.joint_names[np.arange(len(self.joint_names))[index][k]])!r}: '
+                     f'from {int(last[k]) * 1e-9:.9g} s to {stamp_ns * 1e-9:.9g} s)')
+        if position is not None:
+            q_prev = self._q[index]
+            limit = self.max_jump[index]
+            moved = np.abs(position - q_prev)
+            if found is None and (moved > limit).any():           # NaN (no previous): never
+                qd_prev = self._qd[index]
+                qd = qd_prev if velocity is None else velocity
+                dt = np.where((last > 0) & (stamp_ns > 0), (stamp_ns - last) * 1e-9, 0.0)
+                unexplained = np.abs(position - (q_prev + 0.5 * (qd_prev + qd) * dt))
+                jumped = np.flatnonzero((moved > limit) & (unexplained > limit))
+                if jumped.size:
+                    k = jumped[np.argmax(moved[jumped] / limit[jumped])]
+                    name = self.joint_names[np.arange(len(self.joint_names))[index][k]]
+                    others = f' (and {jumped.size - 1} other joints)' if jumped.size > 1 else ''
+                    found = (f'joint {_short_name(name)!r} jumped from {q_prev[k]:.6g} to '
+                             f'{position[k]:.6g} (by {moved[k]:.6g}, more than max_state_jump '
+                             f'{limit[k]:.6g}){others} between consecutive states')
+            self._q[index] = position
+        if velocity is not None:
+            self._qd[index] = velocity
+        if stamp_ns > 0:
+            self._stamp[index] = stamp_ns
+        return found

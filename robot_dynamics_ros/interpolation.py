@@ -19,6 +19,14 @@ chapter 9 is the published chapter 8 (Dynamics of Open Chains): its "eq. 9.x" is
 Before the first knot the trajectory holds q_0 and after the last one it holds q_N, both with zero
 velocity and acceleration.
 
+**Limits.** ``check_limits(trajectory, limits)`` refuses (``LimitViolation``) a trajectory that
+leaves the joints' position limits or velocity limits (``JointLimits``, e.g. the URDF's): at a
+waypoint, or between two waypoints, where a cubic or quintic inside the limits at both ends may
+overshoot them. Each segment polynomial p(s) is checked at its extrema, found analytically: the
+real roots of p'(s) (position) and of p''(s) (velocity) in [0, T] (eigenvalues of the companion
+matrix of the derivative), plus both ends. No sampling: a violation between two samples cannot
+slip through.
+
 Example:
     >>> traj = PiecewisePolynomial([0.0, 2.0], [[0.0], [1.0]])
     >>> q, qd, qdd = traj.sample(1.0)       # mid-way through a rest-to-rest cubic
@@ -30,7 +38,10 @@ Example:
 
 import numpy as np
 
-__all__ = ['PiecewisePolynomial', 'hold', 'from_waypoints']
+from robot_dynamics_ros.input_guard import BadInput
+
+__all__ = ['PiecewisePolynomial', 'hold', 'from_waypoints', 'JointLimits', 'LimitViolation',
+           'check_limits', 'polynomial_extrema']
 
 
 def _knot_values(name, values, n_knots, n):
@@ -68,6 +79,12 @@ class PiecewisePolynomial:
             A segment is quintic iff both of its knots give accelerations.
 
     ``sample(t)`` returns ``(q, qd, qdd)``, three new (n,) arrays.
+
+    ``point_index`` (N,) ints: the waypoint each knot comes from (its index in the message), -1
+    for a knot that is no waypoint (the start state of ``from_waypoints``); ``named`` (n,) bools:
+    the joints the waypoints give (the others hold their start position). Both are for messages
+    about the trajectory (``check_limits``); by default every knot is waypoint k, every joint
+    named.
     """
 
     def __init__(self, times, positions, velocities=None, accelerations=None):
@@ -89,6 +106,8 @@ class PiecewisePolynomial:
         self.velocities = vel
         self.accelerations = acc
         self.n = n
+        self.point_index = np.arange(n_knots)
+        self.named = np.ones(n, dtype=bool)
         # coeffs[k, j] multiplies s**j on segment k (j = 0..5), one column per joint.
         self._coeffs = np.zeros((max(n_knots - 1, 0), 6, n))
         self.quintic = np.zeros(max(n_knots - 1, 0), dtype=bool)
@@ -109,6 +128,14 @@ class PiecewisePolynomial:
             else:
                 c[2] = (3 * h - (2 * v0 + v1) * T) / T**2
                 c[3] = (-2 * h + (v0 + v1) * T) / T**3
+
+    @property
+    def coefficients(self):
+        """(K, 6, n) read-only view: ``coefficients[k, j]`` multiplies s**j on segment k, s in
+        [0, times[k+1] - times[k]] (zero above the degree: a cubic's j = 4, 5)."""
+        view = self._coeffs.view()
+        view.setflags(write=False)
+        return view
 
     @property
     def start_time(self):
@@ -202,8 +229,232 @@ def from_waypoints(start, times, positions, velocities=None, accelerations=None,
     full_qdd[:, columns] = acc
     acc_list = [full_qdd[k] if acc_given[k] else None for k in range(N)]
     vel_list = [full_qd[k] if vel_given[k] else None for k in range(N)]
+    points = np.flatnonzero(keep)           # the waypoints' indices in the message
     if times[0] > start_time:
         start_acc = qdd0 if acc_given[0] else None
-        return PiecewisePolynomial(np.concatenate(([start_time], times)), np.vstack((q0, full_q)),
-                                   [qd0] + vel_list, [start_acc] + acc_list)
-    return PiecewisePolynomial(times, full_q, vel_list, acc_list)
+        trajectory = PiecewisePolynomial(np.concatenate(([start_time], times)),
+                                         np.vstack((q0, full_q)), [qd0] + vel_list,
+                                         [start_acc] + acc_list)
+        trajectory.point_index = np.concatenate(([-1], points))
+    else:
+        trajectory = PiecewisePolynomial(times, full_q, vel_list, acc_list)
+        trajectory.point_index = points
+    trajectory.named = np.zeros(n, dtype=bool)
+    trajectory.named[columns] = True
+    return trajectory
+
+
+# -- limits ------------------------------------------------------------------------------------
+
+class LimitViolation(BadInput):
+    """A trajectory that leaves the joint limits (``check_limits``); ``kind`` is 'limits'."""
+
+    def __init__(self, message):
+        super().__init__('limits', message)
+
+
+class JointLimits:
+    """Position and velocity limits of n joints, in the order of the trajectories checked.
+
+    Args:
+        names: (n,) joint names (for the messages).
+        lower, upper: (n,) position limits, -inf / +inf where there is none (continuous joints).
+        velocity: (n,) velocity limits |q̇| <= velocity, inf (or <= 0: not given) where none.
+        types: (n,) 'revolute' | 'continuous' | 'prismatic' (for the units in the messages:
+            rad or m); default revolute.
+    """
+
+    def __init__(self, names, lower, upper, velocity, types=None):
+        self.names = tuple(names)
+        n = len(self.names)
+        self.lower = np.asarray(lower, dtype=np.float64).reshape(n)
+        self.upper = np.asarray(upper, dtype=np.float64).reshape(n)
+        velocity = np.asarray(velocity, dtype=np.float64).reshape(n)
+        self.velocity = np.where((velocity > 0.0) & ~np.isnan(velocity), velocity, np.inf)
+        if np.any(np.isnan(self.lower) | np.isnan(self.upper)) or np.any(self.lower > self.upper):
+            raise ValueError('lower and upper must be numbers with lower <= upper')
+        types = ('revolute',) * n if types is None else tuple(types)
+        self.units = tuple('m' if t == 'prismatic' else 'rad' for t in types)
+
+    @classmethod
+    def from_model(cls, model):
+        """The URDF limits a ``dynamics.Model`` stores (model joint order)."""
+        return cls(model.joint_names, model.lower, model.upper, model.velocity_limit,
+                   model.joint_types)
+
+
+def _horner(a, u):
+    """Polynomials with ascending coefficients ``a`` (m, d+1) at points ``u`` (m, c)."""
+    value = np.broadcast_to(a[:, -1:], u.shape).copy()
+    for j in range(a.shape[1] - 2, -1, -1):
+        value = value * u + a[:, j:j + 1]
+    return value
+
+
+def polynomial_extrema(a):
+    """Minimum and maximum of polynomials on [0, 1], from the roots of their derivatives.
+
+    ``a`` (m, d+1): row i is p_i(u) = Σ_j a[i, j] u^j. The extrema of p_i on [0, 1] lie at u = 0,
+    u = 1 or a real root of p_i' in (0, 1); the roots are the eigenvalues of the companion matrix
+    of p_i' (its degree: the highest coefficient above 1e-12 × the largest), computed for all
+    rows of one degree at once. Returns ``(low, u_low, high, u_high)``, each (m,); a row with a
+    non-finite coefficient gives NaN.
+
+    >>> low, u_low, high, u_high = polynomial_extrema(np.array([[0.0, 3.0, -3.0]]))  # 3u - 3u²
+    >>> float(high[0]), float(u_high[0]), float(low[0])
+    (0.75, 0.5, 0.0)
+    """
+    a = np.asarray(a, dtype=np.float64)
+    m, d1 = a.shape
+    finite = np.isfinite(a).all(axis=1)
+    a = np.where(finite[:, None], a, 0.0)
+    # candidates: both ends, then the real parts of the roots of p' clipped into [0, 1] (every
+    # candidate is a point of [0, 1], so a complex root's real part only adds a true value of p)
+    candidates = np.zeros((m, max(d1, 2)))
+    candidates[:, 1] = 1.0
+    if d1 > 2:
+        b = a[:, 1:] * np.arange(1, d1)                 # p' (m, d), ascending
+        scale = np.abs(b).max(axis=1)
+        significant = np.abs(b) > 1e-12 * scale[:, None]
+        degree = np.where(significant.any(axis=1),
+                          b.shape[1] - 1 - np.argmax(significant[:, ::-1], axis=1), 0)
+        for d in np.unique(degree):
+            if d == 0:
+                continue
+            rows = np.flatnonzero(degree == d)
+            companion = np.zeros((rows.size, d, d))
+            companion[:, np.arange(1, d), np.arange(d - 1)] = 1.0
+            companion[:, :, -1] = -b[rows, :d] / b[rows, d][:, None]
+            roots = np.linalg.eigvals(companion)
+            candidates[rows, 2:2 + d] = np.clip(roots.real, 0.0, 1.0)
+    values = _horner(a, candidates)
+    i_low, i_high = values.argmin(axis=1), values.argmax(axis=1)
+    rows = np.arange(m)
+    low, high = values[rows, i_low], values[rows, i_high]
+    u_low, u_high = candidates[rows, i_low], candidates[rows, i_high]
+    low[~finite] = high[~finite] = np.nan
+    return low, u_low, high, u_high
+
+
+def _exceeds(value, low, high):
+    """Beyond [low, high] by more than rounding (NaN counts as beyond)."""
+    margin = 1e-9 * np.maximum(1.0, np.abs(value))
+    return ~((value >= low - margin) & (value <= high + margin))
+
+
+def check_limits(trajectory, limits):
+    """Raise ``LimitViolation`` if ``trajectory`` leaves ``limits`` (a ``JointLimits`` in the
+    trajectory's joint order); return None when it stays within them.
+
+    Checked: every waypoint's position against [lower, upper] and its velocity against the
+    velocity limit (joints it names); between knots, the extrema of every segment's position and
+    velocity polynomials (``polynomial_extrema``). The state a trajectory starts from is where the
+    arm is meant to be now, not a waypoint: the segment that leaves it, and the joints that only
+    hold it, may go as far out as it is (a measured position held slightly beyond a limit), no
+    further. The message names one violation: the joint, the point (its index in the message) or
+    the two points it lies between, the value and the limit: the first in time of the first kind
+    found, in this order: a waypoint's position, a waypoint's velocity, a position between
+    waypoints, a velocity between waypoints.
+    """
+    times = trajectory.times
+    q, v = trajectory.positions, trajectory.velocities
+    n = trajectory.n
+    if len(limits.names) != n:
+        raise ValueError(f'limits are for {len(limits.names)} joints, the trajectory has {n}')
+    point = trajectory.point_index
+    named = trajectory.named
+    lower, upper, vmax = limits.lower, limits.upper, limits.velocity
+    from_start = point.size > 0 and point[0] < 0
+    q0, v0 = q[0], np.abs(v[0])
+    # bounds for what holds or leaves the start state: widened to include it
+    wide_lower, wide_upper = np.minimum(lower, q0), np.maximum(upper, q0)
+    wide_vmax = np.maximum(vmax, v0)
+    found = []          # per kind of violation: (kind, time, order, count, message of the first)
+
+    def first(bad, when, order, message):
+        """Record the earliest of the violations ``bad`` (a boolean array; ``when`` and
+        ``order`` of its shape): their count and the message of the first."""
+        if not bad.any():
+            return
+        index = np.nonzero(bad)
+        key = np.lexsort((order[index], when[index]))[0]
+        at = tuple(i[key] for i in index)
+        found.append((len(found), when[at], order[at], int(bad.sum()), message(*at)))
+
+    # waypoints: the joints they name, strict limits
+    N = times.size
+    knot_time = np.broadcast_to(times[:, None], (N, n))
+    knot_order = np.broadcast_to(2 * np.arange(N)[:, None], (N, n))
+    at_waypoint = (point >= 0)[:, None] & named
+
+    def position_at_knot(k, j):
+        side, bound = ('upper', upper[j]) if not q[k, j] <= upper[j] else ('lower', lower[j])
+        unit = limits.units[j]
+        return (f'point {point[k]}: joint {limits.names[j]!r} at {q[k, j]:.6g} {unit}, beyond its '
+                f'{side} position limit {bound:.6g} {unit}')
+
+    def velocity_at_knot(k, j):
+        unit = limits.units[j]
+        return (f'point {point[k]}: joint {limits.names[j]!r} at velocity {v[k, j]:.6g} {unit}/s, '
+                f'beyond its velocity limit {vmax[j]:.6g} {unit}/s')
+
+    first(_exceeds(q, lower, upper) & at_waypoint, knot_time, knot_order, position_at_knot)
+    first(_exceeds(np.abs(v), 0.0, vmax) & at_waypoint, knot_time, knot_order, velocity_at_knot)
+
+    # segments: the extrema of p(s) and p'(s) on [0, T], s = T u
+    K = N - 1
+    if K > 0:
+        T = np.diff(times)
+        c = trajectory.coefficients                                   # (K, 6, n)
+        powers = T[:, None] ** np.arange(6)[None, :]                  # (K, 6)
+        a = c * powers[:, :, None]                                    # p in u
+        va = (c[:, 1:] * np.arange(1, 6)[None, :, None]) * powers[:, :5, None]   # p'(s) in u
+        seg_lower = np.where(named, lower, wide_lower) * np.ones((K, 1))
+        seg_upper = np.where(named, upper, wide_upper) * np.ones((K, 1))
+        seg_vmax = np.where(named, vmax, wide_vmax) * np.ones((K, 1))
+        if from_start:
+            seg_lower[0], seg_upper[0], seg_vmax[0] = wide_lower, wide_upper, wide_vmax
+        position_checked = np.isfinite(lower) | np.isfinite(upper)
+        velocity_checked = np.isfinite(vmax)
+        for what, coefficients, checked in (('position', a, position_checked),
+                                            ('velocity', va, velocity_checked)):
+            columns = np.flatnonzero(checked)
+            if columns.size == 0:
+                continue
+            rows = coefficients[:, :, columns].transpose(0, 2, 1).reshape(K * columns.size, -1)
+            shape = (K, columns.size)
+            low, u_low, high, u_high = (x.reshape(shape) for x in polynomial_extrema(rows))
+            if what == 'velocity':
+                lo_bound, hi_bound = -seg_vmax[:, columns], seg_vmax[:, columns]
+            else:
+                lo_bound, hi_bound = seg_lower[:, columns], seg_upper[:, columns]
+            over = _exceeds(high, -np.inf, hi_bound)
+            under = _exceeds(low, lo_bound, np.inf) & ~over
+            order = np.broadcast_to(2 * np.arange(K)[:, None] + 1, shape)
+            for bad, value, u, bound, side in ((over, high, u_high, hi_bound, 'upper'),
+                                               (under, low, u_low, lo_bound, 'lower')):
+                # an extremum at a waypoint is that waypoint's violation, found above
+                bad = bad & ~(((u == 0.0) & at_waypoint[:-1, columns])
+                              | ((u == 1.0) & at_waypoint[1:, columns]))
+                when = times[:-1, None] + u * T[:, None]
+
+                def between(k, i, what=what, value=value, bound=bound, side=side, when=when):
+                    j = columns[i]
+                    unit = limits.units[j]
+                    start = f'point {point[k]}' if point[k] >= 0 else 'the start state'
+                    if what == 'position':
+                        detail = (f'would reach {value[k, i]:.6g} {unit}, beyond its {side} '
+                                  f'position limit {bound[k, i]:.6g} {unit}')
+                    else:
+                        detail = (f'would move at {value[k, i]:.6g} {unit}/s, beyond its '
+                                  f'velocity limit {abs(bound[k, i]):.6g} {unit}/s')
+                    return (f'between {start} and point {point[k + 1]} (at {when[k, i]:.3f} s): '
+                            f'joint {limits.names[j]!r} {detail}')
+
+                first(bad, when, order, between)
+    if found:
+        # waypoints first (positions, velocities), then what lies between them; each kind's first
+        total = sum(f[3] for f in found)
+        more = (f" (and {total - 1} more violation{'s' if total > 2 else ''})" if total > 1
+                else '')
+        raise LimitViolation(min(found)[4] + more)

@@ -18,6 +18,13 @@ A trajectory (an ``interpolation.PiecewisePolynomial``) has its time 0 at its en
   ``commit`` refuses (``Superseded``) a plan made before the schedule last changed (``hold``,
   ``clear``, ``add``): its start state is no longer the one in force.
 
+Limits: with ``limits`` set (an ``interpolation.JointLimits`` in model order, e.g. the URDF's), a
+trajectory that leaves the joints' position or velocity limits, at a waypoint or between two
+(``interpolation.check_limits``), is refused whole (``interpolation.LimitViolation``, a
+ValueError naming the joint, the point and the limit) and the schedule is unchanged: what was in
+force stays in force. The check is part of ``Plan.trajectory``, so it runs wherever the
+interpolation runs.
+
 Entries are a list, walked with loops: a long chain of future-stamped references costs time in
 proportion to its length, never Python recursion depth. The chain is bounded: at most
 ``max_pending`` entries may wait for their start (``pending(now)``); a future-stamped reference
@@ -35,9 +42,10 @@ Example:
 
 import collections
 
-from robot_dynamics_ros.interpolation import from_waypoints, hold
+from robot_dynamics_ros.interpolation import LimitViolation, check_limits, from_waypoints, hold
 
-__all__ = ['ReferenceSchedule', 'Plan', 'TooManyPending', 'Superseded', 'DEFAULT_MAX_PENDING']
+__all__ = ['ReferenceSchedule', 'Plan', 'TooManyPending', 'Superseded', 'LimitViolation',
+           'DEFAULT_MAX_PENDING']
 
 DEFAULT_MAX_PENDING = 100
 
@@ -50,29 +58,38 @@ class Superseded(ValueError):
     """A plan committed after the schedule changed (see ``ReferenceSchedule.commit``)."""
 
 
-class Plan(collections.namedtuple('Plan', 'start_ns takeover_ns start generation')):
+class Plan(collections.namedtuple('Plan', 'start_ns takeover_ns start generation limits',
+                                  defaults=(None,))):
     """Where a new trajectory starts: at ``start_ns`` on the schedule's clock, leaving the desired
     state ``start`` = (q, q̇, q̈) in force at ``takeover_ns`` (its stamp, or now if that is past);
-    ``generation``: the schedule's when planned."""
+    ``generation``: the schedule's when planned; ``limits``: the schedule's ``JointLimits`` (None:
+    not checked)."""
 
     def trajectory(self, times, positions, velocities=None, accelerations=None, columns=None):
         """The trajectory through the waypoints from ``start`` (``interpolation.from_waypoints``;
-        ValueError on bad waypoints). Reads nothing of the schedule: any thread may call it."""
-        return from_waypoints(self.start, times, positions, velocities, accelerations,
-                              columns=columns, start_time=(self.takeover_ns - self.start_ns) * 1e-9)
+        ValueError on bad waypoints), checked against ``limits`` (LimitViolation). Reads nothing
+        of the schedule: any thread may call it."""
+        trajectory = from_waypoints(self.start, times, positions, velocities, accelerations,
+                                    columns=columns,
+                                    start_time=(self.takeover_ns - self.start_ns) * 1e-9)
+        if self.limits is not None:
+            check_limits(trajectory, self.limits)
+        return trajectory
 
 
 class ReferenceSchedule:
     """Trajectories scheduled by start time (see module docstring).
 
-    ``max_pending`` (>= 1): how many entries may wait for their start at once.
+    ``max_pending`` (>= 1): how many entries may wait for their start at once. ``limits``: an
+    ``interpolation.JointLimits`` (model order) every new trajectory must stay within, or None.
     """
 
-    def __init__(self, max_pending=DEFAULT_MAX_PENDING):
+    def __init__(self, max_pending=DEFAULT_MAX_PENDING, limits=None):
         # (start_ns, trajectory), oldest first. Entry k is in force from its start until a newer
         # entry has started; the oldest one also before its own start.
         self._entries = []
         self.max_pending = max_pending
+        self.limits = limits
         self.generation = 0         # counts the changes of what is scheduled (not prune)
 
     @property
@@ -133,7 +150,7 @@ class ReferenceSchedule:
         if start_ns > now_ns:
             self._check_room(now_ns)        # before the (costly) interpolation
         takeover_ns = max(start_ns, now_ns)
-        return Plan(start_ns, takeover_ns, self.sample(takeover_ns), self.generation)
+        return Plan(start_ns, takeover_ns, self.sample(takeover_ns), self.generation, self.limits)
 
     def commit(self, plan, trajectory, now_ns):
         """Schedule ``trajectory`` made from ``plan``, at ``now_ns`` (``add``); Superseded
@@ -150,8 +167,9 @@ class ReferenceSchedule:
         ``times`` (s after the start), ``positions`` (N, m), ``velocities``, ``accelerations``
         and ``columns`` (the m joints' indices in model order) as ``interpolation.from_waypoints``.
         The trajectory starts from the desired state in force when it takes over. ValueError on
-        bad waypoints (or every waypoint already past), or when nothing is scheduled to start
-        from (``hold`` first); the schedule is then unchanged.
+        bad waypoints (or every waypoint already past), LimitViolation when it leaves ``limits``,
+        or ValueError when nothing is scheduled to start from (``hold`` first); the schedule is
+        then unchanged.
         """
         plan = self.plan(now_ns, stamp_ns)
         trajectory = plan.trajectory(times, positions, velocities, accelerations, columns)

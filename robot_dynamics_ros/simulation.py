@@ -20,6 +20,21 @@ fake clock), never a ROS clock. ``tick()`` is called periodically (period ``tick
   slower than real time, as Gazebo does, rather than open loop in one burst).
 - real_time_factor 0: each tick steps for at most ``FAST_BUDGET`` s of wall time.
 
+Nothing moves that nobody commanded:
+
+- ``wait_for_command`` (default true): after start-up (``set_model``), ``reset()`` and a
+  divergence, the simulation is *still*: it does not integrate, it publishes its state (the
+  initial one, zero velocity, zero effort) at ``publish_rate`` per wall second so a controller can
+  start, and the first effort command (``command()``) sets it going. Without it the arm would fall
+  under gravity before a controller answers, and a controller would then hold wherever it ended
+  up. A reset in lock-step, while the answer to the last state is still awaited, skips that
+  answer when it comes: it was computed before the reset (for the state before it), and applied
+  to the reset state it would give the arm a kick; the command after it, answering the reset
+  state, sets the simulation going. With false, it integrates from the start (zero effort until a
+  command comes).
+- paused (``set_paused``): no step, no publication (simulated time stands still, and so does a
+  /clock made from it); resumed, it goes on from the same state.
+
 Lock-step: after a publication the simulation may wait (at most ``lockstep_timeout`` s of wall
 time, without stepping) for the next command. In real time it does so once commands have answered
 ``LOCKSTEP_STREAK`` states in a row; at real_time_factor 0 whenever ``command_source()`` says some
@@ -35,13 +50,16 @@ Example (wall time is a number the caller moves on; a 1-joint arm):
     >>> sim = Simulation(0.001, clock=lambda: wall[0], publish_rate=100.0,
     ...                  publish=lambda: published.append(sim.steps))
     >>> sim.set_model(model)
+    >>> sim.tick(), sim.steps, published    # still (wait_for_command): the initial state only
+    (False, 0, [0])
+    >>> sim.command(np.zeros(1))            # the first command sets it going
     >>> wall[0] = 0.005         # 5 ms of wall time at real_time_factor 1: 5 steps owed
     >>> sim.tick(), sim.steps   # the first state is due at once: the tick returns after it
     (True, 1)
     >>> sim.tick(), sim.steps   # the 4 steps still owed; the next state is due at step 10
     (True, 5)
     >>> published
-    [1]
+    [0, 1]
 """
 
 import logging
@@ -71,6 +89,7 @@ DEFAULT_SETTINGS = {
     'command_timeout': 0.5,           # simulated s without a command: zero effort
     'external_wrench_timeout': 0.0,   # simulated s a wrench is applied; 0 = until the next one
     'lockstep_timeout': 0.05,         # wall s waited for the command answering a state; 0 = never
+    'wait_for_command': True,         # still after start-up and reset until the first command
 }
 
 
@@ -100,7 +119,7 @@ class Simulation:
     Args:
         dt: integration step, s of simulated time (> 0).
         publish: ``publish()`` is called whenever a state is due (read ``q``, ``qd``, ``tau``,
-            ``sim_time``), and at ``publish_rate`` (wall time) while paused.
+            ``sim_time``), and at ``publish_rate`` (wall time) while still.
         report: a ``Report`` (default: ``logging``).
         initial_state: ``initial_state()`` -> (q0, q̇0) in model order, read at every reset
             (default: zeros clipped into the position limits, zero velocity).
@@ -131,6 +150,7 @@ class Simulation:
         self.model = None
         self.q = self.qd = self.tau = None      # model order
         self.paused = False
+        self.still = False                      # waits for a command before integrating
         self.dropped = 0.0                      # simulated seconds dropped (CPU too slow)
         self._command = None                    # (n,) model order
         self._command_steps = 0                 # step count when the command arrived
@@ -142,10 +162,11 @@ class Simulation:
         self._published = False                 # the last step published a state
         self._lockstep = True                   # rtf 0: wait for commands (until a timeout)
         self._awaiting = None                   # (command_seq, since) while waiting
+        self._skip_commands = 0                 # still: commands computed before the reset
         self._answered = 0                      # consecutive states answered by a command
         self._seq_at_publication = 0            # command_seq when the last state was published
         self._last_wall = self.clock()
-        self._last_paused_publish = -math.inf
+        self._last_still_publish = -math.inf
 
     # -- settings ---------------------------------------------------------------------------
     def configure(self, **settings):
@@ -172,9 +193,12 @@ class Simulation:
         if new['publish_rate'] <= 0.0 or new['command_timeout'] <= 0.0:
             raise ValueError('publish_rate and command_timeout must be > 0')
         new['friction'] = bool(new['friction'])
+        new['wait_for_command'] = bool(new['wait_for_command'])
         rate_changed = new['publish_rate'] != self.settings['publish_rate']
         self.settings = new
         self.step_function = getattr(rd, INTEGRATORS[new['integrator']])
+        if not new['wait_for_command']:
+            self.still = False
         if rate_changed and self._last_publish_steps is not None:
             self._next_publish_steps = max(self._last_publish_steps + self._publish_period_steps(),
                                            float(self.steps))
@@ -224,6 +248,9 @@ class Simulation:
         return clip_positions(self.model, np.zeros(n)), np.zeros(n)
 
     def _reset_state(self):
+        # lock-step: the answer to the last state is on its way; it was not computed for this one
+        answer_due = self._awaiting is not None and self._awaiting[0] == self._command_seq
+        self._skip_commands = int(answer_due and self.settings['wait_for_command'])
         self.q, self.qd = self._initial_state()
         self.tau = np.zeros(self.model.nq)
         self._command = None
@@ -232,9 +259,12 @@ class Simulation:
         self._awaiting = None
         self._next_publish_steps = float(self.steps)  # publish the new state at once
         self._last_publish_steps = None
+        self.still = self.settings['wait_for_command']
+        self._last_still_publish = -math.inf
 
     def reset(self):
-        """Back to the initial state, zero velocity, no command or wrench; time runs on.
+        """Back to the initial state, zero velocity, no command or wrench; time runs on. With
+        ``wait_for_command``, still until the next command.
 
         False (nothing done) without a model.
         """
@@ -245,7 +275,7 @@ class Simulation:
         return True
 
     def set_paused(self, paused):
-        """Pause (the state is frozen, republished at publish_rate) or resume."""
+        """Pause (the state is frozen, nothing is published) or resume from the same state."""
         self.paused = bool(paused)
         self._last_wall = self.clock()
         self._sim_budget = 0.0
@@ -254,12 +284,20 @@ class Simulation:
     # -- inputs -----------------------------------------------------------------------------
     def command(self, tau):
         """A joint effort command (n,), model order, finite; applied (saturated at the effort
-        limits) until the next one or for ``command_timeout`` s of simulated time."""
+        limits) until the next one or for ``command_timeout`` s of simulated time. While still,
+        the first command sets the simulation going, except the answer to the state before a
+        reset that lock-step was awaiting: it is skipped."""
+        if self.still and self._skip_commands:
+            self._skip_commands -= 1
+            return
         self._command = np.asarray(tau, dtype=np.float64)
         self._command_steps = self.steps
         self._command_timed_out = False
         self._command_seq += 1
         self._lockstep = True
+        if self.still:
+            self.still = False
+            self._sim_budget = 0.0              # owe nothing for the time spent still
 
     def apply_wrench(self, on_robot):
         """The wrench (m, f) the environment exerts ON the robot at the tip frame, in the tip
@@ -276,15 +314,15 @@ class Simulation:
         """Advance the simulation as the pacing allows (see module docstring).
 
         Returns False when nothing was stepped because there is no model, the simulation is
-        paused or it waits for a command; True otherwise.
+        paused, still (``wait_for_command``) or waits for a command (lock-step); True otherwise.
         """
         now = self.clock()
         elapsed, self._last_wall = now - self._last_wall, now
-        if self.model is None:
+        if self.model is None or self.paused:
             return False
-        if self.paused:
-            if now - self._last_paused_publish >= 1.0 / self.settings['publish_rate']:
-                self._last_paused_publish = now
+        if self.still:
+            if now - self._last_still_publish >= 1.0 / self.settings['publish_rate']:
+                self._last_still_publish = now
                 self._publish()
             return False
         rtf = self.settings['real_time_factor']

@@ -82,9 +82,10 @@ class Model:
       nq, joint_names, joint_types ('revolute' | 'continuous' | 'prismatic'), link_names (the body
       moved by each joint), parent (int, -1 = base), frame_names (every frame: the root link, every
       body and every fixed link kept by name, e.g. 'tool0'), root_link, tip_frame (default frame for
-      f_tip and task-space quantities), gravity (3,) in the base frame, lower/upper (position limits,
-      -inf/+inf where none), velocity_limit, effort_limit (+inf where none), damping (viscous
-      friction F_v), friction (Coulomb friction F_s).
+      f_tip and task-space quantities; on a tree with several leaves choose it: see load_urdf),
+      gravity (3,) in the base frame, lower/upper (position limits, -inf/+inf where none),
+      velocity_limit, effort_limit (+inf where none), damping (viscous friction F_v), friction
+      (Coulomb friction F_s).
 
     Everything a Model stores is O(n) in the number of bodies: the ancestor relation is the parent
     array alone (support() walks it).

@@ -498,7 +498,11 @@ def load_urdf(source, *, root_link=None, tip_link=None, locked_joints=None, grav
     the wrong kind raise ValueError naming the element or argument, and so does a kept joint that
     would make the mass matrix singular (it moves no mass: lock it). Model's bounds apply (model.py).
     Mimic tags are ignored (each joint is an independent coordinate). The tip frame (default frame
-    for tip wrenches and task-space quantities) is tip_link, else the link moved by the last joint.
+    for tip wrenches and task-space quantities) is tip_link, else the link moved by the last joint in
+    the URDF's depth-first order: the end of a chain. On a tree with several leaves (e.g. the Panda
+    with its fingers: panda_rightfinger) that is one leaf among several, chosen by the order of the
+    URDF's elements, not a meaningful end effector: pass tip_link (the nodes publish no task-space
+    output without it on such a tree).
     """
     for name, what in ((root_link, "root_link"), (tip_link, "tip_link")):
         if name is not None and not isinstance(name, str):

@@ -125,7 +125,9 @@ def run_node(node_class, args=None):
 
     rclpy's own SIGINT handling would raise KeyboardInterrupt wherever the main thread is, often
     inside a subscription callback (logged as a fatal callback exception): both signals only set a
-    flag here, and the spin loop ends at its next turn.
+    flag here, and the spin loop ends at its next turn. The flag handlers stay until the node is
+    destroyed: Ctrl-C under ``ros2 launch`` reaches a node twice (from the terminal, to the whole
+    process group, and forwarded by launch), and the second must not interrupt the clean-up.
     """
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     stop = []
@@ -142,10 +144,12 @@ def run_node(node_class, args=None):
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        if executor is not None:
-            executor.shutdown(timeout_sec=1.0)
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+        try:
+            if executor is not None:
+                executor.shutdown(timeout_sec=1.0)
+            if node is not None:
+                node.destroy_node()
+            rclpy.try_shutdown()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)

@@ -7,13 +7,19 @@ one call to the core's ``computed_torque``; efforts saturated at the URDF effort
 Topics (joint vectors in the controller's joint order: ``joints`` parameter, else model order):
 
 - in  ``joint_states`` (sensor_msgs/JointState): measured q, q̇, merged by joint name.
-- in  ``~/reference`` (trajectory_msgs/JointTrajectory): desired trajectory, joints by name
+- in  ``~/joint_trajectory`` (trajectory_msgs/JointTrajectory; the topic of ros2_control's
+  JointTrajectoryController): desired trajectory, joints by name
   (a subset of the controlled joints is allowed; the others hold). It is interpolated (quintic
   where accelerations are given, else cubic; velocities default to zero) and the last point is
   held. A new trajectory replaces the current one from its header.stamp (zero = now); if its first
   point has time_from_start > 0 it starts from the current desired state. An empty point list
   means "stop": hold the current position. References naming a joint the controller does not
-  control, or malformed, are rejected with a warning. (The scheduling is
+  control, or malformed, are rejected with a warning. A reference that leaves the URDF limits is
+  refused whole, with a warning naming the joint, the point and the limit, and the arm keeps doing
+  what it did: a point beyond the position limits or faster than the velocity limit, or an
+  interpolated segment between two points that overshoots either (its extrema, found from the
+  roots of the polynomial's derivatives: ``interpolation.check_limits``); continuous joints have
+  no position limits. (The scheduling is
   ``robot_dynamics_ros.reference_schedule.ReferenceSchedule``, ROS-free; this node is its wiring.)
   The subscription takes the serialized message: a trajectory with more than
   ``max_trajectory_points`` points (or more joint names than the controller controls) is refused
@@ -30,9 +36,14 @@ Topics (joint vectors in the controller's joint order: ``joints`` parameter, els
 
 Services:
 
-- ``~/enable`` (std_srvs/SetBool). Disabled: a single all-zero command is published (so an effort
-  controller that keeps its last command does not keep applying a stale torque), then nothing.
-  Enabled again: the reference is discarded and the position at the next joint state is held.
+- ``~/enable`` (std_srvs/SetBool). Disabled, the reference is discarded and the output depends on
+  ``disabled_mode``: ``gravity_compensation`` (default) publishes g(q) (plus the URDF friction
+  torques of the measured velocity with ``friction_compensation``) for every joint state (at
+  ``control_rate``), so the arm floats where it is and can be guided by hand (an arm disabled
+  while moving keeps its momentum, which only joint friction takes away: ``~/hold`` first);
+  ``zero_effort`` publishes a single all-zero command (so an effort controller that keeps its last
+  command does not keep applying a stale torque), then nothing: an arm without brakes falls.
+  Enabled again: the position at the next joint state is held.
 - ``~/hold`` (std_srvs/Trigger): discard the reference, hold the current measured position.
 
 Parameters: the model parameters of model_source, plus (settable at run time unless noted)
@@ -45,7 +56,14 @@ Parameters: the model parameters of model_source, plus (settable at run time unl
   publish the gravity-only holding torque g(q) of the last state, warn; when states resume, hold
   the position at that moment (the reference is discarded).
 - ``start_enabled`` (bool, read-only): enabled at start-up; with no reference it holds the
-  position of the first complete joint state.
+  position of the first complete joint state. Disabled at start-up: ``disabled_mode`` applies.
+- ``disabled_mode`` ('gravity_compensation' | 'zero_effort'), ``friction_compensation`` (bool,
+  false): what a disabled controller publishes (see ``~/enable``).
+- ``max_state_jump`` (rad, default 0.05; 0 = off), ``max_state_jump_prismatic`` (m, 0.01): a
+  joint state whose stamp goes backwards, or in which a joint moved by more than this both from
+  its previous position and from where its velocities put it (``input_guard.StateContinuity``),
+  is a discontinuity (a simulator reset, an encoder re-homed): the reference is dropped and the
+  position of that state is held, with a warning.
 - ``max_trajectory_points`` (integer >= 1, default 10000): larger references are refused.
 - ``max_pending_references`` (integer >= 1, default 100): future-stamped references that may wait.
 - ``position_tolerance``, ``position_tolerance_prismatic``, ``velocity_limit_factor``: which joint
@@ -76,7 +94,8 @@ from robot_dynamics_ros.cdr import (
     read_joint_trajectory,
 )
 from robot_dynamics_ros.dynamics.limits import saturate_effort
-from robot_dynamics_ros.input_guard import BadInput, bounded, short_list
+from robot_dynamics_ros.input_guard import BadInput, StateContinuity, bounded, short_list
+from robot_dynamics_ros.interpolation import JointLimits
 from robot_dynamics_ros.nodes.common import WarningThrottle, describe, gain_vector, run_node
 from robot_dynamics_ros.nodes.conversions import (
     all_finite,
@@ -96,13 +115,15 @@ from robot_dynamics_ros.reference_schedule import (
 )
 
 __all__ = ['ComputedTorqueController', 'main', 'MIN_CONTROL_RATE', 'MAX_CONTROL_RATE',
-           'INLINE_POINTS']
+           'INLINE_POINTS', 'DISABLED_MODES']
 
 MIN_CONTROL_RATE = 0.1          # Hz: the slowest timer rate accepted (0 = on every joint state)
 MAX_CONTROL_RATE = 10000.0
 DEFAULT_MAX_TRAJECTORY_POINTS = 10000
 INLINE_POINTS = 200             # longer references are interpolated in a worker thread
 _POLL_PERIOD = 0.005            # s between checks for a prepared reference (only while one is)
+DISABLED_MODES = ('gravity_compensation', 'zero_effort')
+TRAJECTORY_TOPIC = '~/joint_trajectory'     # as ros2_control's JointTrajectoryController
 
 # A reference on its way to the schedule: planned on arrival (``now_ns``), prepared, committed.
 # ``source``: the deserialized message, or the serialized bytes.
@@ -173,9 +194,29 @@ class ComputedTorqueController(Node):
         self.declare_parameter('max_pending_references', DEFAULT_MAX_PENDING, describe(
             'References stamped in the future that may wait for their start at once; more are '
             'refused.', integer=True, min_value=1, max_value=100_000))
+        self.declare_parameter('disabled_mode', 'gravity_compensation', describe(
+            'Output while disabled (~/enable false): gravity_compensation = g(q) for every joint '
+            'state (the arm floats), zero_effort = one zero command, then nothing.',
+            additional_constraints=f'one of {list(DISABLED_MODES)}'))
+        self.declare_parameter('friction_compensation', False, describe(
+            'In gravity_compensation mode, also the URDF friction torques (damping, friction) of '
+            'the measured velocity.'))
+        self.declare_parameter('max_state_jump', 0.05, describe(
+            'rad a revolute joint may move between consecutive joint states beyond what its '
+            'velocity explains; more (or a stamp going backwards) drops the reference and holds '
+            'the new position (0 = never).', min_value=0.0))
+        self.declare_parameter('max_state_jump_prismatic', 0.01, describe(
+            'm a prismatic joint may move between consecutive joint states beyond what its '
+            'velocity explains (0 = never).', min_value=0.0))
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
         self.enabled = bool(self.get_parameter('start_enabled').value)
+        self._disabled_mode = self.get_parameter('disabled_mode').value
+        if self._disabled_mode not in DISABLED_MODES:        # a start-up value: not validated
+            self.get_logger().error(f'disabled_mode {bounded(repr(self._disabled_mode), 100)} is '
+                                    f'not one of {list(DISABLED_MODES)}: using gravity_compensation')
+            self._disabled_mode = 'gravity_compensation'
+        self._friction_compensation = bool(self.get_parameter('friction_compensation').value)
         self._state_timeout = float(self.get_parameter('state_timeout').value)
         self._control_rate = float(self.get_parameter('control_rate').value)
         if 0.0 < self._control_rate < MIN_CONTROL_RATE:     # a start-up value: not validated
@@ -188,7 +229,7 @@ class ComputedTorqueController(Node):
                                                   'effort_controller/commands', 10)
         self._pub_error = self.create_publisher(JointState, '~/tracking_error', 10)
         # raw: the size is checked before rclpy converts the message
-        self.create_subscription(JointTrajectory, '~/reference', self._on_reference_raw, 10,
+        self.create_subscription(JointTrajectory, TRAJECTORY_TOPIC, self._on_reference_raw, 10,
                                  raw=True)
         # Long references are interpolated in a worker thread; this timer (steady clock: with
         # use_sim_time a ROS-time timer would wait for /clock) hands them over, only while one is
@@ -202,7 +243,9 @@ class ComputedTorqueController(Node):
         self._poll_timer.cancel()
         self.create_service(SetBool, '~/enable', self._on_enable)
         self.create_service(Trigger, '~/hold', self._on_hold)
-        self._input = JointStateInput(self, self._throttle, self._on_state)
+        self._input = JointStateInput(self, self._throttle, self._on_state,
+                                      continuity=self._continuity,
+                                      on_discontinuity=self._on_discontinuity)
         self._make_timer()
         self._source = ModelSource(self, self._on_model, warm_up=self._warm_up_calls,
                                    throttle=self._throttle)
@@ -224,6 +267,12 @@ class ComputedTorqueController(Node):
                         # 1/rate is the timer period: a tiny rate overflows it
                         raise ValueError(f'control_rate must be 0 or at least {MIN_CONTROL_RATE} '
                                          f'Hz, got {p.value}')
+                elif p.name == 'disabled_mode' and p.value not in DISABLED_MODES:
+                    raise ValueError(f'disabled_mode must be one of {list(DISABLED_MODES)}, got '
+                                     f'{bounded(repr(p.value), 100)}')
+                elif p.name in ('max_state_jump', 'max_state_jump_prismatic') \
+                        and not (math.isfinite(p.value) and p.value >= 0.0):
+                    raise ValueError(f'{p.name} must be finite and >= 0, got {p.value}')
         except ValueError as exc:
             return SetParametersResult(successful=False, reason=bounded(exc))
         return SetParametersResult(successful=True)
@@ -238,6 +287,15 @@ class ComputedTorqueController(Node):
             self._make_timer()
         if names & {'max_trajectory_points', 'max_pending_references'}:
             self._read_limits()
+        if names & {'max_state_jump', 'max_state_jump_prismatic'}:
+            self._input.refresh_continuity()
+        self._friction_compensation = bool(self.get_parameter('friction_compensation').value)
+        if 'disabled_mode' in names:
+            mode = self.get_parameter('disabled_mode').value
+            if mode != self._disabled_mode:
+                self._disabled_mode = mode
+                if not self.enabled:
+                    self.get_logger().info(self._disable())
 
     def _read_limits(self):
         self._max_points = int(self.get_parameter('max_trajectory_points').value)
@@ -276,10 +334,18 @@ class ComputedTorqueController(Node):
         return (lambda q, qd: rd.computed_torque(model, q, qd, q, qd, qd, ones, ones),
                 lambda q, qd: rd.gravity_torques(model, q))
 
+    def _continuity(self, model):
+        """The state-continuity check of ``model``'s joints from max_state_jump(_prismatic)."""
+        revolute = float(self.get_parameter('max_state_jump').value)
+        prismatic = float(self.get_parameter('max_state_jump_prismatic').value)
+        return StateContinuity(model.joint_names, [prismatic if t == 'prismatic' else revolute
+                                                   for t in model.joint_types])
+
     def _on_model(self, model, joint_order):
         self.model = model
         self.joint_order = joint_order
         self._schedule.clear()
+        self._schedule.limits = None if model is None else JointLimits.from_model(model)
         self._next_job = None           # (one under way is dropped when it is committed)
         self._stale = False
         self._throttle.reset()
@@ -433,6 +499,16 @@ class ComputedTorqueController(Node):
             self._schedule.hold(q, now_ns)
         return True
 
+    def _on_discontinuity(self, description):
+        """A joint state that does not continue the previous one: hold where the arm is now."""
+        if not self.enabled or self.model is None:
+            return
+        q, _ = self._input.cache.arrays()
+        self._schedule.hold(q, self.get_clock().now().nanoseconds)
+        self._next_job = None           # (one under way is superseded by the hold)
+        self._throttle.warn('state/discontinuity',
+                            f'{description}: reference dropped, holding the position of this state')
+
     # -- services ---------------------------------------------------------------------------
     def _on_enable(self, request, response):
         if request.data and not self.enabled:
@@ -443,9 +519,8 @@ class ComputedTorqueController(Node):
         elif not request.data and self.enabled:
             self.enabled = False
             self._schedule.clear()
-            if self.model is not None:
-                self._pub_command.publish(vector_to_multiarray(np.zeros(self.model.nq)))
-            response.message = 'disabled: published one zero command, no commands from now on'
+            self._next_job = None
+            response.message = self._disable()
         else:
             response.message = f"already {'enabled' if self.enabled else 'disabled'}"
         self.get_logger().info(response.message)
@@ -464,6 +539,31 @@ class ComputedTorqueController(Node):
             response.message = f'holding {np.round(q[self._to_order], 4).tolist()}'
             self.get_logger().info(response.message)
         return response
+
+    def _disable(self):
+        """Disabled (or the disabled_mode changed while disabled): the first output of the mode;
+        what to log."""
+        if self._disabled_mode == 'zero_effort':
+            if self.model is not None:
+                self._pub_command.publish(vector_to_multiarray(np.zeros(self.model.nq)))
+            return 'disabled (zero_effort): published one zero command, no commands from now on'
+        if self.model is not None and self._input.complete:
+            self._compensate()
+        return ('disabled (gravity_compensation): publishing g(q)'
+                f"{' + friction' if self._friction_compensation else ''} for every joint state")
+
+    def _compensate(self):
+        """Disabled, gravity_compensation: g(q) (+ the URDF friction torques of q̇) at the last
+        state."""
+        q, qd = self._input.cache.arrays()
+        try:
+            tau = rd.gravity_torques(self.model, q)
+            if self._friction_compensation:
+                tau = tau + rd.friction_torques(self.model, qd)
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+            self._throttle.warn('compute/gravity', f'cannot compute gravity torques: {exc}')
+            return
+        self._publish_command(tau)
 
     # -- control ----------------------------------------------------------------------------
     def _on_state(self, _msg):
@@ -500,7 +600,11 @@ class ComputedTorqueController(Node):
 
     def _step(self, now_ns=None):
         """One control update at node-clock time now_ns (default: now)."""
-        if not self.enabled or self.model is None or not self._input.check_complete():
+        if self.model is None or not self._input.check_complete():
+            return
+        if not self.enabled:
+            if self._disabled_mode == 'gravity_compensation':
+                self._compensate()
             return
         if now_ns is None:
             now_ns = self.get_clock().now().nanoseconds

@@ -105,9 +105,11 @@ def joint_state_values(msg):
     return names, fields[0], fields[1]
 
 
-Merged = collections.namedtuple('Merged', 'updated ignored')
+Merged = collections.namedtuple('Merged', 'updated ignored discontinuity', defaults=(None,))
 Merged.__doc__ = """What ``JointStateCache.update`` did: ``updated`` tracked joints received a position
-or a velocity (0: the message is not a new state), ``ignored`` names are not tracked."""
+or a velocity (0: the message is not a new state), ``ignored`` names are not tracked;
+``discontinuity``: None, or why the state does not continue the previous one (the cache's
+``continuity``, an ``input_guard.StateContinuity``; the state is merged all the same)."""
 
 
 class JointStateCache:
@@ -126,7 +128,10 @@ class JointStateCache:
       physically impossible one (``limits``, an ``input_guard.StateLimits`` in this order:
       a position beyond the URDF limits plus a tolerance, an implausible velocity);
     - ``update`` records the receive time per joint, so ``oldest_update_ns`` detects a publisher
-      that stopped while others still publish.
+      that stopped while others still publish;
+    - with ``continuity`` (an ``input_guard.StateContinuity`` over the same joints; None: not
+      checked), ``update`` says when a state does not continue the previous one (a stamp that
+      goes backwards, a jump): ``Merged.discontinuity``.
     """
 
     def __init__(self, joint_names, limits=None):
@@ -141,6 +146,7 @@ class JointStateCache:
         self._layout_names = None       # the names of the last message, and what they map to
         self._layout = None
         self.limits = limits
+        self.continuity = None
 
     @property
     def limits(self):
@@ -215,6 +221,11 @@ class JointStateCache:
             qd = qd if entries is None else qd[entries]
             if not (np.abs(qd) <= vmax).all():
                 self._explain(joints, q, qd)
+        discontinuity = None
+        if self.continuity is not None:
+            stamp = msg.header.stamp
+            discontinuity = self.continuity.check(joints, q, qd,
+                                                  stamp.sec * 1_000_000_000 + stamp.nanosec)
         if q is not None:
             self._q[joints] = q
             self._known[joints] = True
@@ -223,7 +234,7 @@ class JointStateCache:
             self._qd[joints] = qd
         if not self._complete:
             self._complete = bool(self._known.all())
-        return Merged(joints.size, n - joints.size)
+        return Merged(joints.size, n - joints.size, discontinuity)
 
     def _explain(self, joints, position, velocity):
         """Raise the BadInput of a state that failed the combined check: non-finite first."""

@@ -11,7 +11,9 @@ model order):
 - ``~/mass_matrix`` (std_msgs/Float64MultiArray, n×n row-major, dims "rows"/"cols"): M(q).
 - ``~/task_space_inertia`` (std_msgs/Float64MultiArray, 6×6): Λ(q) at the tip frame
   (``tip_link`` / model.tip_frame), twist/wrench order angular first (ω, v) / (m, f),
-  in the ``task_space_reference`` frame convention.
+  in the ``task_space_reference`` frame convention. Not published for a robot with several
+  tips (a tree: a gripper's fingers, two arms) and no ``tip_link``: the node warns once, naming
+  the tips (``robot_dynamics_ros.task_frame``).
 
 Parameters: the model parameters of model_source, and (settable at run time)
 ``publish_gravity``, ``publish_coriolis``, ``publish_mass_matrix``, ``publish_task_space_inertia``
@@ -36,6 +38,7 @@ from robot_dynamics_ros.nodes.conversions import index_map, make_joint_state, ma
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
 from robot_dynamics_ros.nodes.model_source import ModelSource
 from robot_dynamics_ros.nodes.serialized import SerializedMessage
+from robot_dynamics_ros.task_frame import task_frame
 
 __all__ = ['DynamicsNode', 'main']
 
@@ -53,6 +56,7 @@ class DynamicsNode(Node):
         self.model = None
         self.joint_order = ()
         self._to_order = None
+        self._task_frame = None         # frame of the task-space inertia; None: none published
         for flag, what in zip(_PUBLISH_FLAGS, ('~/gravity_torques', '~/coriolis_torques',
                                                '~/mass_matrix', '~/task_space_inertia')):
             self.declare_parameter(flag, True, describe(f'Publish {what}.'))
@@ -106,6 +110,11 @@ class DynamicsNode(Node):
         if model is None:
             self._input.reset(None)
             return
+        self._task_frame, reason = task_frame(model, self.get_parameter('tip_link').value)
+        if reason is not None:
+            self._throttle.reset('tip_link/several_tips')
+            self._throttle.once('tip_link/several_tips', f'{reason}. No ~/task_space_inertia '
+                                                         'until then.')
         order = index_map(model.joint_names, joint_order)
         # what each output takes from the core's arrays: model order -> the node's joint order
         self._to_order = order
@@ -126,7 +135,8 @@ class DynamicsNode(Node):
     def _on_state(self, msg):
         q, qd = self._input.cache.arrays()
         s = self._settings
-        terms = self._compute_terms(q, qd, s['publish_task_space_inertia'])
+        terms = self._compute_terms(q, qd, s['publish_task_space_inertia']
+                                    and self._task_frame is not None)
         if terms is None:
             return
         stamp = msg.header.stamp
@@ -148,7 +158,7 @@ class DynamicsNode(Node):
         model, s = self.model, self._settings
         if with_task_space:
             try:
-                return rd.compute_all_terms(model, q, qd, model.tip_frame,
+                return rd.compute_all_terms(model, q, qd, self._task_frame,
                                             reference=s['task_space_reference'],
                                             damping=s['task_space_damping'], data=self._data)
             except (ValueError, ArithmeticError) as exc:

@@ -20,6 +20,10 @@ What is not a new state (no output, no control step; warnings throttled per kind
 Joints the model does not track (a gripper's) are ignored entirely: their values, NaN or not,
 do not matter.
 
+With ``continuity`` (a function model -> ``input_guard.StateContinuity`` or None), a complete
+state that does not continue the previous one (its stamp goes backwards, a joint jumps) calls
+``on_discontinuity(description)`` before ``on_state(msg)``.
+
 Parameters (declared on the node; settable at run time, >= 0):
 
 - ``position_tolerance`` (rad, default 0.1), ``position_tolerance_prismatic`` (m, 0.01).
@@ -44,10 +48,13 @@ TOLERANCE_PARAMETERS = {'position_tolerance': 'position_tolerance',
 
 
 class JointStateInput:
-    def __init__(self, node, throttle, on_state=None, topic='joint_states', qos=10):
+    def __init__(self, node, throttle, on_state=None, topic='joint_states', qos=10,
+                 continuity=None, on_discontinuity=None):
         self._node = node
         self._throttle = throttle
         self._on_state = on_state
+        self._continuity = continuity
+        self._on_discontinuity = on_discontinuity
         self.cache = None
         self.last_msg = None
         self.last_ns = 0          # node-clock time at which last_msg was received
@@ -91,6 +98,12 @@ class JointStateInput:
         self.cache = (JointStateCache(model.joint_names, self._limits(model))
                       if model is not None and model.nq else None)
         self.last_msg = None
+        self.refresh_continuity()
+
+    def refresh_continuity(self):
+        """(Re)build the continuity check from the node's current settings (no previous state)."""
+        if self.cache is not None and self._continuity is not None:
+            self.cache.continuity = self._continuity(self._model)
 
     def now_ns(self):
         return self._node.get_clock().now().nanoseconds
@@ -116,6 +129,8 @@ class JointStateInput:
         self.last_ns = now_ns
         if not self.check_complete():
             return
+        if merged.discontinuity is not None and self._on_discontinuity is not None:
+            self._on_discontinuity(merged.discontinuity)
         if self._on_state is not None:
             self._on_state(msg)
 

@@ -18,19 +18,27 @@ Topics:
   environment at the tip frame (``tip_link`` / model.tip_frame), torque about the frame origin,
   expressed in the tip frame; header.frame_id must be empty or the tip frame. Applied until the
   next message (a zero wrench removes it) or, if ``external_wrench_timeout`` > 0, for that long.
-  A wrench with a NaN, inf or a component of 1e6 N (N·m) or more is dropped with a warning.
+  A wrench with a NaN, inf or a component of 1e6 N (N·m) or more is dropped with a warning. A
+  robot with several tips (a tree) and no ``tip_link`` has no tip frame: wrenches are dropped,
+  with a warning naming the tips (``robot_dynamics_ros.task_frame``).
 - out ``joint_states`` (sensor_msgs/JointState, /joint_states in the root namespace) every
   1/``publish_rate`` s of simulated time: position, velocity, effort = the applied (saturated)
-  effort; never a NaN or inf (such a state is skipped with a warning). While paused, the frozen
-  state is republished at ``publish_rate`` (wall time). A new ``publish_rate`` takes effect at
-  once (the next state is due one new period after the last one).
+  effort; never a NaN or inf (such a state is skipped with a warning). While still (see
+  ``wait_for_command``) the state is published at ``publish_rate`` per wall second, with the same
+  stamp; while paused nothing is published. A new ``publish_rate`` takes effect at once (the next
+  state is due one new period after the last one).
 - out ``/clock`` (rosgraph_msgs/Clock) with the simulated time, when ``publish_clock`` is true;
   the simulator then stamps its messages with the simulated time, else with its node clock.
+  Simulated time stands still while the simulation is paused or still, and so does /clock.
 - out ``robot_description`` (std_msgs/String, TRANSIENT_LOCAL) when the model came from
   ``urdf_path``, so every node of the graph can share that one model.
 
 Services: ``~/reset`` (std_srvs/Trigger: initial positions, zero velocity, no command or wrench;
-simulated time continues), ``~/pause`` (std_srvs/SetBool: true = pause, false = resume).
+simulated time continues; with ``wait_for_command`` the simulation then stays still until the next
+command, so a running controller first sees the reset state, re-anchors its hold on it (the jump:
+``max_state_jump``) and answers it before anything moves; in lock-step, the controller's answer to
+the state before the reset, still on its way, is skipped: it was computed for that state),
+``~/pause`` (std_srvs/SetBool: true = pause, false = resume from the same state).
 
 Parameters: the model parameters of model_source, plus
 
@@ -38,7 +46,10 @@ Parameters: the model parameters of model_source, plus
 - ``dt`` (s, > 0, read-only), ``friction`` (bool: URDF <dynamics damping/friction>),
 - ``publish_rate`` (Hz, 0.1 to 10000), ``publish_clock`` (bool, read-only), ``real_time_factor``
   (0 to 1000; 0 = as fast as possible), ``initial_positions`` (double array in joint order, [] = zeros
-  clipped into the position limits; used at start-up and by ~/reset), ``command_timeout`` (s, > 0),
+  clipped into the position limits; used at start-up and by ~/reset; the arm starts exactly there,
+  at rest), ``wait_for_command`` (bool, default true: no integration after start-up or ~/reset
+  until the first effort command arrives; the state is published meanwhile, so a controller can
+  start; false: the arm moves under gravity at once), ``command_timeout`` (s, > 0),
   ``external_wrench_timeout`` (s, >= 0, 0 = until the next message), ``lockstep_timeout`` (s of
   wall time, 0 to 60; see lock-step below), ``max_description_bytes`` (model_source). Every
   numeric parameter has a range, and the timer period derived from them stays within
@@ -91,6 +102,7 @@ from robot_dynamics_ros.simulation import (
     LOCKSTEP_STREAK,
     Simulation,
 )
+from robot_dynamics_ros.task_frame import task_frame
 
 __all__ = ['SimulatorNode', 'main', 'INTEGRATORS', 'FAST_BUDGET', 'LOCKSTEP_STREAK']
 
@@ -120,6 +132,8 @@ class SimulatorNode(Node):
         self.joint_order = ()
         self._to_order = self._to_model = None
         self._clock_steps = -1                  # step count last published on /clock
+        self._wrench_frame = None               # frame of external wrenches (None: ambiguous)
+        self._no_wrench_frame = ''              # why there is none
 
         self.declare_parameter('integrator', 'rk4', describe(
             'Integration method of the forward dynamics.',
@@ -146,6 +160,9 @@ class SimulatorNode(Node):
         self.declare_parameter('external_wrench_timeout', 0.0, describe(
             'Simulated seconds an external wrench is applied after its message (0 = until the '
             'next message).', min_value=0.0))
+        self.declare_parameter('wait_for_command', True, describe(
+            'Do not integrate after start-up or ~/reset until the first effort command arrives '
+            '(the state is published meanwhile); false = the arm moves under gravity at once.'))
         self.declare_parameter('lockstep_timeout', 0.05, describe(
             'Wall-clock seconds the simulation waits at most for the command answering a joint '
             'state (lock-step with the controller); 0 = never wait.', min_value=0.0,
@@ -239,6 +256,12 @@ class SimulatorNode(Node):
             return
         self._to_order = index_map(model.joint_names, joint_order)
         self._to_model = index_map(joint_order, model.joint_names)
+        self._wrench_frame, reason = task_frame(model, self.get_parameter('tip_link').value)
+        self._no_wrench_frame = reason or ''
+        if reason is not None:
+            self._throttle.reset('tip_link/several_tips')
+            self._throttle.once('tip_link/several_tips', f'{reason}. External wrenches are '
+                                                         'dropped until then.')
         self.sim.set_model(model)
         self.sim.resync(clear_budget=False)
 
@@ -277,11 +300,15 @@ class SimulatorNode(Node):
     def _on_wrench(self, msg):
         if self.model is None:
             return
+        if self._wrench_frame is None:
+            self._throttle.warn('wrench/no_tip', f'dropping an external wrench: '
+                                                 f'{self._no_wrench_frame}')
+            return
         frame = msg.header.frame_id
-        if frame not in ('', self.model.tip_frame):
+        if frame not in ('', self._wrench_frame):
             self._throttle.warn('wrench/frame',
                                 f"dropping an external wrench in frame '{bounded(frame, 100)}': it "
-                                f"must be expressed in the tip frame '{self.model.tip_frame}' (or '')")
+                                f"must be expressed in the tip frame '{self._wrench_frame}' (or '')")
             return
         w = msg.wrench
         on_robot = np.array([w.torque.x, w.torque.y, w.torque.z, w.force.x, w.force.y, w.force.z])
@@ -300,8 +327,9 @@ class SimulatorNode(Node):
             response.success, response.message = False, 'no robot model'
             return response
         response.success = True
+        still = ', still until the next command' if self.sim.still else ''
         response.message = (f'reset to {self.q[self._to_order].tolist()} at simulated time '
-                            f'{self.sim_time:.3f} s')
+                            f'{self.sim_time:.3f} s{still}')
         self.get_logger().info(response.message)
         return response
 

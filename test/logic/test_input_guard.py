@@ -110,3 +110,57 @@ def test_state_limits_velocities():
     for bad in (-1.0, math.nan, math.inf):
         with pytest.raises(ValueError):
             _limits(position_tolerance=bad)
+
+
+def _states(continuity, *states):
+    """Feed (joints, q, qd, stamp_s) states; return what check said for each."""
+    return [continuity.check(joints, None if q is None else np.array(q, dtype=float),
+                             None if qd is None else np.array(qd, dtype=float),
+                             int(round(stamp * 1e9)))
+            for joints, q, qd, stamp in states]
+
+
+def test_state_continuity_a_jump_no_motion_explains():
+    from robot_dynamics_ros.input_guard import StateContinuity
+    c = StateContinuity(['a', 'b'], [0.05, 0.05])
+    said = _states(c, ([0, 1], [0.0, 0.0], [0.0, 0.0], 1.0),       # first state: nothing to compare
+                   ([0, 1], [0.04, 0.0], [0.0, 0.0], 1.01),          # 0.04: within max_jump
+                   ([0, 1], [0.54, 0.0], [0.0, 0.0], 1.02))          # a reset: 0.5 at rest
+    assert said[:2] == [None, None]
+    assert "joint 'a' jumped from 0.04 to 0.54" in said[2] and 'max_state_jump 0.05' in said[2]
+    # Fast motion on a slow stream (3 rad/s, 10 Hz: 0.3 rad between states) is no jump...
+    c = StateContinuity(['a'], [0.05])
+    assert _states(c, ([0], [0.0], [3.0], 1.0), ([0], [0.3], [3.0], 1.1), ([0], [0.6], [3.0], 1.2)) \
+        == [None] * 3
+    # ...nor a small step stamped with a clock that does not match the motion (a lagging
+    # simulator stamping wall time: 0.5 s between stamps, 2 ms of motion)
+    assert _states(c, ([0], [0.606], [3.0], 1.7)) == [None]
+    # unstamped states: only the plain difference counts
+    c = StateContinuity(['a'], [0.05])
+    said = _states(c, ([0], [0.0], [3.0], 0.0), ([0], [0.3], [3.0], 0.0))
+    assert said[0] is None and 'jumped' in said[1]
+
+
+def test_state_continuity_stamps_going_backwards_per_joint():
+    from robot_dynamics_ros.input_guard import StateContinuity
+    c = StateContinuity(['a', 'b'], [0.05, 0.05])
+    # two publishers, each with its own joints and its own clock: compared each with its own
+    said = _states(c, ([0], [0.0], None, 100.0), ([1], [0.0], None, 5.0),
+                   ([0], [0.0], None, 100.01), ([1], [0.0], None, 5.01),
+                   ([1], [0.0], None, 4.0))
+    assert said[:4] == [None] * 4
+    assert 'stamp went back 1.01 s' in said[4] and "joint 'b'" in said[4]
+    assert _states(c, ([1], [0.0], None, 4.01)) == [None], 'compared with the new stamp'
+
+
+def test_state_continuity_off_and_partial_messages():
+    from robot_dynamics_ros.input_guard import StateContinuity
+    c = StateContinuity(['a', 'b'], [0.0, 0.05])        # 0: joint a is never a jump
+    said = _states(c, ([0, 1], [0.0, 0.0], None, 1.0), ([0], [3.0], None, 1.01),
+                   ([1], None, [0.0], 1.02),            # velocities only
+                   ([1], [1.0], None, 1.03))
+    assert said[:3] == [None] * 3 and "joint 'b'" in said[3]
+    c.forget()
+    assert _states(c, ([0, 1], [5.0, 5.0], None, 0.5)) == [None]
+    with pytest.raises(ValueError):
+        StateContinuity(['a'], [-1.0])

@@ -224,3 +224,31 @@ def test_plan_trajectory_commit_is_add_waypoints_in_three_steps():
     schedule.prune(2 * S)
     schedule.commit(plan, plan.trajectory(**waypoints), 2 * S)
     assert _q(schedule, 3 * S) == [1.0]
+
+
+def test_a_reference_beyond_the_limits_is_refused_whole_and_the_schedule_is_unchanged():
+    """With limits, a trajectory with one point beyond them (or one that overshoots them
+    between points) is refused before anything is scheduled: what was in force stays."""
+    from robot_dynamics_ros.interpolation import JointLimits
+    from robot_dynamics_ros.reference_schedule import LimitViolation
+    limits = JointLimits(['a', 'b'], [-1.0, -1.0], [1.0, 1.0], [5.0, 5.0])
+    schedule = _held(0.0, limits=limits)
+    schedule.add_waypoints(0, 0, times=[1.0], positions=[[0.5, 0.5]])
+    generation, before = schedule.generation, [schedule.sample(t * S) for t in (0.5, 1.0, 3.0)]
+    for times, positions, velocities, where in (
+            ([1.0, 2.0], [[0.9, 0.0], [1.3, 0.0]], None, 'point 1'),
+            ([1.0, 2.0], [[0.8, 0.0], [0.9, 0.0]], [[1.5, 0.0], [0.0, 0.0]], 'between point 0')):
+        with pytest.raises(LimitViolation, match=where):
+            schedule.add_waypoints(S // 2, 0, times=times, positions=positions,
+                                   velocities=velocities)
+        assert schedule.generation == generation and len(schedule) == 1
+        for (q, qd, _), t in zip(before, (0.5, 1.0, 3.0)):
+            np.testing.assert_array_equal(schedule.sample(t * S)[0], q)
+            np.testing.assert_array_equal(schedule.sample(t * S)[1], qd)
+    # The plan carries the limits: a worker thread's interpolation refuses it the same way.
+    plan = schedule.plan(S, 0)
+    assert plan.limits is limits
+    with pytest.raises(LimitViolation):
+        plan.trajectory([1.0], [[2.0, 0.0]])
+    schedule.limits = None
+    schedule.add_waypoints(S, 0, times=[1.0], positions=[[2.0, 0.0]])      # unchecked

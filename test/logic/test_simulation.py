@@ -1,5 +1,6 @@
 """robot_dynamics_ros.simulation without ROS: a fake wall clock drives the pacing, lock-step,
-timeouts, pause/reset and failure handling that simulator_node wires to topics and a timer."""
+timeouts, pause/reset, waiting for the first command and failure handling that simulator_node
+wires to topics and a timer."""
 
 import math
 from pathlib import Path
@@ -56,7 +57,11 @@ class Recorder:
 
 
 def _simulation(model, clock=None, published=None, command_source=None, **settings):
-    """A Simulation of ``model`` at DT; ``published`` collects (steps, q, qd, tau) per state."""
+    """A Simulation of ``model`` at DT; ``published`` collects (steps, q, qd, tau) per state.
+
+    It integrates from the start (wait_for_command false) unless the test asks otherwise: the
+    pacing tests watch the pendulum fall without a controller."""
+    settings.setdefault('wait_for_command', False)
     clock = clock or FakeClock()
     report = Recorder()
     sim = None
@@ -302,20 +307,104 @@ def test_external_wrench_is_applied_as_minus_f_tip_and_times_out(pendulum):
 
 # -- pause, reset, failures -----------------------------------------------------------------
 
-def test_pause_freezes_and_republishes_reset_keeps_time(pendulum):
+def test_pause_freezes_and_publishes_nothing_resume_goes_on_from_the_same_state(pendulum):
     published = []
     sim, clock, _ = _simulation(pendulum, published=published, publish_rate=100.0)
     _run(sim, clock, 0.1)
     sim.set_paused(True)
-    n, steps, q = len(published), sim.steps, sim.q.copy()
-    _run(sim, clock, 0.1)
-    frozen = published[n:]
-    assert sim.steps == steps and 9 <= len(frozen) <= 10, len(frozen)   # publish_rate, wall time
-    assert all(p[0] == steps and p[1].tolist() == q.tolist() for p in frozen)
+    n, steps, q, qd = len(published), sim.steps, sim.q.copy(), sim.qd.copy()
+    _run(sim, clock, 1.0)
+    assert sim.steps == steps and len(published) == n, 'stepped or published while paused'
+    sim.set_paused(False)
+    _run(sim, clock, 0.05)
+    # resumed from the frozen state: the same states as a run that never paused
+    k, q_now, qd_now, _ = published[-1]
+    q_ref, qd_ref = _replay(pendulum, q, qd, k - steps)
+    np.testing.assert_allclose(q_now, q_ref, atol=1e-12)
+    np.testing.assert_allclose(qd_now, qd_ref, atol=1e-12)
+    # reset keeps the simulated time
+    sim.set_paused(True)
+    steps = sim.steps
     assert sim.reset() and sim.steps == steps and sim.q.tolist() == [0.0]
     sim.set_paused(False)
     _run(sim, clock, 0.05)
     assert published[-1][0] > steps
+
+
+def test_still_until_the_first_command_publishing_the_initial_state(pendulum):
+    """wait_for_command: after start-up no step until a command arrives; the initial state is
+    published at publish_rate per wall second meanwhile, exactly as given, at rest."""
+    published = []
+    start = (np.array([0.3]), np.zeros(1))
+    sim = Simulation(DT, clock=FakeClock(), publish=lambda: published.append(
+        (sim.steps, sim.q.copy(), sim.qd.copy(), sim.tau.copy())), initial_state=lambda: start,
+        publish_rate=50.0)
+    clock = sim.clock
+    sim.set_model(pendulum)
+    assert sim.still and sim.settings['wait_for_command']
+    _run(sim, clock, 1.0)
+    assert sim.steps == 0 and 49 <= len(published) <= 51, len(published)
+    assert all(p[0] == 0 and p[1].tolist() == [0.3] and p[2].tolist() == [0.0]
+               and p[3].tolist() == [0.0] for p in published)
+    # No simulated time is owed for the wait: the first command starts it from now.
+    sim.command([0.0])
+    assert not sim.still
+    _run(sim, clock, 0.1)
+    assert 95 <= sim.steps <= 100, sim.steps
+    n, q, qd, _ = published[-1]
+    q_ref, qd_ref = _replay(pendulum, np.array([0.3]), np.zeros(1), n)
+    np.testing.assert_allclose(q, q_ref, atol=1e-12)
+    np.testing.assert_allclose(qd, qd_ref, atol=1e-12)
+
+
+def test_reset_is_still_until_the_next_command_and_pause_wins(pendulum):
+    published = []
+    sim, clock, _ = _simulation(pendulum, published=published, wait_for_command=True)
+    sim.command([0.0])
+    _run(sim, clock, 0.1)
+    assert sim.q[0] > 0.01, 'the pendulum did not swing'
+    sim.reset()
+    n, steps = len(published), sim.steps
+    _run(sim, clock, 0.2)
+    assert sim.steps == steps and sim.q.tolist() == [0.0] and sim.qd.tolist() == [0.0]
+    assert len(published) - n >= 15 and all(p[1].tolist() == [0.0] for p in published[n:])
+    # Paused while still: nothing at all; resumed: still again until the command.
+    sim.set_paused(True)
+    n = len(published)
+    _run(sim, clock, 0.2)
+    assert len(published) == n
+    sim.set_paused(False)
+    _run(sim, clock, 0.05)
+    assert sim.steps == steps and len(published) > n
+    sim.command([0.0])
+    _run(sim, clock, 0.05)
+    assert sim.steps > steps
+    # A reset while lock-step awaits the answer to the last state: that answer, computed for the
+    # state before the reset, is skipped; the next command (the answer to the reset state) goes.
+    sim.configure(real_time_factor=0.0)
+    sim._command_source = lambda: True
+    sim.command([0.0])
+    clock.t += DT
+    sim.tick()
+    assert sim.waiting
+    sim.reset()
+    steps = sim.steps
+    sim.command([3.0])                  # the late answer to the state before the reset
+    assert sim.still and sim._command is None
+    clock.t += DT
+    sim.tick()
+    assert sim.steps == steps
+    sim.command([0.0])
+    assert not sim.still
+    clock.t += DT
+    sim.tick()
+    assert sim.steps > steps and sim.tau.tolist() == [0.0]
+    # wait_for_command false: a reset integrates at once
+    sim.configure(wait_for_command=False, real_time_factor=1.0)
+    sim.reset()
+    steps = sim.steps
+    _run(sim, clock, 0.05)
+    assert sim.steps > steps
 
 
 def test_initial_state_is_read_at_every_reset(pendulum):

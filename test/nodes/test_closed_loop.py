@@ -1,5 +1,7 @@
 """Closed loop over real DDS: simulator_node + computed_torque_controller (+ dynamics_node), in one
-executor and across processes (the nodes' main(), the model shared via /robot_description)."""
+executor and across processes (the nodes' main(), the model shared via /robot_description); and
+what must never move the arm: start-up, a reference beyond the limits, disabling, a reset under a
+running controller, pausing."""
 
 import os
 import signal
@@ -10,8 +12,10 @@ import time
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Duration
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_dynamics_ros.nodes.computed_torque_node import ComputedTorqueController
@@ -85,7 +89,7 @@ def test_simulator_and_controller_converge_and_track(graph, ur5e_xml):
     states = ros.collect(JointState, '/joint_states')
     errors = ros.collect(JointState, f'/{ctrl.get_name()}/tracking_error')
     gravity = ros.collect(JointState, f'/{dyn.get_name()}/gravity_torques')
-    reference = ros.publisher(JointTrajectory, f'/{ctrl.get_name()}/reference')
+    reference = ros.publisher(JointTrajectory, f'/{ctrl.get_name()}/joint_trajectory')
     # Holding the start position against gravity.
     ros.spin(0.5)
     hold_error = np.max(np.abs(_latest(states) - Q0))
@@ -149,7 +153,7 @@ def test_separate_processes_share_the_model_and_stop_cleanly(graph):
         gravity = ros.collect(JointState, '/dynamics_node/gravity_torques')
         assert ros.spin_until(lambda: ctrl.model is not None and commands and gravity, 30.0), \
             'no model from /robot_description, or no loop'
-        reference = ros.publisher(JointTrajectory, f'/{ctrl.get_name()}/reference')
+        reference = ros.publisher(JointTrajectory, f'/{ctrl.get_name()}/joint_trajectory')
         reference.publish(_setpoint_reference(SETPOINT, 1.0))
         ros.spin(2.5)
         error = np.max(np.abs(_latest(states) - SETPOINT))
@@ -172,7 +176,7 @@ def test_as_fast_as_possible_in_lock_step(graph, ur5e_xml):
                             'publish_rate': 200.0, 'friction': False, 'publish_clock': True,
                             'real_time_factor': 0.0, 'lockstep_timeout': LOCKSTEP_TIMEOUT})
     errors = ros.collect(JointState, f'/{ctrl.get_name()}/tracking_error')
-    reference = ros.publisher(JointTrajectory, f'/{ctrl.get_name()}/reference')
+    reference = ros.publisher(JointTrajectory, f'/{ctrl.get_name()}/joint_trajectory')
     assert ros.spin_until(lambda: errors, 5.0)
     start = time.monotonic()
     reference.publish(_wave_reference(Q0))
@@ -189,3 +193,147 @@ def test_as_fast_as_possible_in_lock_step(graph, ur5e_xml):
 
 def _stamp(msg):
     return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+
+
+# -- nothing moves that nobody commanded (issue 12) ---------------------------------------------
+
+START = np.array([0.0, -1.0, 1.0, -1.0, -1.0, 0.0])     # the start pose of the issue's report
+
+
+def _loop(ros, xml, q0=Q0, controller=None, simulator=None):
+    """Controller + simulator as the simulation graph runs them (simulated time, /clock, no
+    plant friction), the controller added first; returns (controller, simulator, states,
+    commands)."""
+    ctrl = ros.add(ComputedTorqueController, {'robot_description': xml, **GAINS,
+                                              'state_timeout': 0.5, 'use_sim_time': True,
+                                              **(controller or {})})
+    sim = ros.add(SimulatorNode, {'robot_description': xml, 'initial_positions': list(q0),
+                                  'publish_rate': 200.0, 'friction': False, 'publish_clock': True,
+                                  'lockstep_timeout': LOCKSTEP_TIMEOUT, **(simulator or {})})
+    states = ros.collect(JointState, '/joint_states', qos=1000)
+    commands = ros.collect(Float64MultiArray, '/effort_controller/commands', qos=1000)
+    return ctrl, sim, states, commands
+
+
+def _positions(states):
+    return np.array([[m.position[list(m.name).index(j)] for j in UR5E_JOINTS] for m in states])
+
+
+def _spin_simulated(ros, states, seconds, timeout=30.0):
+    """Spin until the simulation has run ``seconds`` of simulated time from its latest state."""
+    assert ros.spin_until(lambda: states, timeout), 'no joint states'
+    t0 = _stamp(states[-1])
+    assert ros.spin_until(lambda: _stamp(states[-1]) >= t0 + seconds, timeout), \
+        f'the simulation did not run {seconds} s within {timeout} s'
+
+
+def test_ten_starts_each_exactly_at_the_initial_positions(graph, ur5e_xml):
+    """The simulator waits for the controller's first command (wait_for_command): every start
+    is at initial_positions, at rest, and the controller holds it there; before, the arm fell
+    while the nodes came up (shoulder_lift -0.43 rad in one run, -0.95 in another)."""
+    ros = graph
+    worst = []
+    for run in range(10):
+        _, _, states, commands = _loop(ros, ur5e_xml, q0=START)
+        _spin_simulated(ros, states, 0.3)
+        q = _positions(states)
+        assert commands, 'the controller never answered'
+        np.testing.assert_array_equal(q[0], START, err_msg=f'run {run}: first state')
+        assert list(states[0].velocity) == [0.0] * 6
+        worst.append(np.abs(q - START).max())
+        assert worst[-1] < 1e-9, f'run {run}: {worst[-1]:.2e} rad from initial_positions'
+        ros.remove_all()
+    print(f'\nten starts: largest deviation from initial_positions {max(worst):.2e} rad')
+
+
+def test_a_reference_beyond_the_limits_leaves_the_arm_where_it_was(graph, ur5e_xml, ur5e_model):
+    """shoulder_pan_joint to 7.5 rad (limit 2π): before, the arm stopped at the limit while the
+    saturated controller threw the other joints up to 1.3 rad off. Now the reference is refused
+    and the arm keeps holding (max deviation < 1 mrad)."""
+    ros = graph
+    ctrl, _, states, commands = _loop(ros, ur5e_xml)
+    _spin_simulated(ros, states, 0.3)
+    reference = ros.publisher(JointTrajectory, f'/{ctrl.get_name()}/joint_trajectory')
+    target = Q0.copy()
+    target[0] = 7.5
+    n, m = len(states), len(commands)
+    reference.publish(_setpoint_reference(target, 3.0))
+    assert ros.spin_until(lambda: ros.warnings(ctrl.get_name(), 'reference rejected'), 5.0)
+    _spin_simulated(ros, states, 1.5)
+    deviation = np.abs(_positions(states[n:]) - Q0).max()
+    print(f'\nrefused reference: max deviation {deviation:.2e} rad')
+    assert deviation < 1e-3, f'the arm moved {deviation:.2e} rad'
+    effort = np.abs(np.array([c.data for c in commands[m:]])).max(axis=0)
+    assert np.all(effort < ur5e_model.effort_limit), effort
+
+
+@pytest.mark.parametrize('mode', ['gravity_compensation', 'zero_effort'])
+def test_disable_leaves_the_arm_floating_in_gravity_compensation(graph, ur5e_xml, mode):
+    """~/enable false: in gravity_compensation (the default) the arm stays where it was, within
+    5 mrad for 2 s under gravity; zero_effort is the old behaviour: it falls."""
+    ros = graph
+    ctrl, _, states, _ = _loop(ros, ur5e_xml, controller={'disabled_mode': mode})
+    _spin_simulated(ros, states, 0.3)
+    reference = ros.publisher(JointTrajectory, f'/{ctrl.get_name()}/joint_trajectory')
+    reference.publish(_setpoint_reference(SETPOINT, 1.0))
+    _spin_simulated(ros, states, 1.5)
+    assert ros.call(SetBool, f'/{ctrl.get_name()}/enable', SetBool.Request(data=False)).success
+    n = len(states)
+    q_disabled = _positions(states[n - 1:n])[0]
+    _spin_simulated(ros, states, 2.0)
+    deviation = np.abs(_positions(states[n:]) - q_disabled).max()
+    print(f'\ndisabled ({mode}): max deviation over 2 s {deviation:.2e} rad')
+    if mode == 'gravity_compensation':
+        assert deviation < 5e-3, f'the arm moved {deviation:.2e} rad'
+    else:
+        assert deviation > 0.1, 'zero effort, yet the arm did not fall'
+
+
+def test_reset_under_a_running_controller_moves_nothing_and_saturates_nothing(graph, ur5e_xml,
+                                                                              ur5e_model):
+    """~/reset while the controller holds a pose 0.2-0.4 rad from the initial one: the
+    simulator stays still until the controller, having seen the jump, answers the reset state
+    with a hold there. No effort saturates; the arm rests within 5 mrad of the reset state.
+    Before, the controller swung the arm back to its old target at 150 N·m."""
+    ros = graph
+    ctrl, sim, states, commands = _loop(ros, ur5e_xml, simulator={'real_time_factor': 1.0})
+    _spin_simulated(ros, states, 0.3)
+    reference = ros.publisher(JointTrajectory, f'/{ctrl.get_name()}/joint_trajectory')
+    reference.publish(_setpoint_reference(SETPOINT, 1.0))
+    _spin_simulated(ros, states, 1.5)
+    assert np.abs(_positions(states[-1:])[0] - SETPOINT).max() < 1e-3
+    m = len(commands)
+    assert ros.call(Trigger, f'/{sim.get_name()}/reset', Trigger.Request()).success
+    n = len(states)
+    _spin_simulated(ros, states, 2.0)
+    after = _positions(states[n:])
+    deviation = np.abs(after - Q0).max()
+    rest = np.abs(after[-1] - Q0).max()
+    effort = np.abs(np.array([c.data for c in commands[m:]])).max(axis=0)
+    print(f'\nreset: max deviation from the reset state {deviation:.2e} rad, at rest {rest:.2e} '
+          f'rad; largest |effort| per joint {np.round(effort, 2)} (limits {ur5e_model.effort_limit})')
+    assert ros.warnings(ctrl.get_name(), 'jumped')
+    assert np.all(effort < ur5e_model.effort_limit), effort
+    assert not ros.warnings(ctrl.get_name(), 'saturated')
+    assert deviation < 5e-3 and rest < 5e-3, (deviation, rest)
+
+
+def test_pause_stops_the_states_and_the_clock_and_resumes_where_it_was(graph, ur5e_xml):
+    """Paused under a running controller: no /joint_states and no /clock for 1 s (before: ~390
+    states a second, all alike); resumed, the arm goes on holding from the same state."""
+    ros = graph
+    _, sim, states, commands = _loop(ros, ur5e_xml)
+    clock = ros.collect(Clock, '/clock', qos=1000)
+    _spin_simulated(ros, states, 0.3)
+    assert ros.call(SetBool, f'/{sim.get_name()}/pause', SetBool.Request(data=True)).success
+    ros.spin(0.1)
+    n, n_clock, n_commands = len(states), len(clock), len(commands)
+    ros.spin(1.0)
+    assert (len(states), len(clock)) == (n, n_clock), \
+        f'{len(states) - n} states and {len(clock) - n_clock} clock messages while paused'
+    assert len(commands) == n_commands, 'the controller computed while the simulation was paused'
+    q_paused = _positions(states[-1:])[0]
+    assert ros.call(SetBool, f'/{sim.get_name()}/pause', SetBool.Request(data=False)).success
+    _spin_simulated(ros, states, 0.5)
+    assert _stamp(states[n]) - _stamp(states[n - 1]) < 0.01, 'simulated time jumped'
+    assert np.abs(_positions(states[n:]) - q_paused).max() < 1e-6

@@ -1,5 +1,6 @@
 """computed_torque_controller over real DDS, open loop (the test plays the robot): commands equal
-the core's computed_torque, run-time gains, references, enable/hold, stale states, bad input
+the core's computed_torque, run-time gains, references on ~/joint_trajectory, references beyond
+the URDF limits, enable/hold and the disabled modes, stale states, jumps in the states, bad input
 (parameters that would break its timer, floods of future references, huge trajectories, states that
 update nothing or are physically impossible)."""
 
@@ -42,16 +43,17 @@ class Loop:
         self.commands = ros.collect(Float64MultiArray, '/effort_controller/commands')
         self.errors = ros.collect(JointState, f'/{self.name}/tracking_error')
         self.states = ros.publisher(JointState, '/joint_states')
-        self.reference = ros.publisher(JointTrajectory, f'/{self.name}/reference')
+        self.reference = ros.publisher(JointTrajectory, f'/{self.name}/joint_trajectory')
 
-    def send(self, q, qd=None, names=UR5E_JOINTS):
+    def send(self, q, qd=None, names=UR5E_JOINTS, stamp=None, error=True):
         """Publish a joint state; return the command it produced (None if none came) once its
-        tracking error has arrived too."""
+        tracking error has arrived too (``error``: one is expected)."""
         n, m = len(self.commands), len(self.errors)
-        self.states.publish(make_joint_state(names, position=q, velocity=qd))
+        self.states.publish(make_joint_state(names, stamp=stamp, position=q, velocity=qd))
         if not self.ros.spin_until(lambda: len(self.commands) > n, 2.0):
             return None
-        self.ros.spin_until(lambda: len(self.errors) > m, 1.0)
+        if error:
+            self.ros.spin_until(lambda: len(self.errors) > m, 1.0)
         return np.array(self.commands[-1].data)
 
     def quiet(self, seconds=0.3):
@@ -154,14 +156,14 @@ def test_reference_is_followed_and_bad_references_are_rejected(graph, ur5e_xml, 
     np.testing.assert_allclose(loop.errors[-1].position, 0.0, atol=1e-12)
 
 
-def test_enable_disable(graph, ur5e_xml, ur5e_model):
+def test_enable_disable_zero_effort(graph, ur5e_xml, ur5e_model):
     ros = graph
-    loop = Loop(ros, {'robot_description': ur5e_xml})
+    loop = Loop(ros, {'robot_description': ur5e_xml, 'disabled_mode': 'zero_effort'})
     z = np.zeros(6)
     assert loop.send(Q0, z) is not None
     n = len(loop.commands)
     result = ros.call(SetBool, f'/{loop.name}/enable', SetBool.Request(data=False))
-    assert result.success
+    assert result.success and 'zero_effort' in result.message
     assert ros.spin_until(lambda: len(loop.commands) > n)
     assert list(loop.commands[-1].data) == [0.0] * 6, 'disabling publishes one zero command'
     loop.states.publish(make_joint_state(UR5E_JOINTS, position=Q0, velocity=z))
@@ -175,10 +177,53 @@ def test_enable_disable(graph, ur5e_xml, ur5e_model):
     np.testing.assert_allclose(tau, expected(ur5e_model, q1, z, q1, z, z, 100.0, 20.0), atol=1e-9)
 
 
-def test_disabled_at_start(graph, ur5e_xml):
-    loop = Loop(graph, {'robot_description': ur5e_xml, 'start_enabled': False})
+def test_disabled_in_gravity_compensation_publishes_g_for_every_state(graph, ur5e_xml, ur5e_model):
+    """The default disabled_mode: disabling publishes g(q) at once, then g(q) (+ the URDF
+    friction torques of q̇ with friction_compensation) for every state, no tracking error; the
+    mode can be switched while disabled."""
+    ros = graph
+    loop = Loop(ros, {'robot_description': ur5e_xml})
+    z = np.zeros(6)
+    assert loop.node.get_parameter('disabled_mode').value == 'gravity_compensation'
+    q = Q0 + 0.03
+    assert loop.send(q, z) is not None
+    n, m = len(loop.commands), len(loop.errors)
+    result = ros.call(SetBool, f'/{loop.name}/enable', SetBool.Request(data=False))
+    assert result.success and 'gravity_compensation' in result.message
+    assert ros.spin_until(lambda: len(loop.commands) > n)
+    np.testing.assert_allclose(loop.commands[-1].data, rd.gravity_torques(ur5e_model, q), atol=1e-9)
+    for k in range(3):
+        q_k, qd_k = Q0 - 0.05 * k, np.full(6, 0.1 * (k - 1))
+        tau = loop.send(q_k, qd_k, error=False)
+        np.testing.assert_allclose(tau, rd.gravity_torques(ur5e_model, q_k), atol=1e-9)
+    assert len(loop.errors) == m, 'a disabled controller published a tracking error'
+    # friction compensation: the URDF's damping and Coulomb friction at the measured velocity
+    assert loop.node.set_parameters([Parameter('friction_compensation', value=True)])[0].successful
+    qd = np.array([0.2, -0.1, 0.0, 0.3, -0.3, 0.1])
+    tau = loop.send(q, qd, error=False)
+    np.testing.assert_allclose(tau, rd.gravity_torques(ur5e_model, q)
+                               + rd.friction_torques(ur5e_model, qd), atol=1e-9)
+    assert np.abs(rd.friction_torques(ur5e_model, qd)).max() > 0.1
+    # Switched to zero_effort while disabled: one zero command, then nothing.
+    n = len(loop.commands)
+    assert loop.node.set_parameters([Parameter('disabled_mode', value='zero_effort')])[0].successful
+    assert ros.spin_until(lambda: len(loop.commands) > n)
+    assert list(loop.commands[-1].data) == [0.0] * 6
+    loop.states.publish(make_joint_state(UR5E_JOINTS, position=Q0, velocity=z))
+    assert loop.quiet()
+    result = loop.node.set_parameters([Parameter('disabled_mode', value='limp')])[0]
+    assert not result.successful and 'gravity_compensation' in result.reason
+
+
+def test_disabled_at_start(graph, ur5e_xml, ur5e_model):
+    loop = Loop(graph, {'robot_description': ur5e_xml, 'start_enabled': False,
+                        'disabled_mode': 'zero_effort'})
     loop.states.publish(make_joint_state(UR5E_JOINTS, position=Q0))
     assert loop.quiet(0.4)
+    graph.remove_all()
+    loop = Loop(graph, {'robot_description': ur5e_xml, 'start_enabled': False})
+    tau = loop.send(Q0, np.zeros(6), error=False)
+    np.testing.assert_allclose(tau, rd.gravity_torques(ur5e_model, Q0), atol=1e-9)
 
 
 def test_stale_states_give_gravity_hold(graph, ur5e_xml, ur5e_model):
@@ -481,3 +526,105 @@ def test_a_long_trajectory_is_read_off_the_executor_and_followed(graph, ur5e_xml
     # the others hold the desired state in force when it took over: the long one was dropped
     np.testing.assert_array_equal(loop.errors[-1].position, held)
     assert loop.node._preparing is None
+
+
+def test_the_trajectory_topic_is_joint_trajectory(graph, ur5e_xml):
+    """ros2_control's JointTrajectoryController topic, and no other trajectory topic."""
+    loop = Loop(graph, {'robot_description': ur5e_xml})
+    topics = {sub.topic_name for sub in loop.node.subscriptions}
+    assert f'/{loop.name}/joint_trajectory' in topics
+    assert not any(t.endswith('/reference') for t in topics), topics
+
+
+def test_a_reference_beyond_the_limits_is_refused_and_the_arm_keeps_holding(graph, ur5e_xml,
+                                                                           ur5e_model):
+    """shoulder_pan_joint to 7.5 rad (limit 2π); a cubic through points inside the limits that
+    overshoots; a velocity beyond the limit: each refused whole with a warning naming the
+    joint, the point and the limit; the commands stay those of the hold."""
+    ros = graph
+    loop = Loop(ros, {'robot_description': ur5e_xml})
+    z = np.zeros(6)
+    hold = expected(ur5e_model, Q0, z, Q0, z, z, 100.0, 20.0)
+    np.testing.assert_allclose(loop.send(Q0, z), hold, atol=1e-9)
+    upper = ur5e_model.upper
+    for reference, fragments in (
+            (JointTrajectory(joint_names=['wrist_1_joint', 'shoulder_pan_joint'],
+                             points=[_point(2.0, [Q0[3], 3.0]), _point(4.0, [Q0[3], 7.5])]),
+             ('point 1', "'shoulder_pan_joint'", '7.5 rad', 'upper position limit 6.28319 rad')),
+            (JointTrajectory(joint_names=['elbow_joint'],
+                             points=[_point(2.0, [upper[2] - 0.1], v=[1.0]),
+                                     _point(3.0, [upper[2] - 0.05])]),
+             ('between point 0 and point 1', "'elbow_joint'", 'upper position limit 3.14159')),
+            (JointTrajectory(joint_names=['wrist_3_joint'], points=[_point(1.0, [0.5], v=[4.0])]),
+             ('point 0', "'wrist_3_joint'", 'velocity limit 3.14159 rad/s'))):
+        ros.logs.clear()
+        loop.reference.publish(reference)
+        assert ros.spin_until(lambda: ros.warnings(loop.name, 'reference rejected'), 5.0)
+        warning = ros.warnings(loop.name, 'reference rejected')[0]
+        assert all(f in warning for f in fragments), warning
+        loop.node._throttle.reset()         # the next refusal is logged at once
+        ros.spin(0.3)
+        np.testing.assert_allclose(loop.send(Q0, z), hold, atol=1e-9)
+        np.testing.assert_array_equal(loop.errors[-1].position, 0.0)
+    # the same points within the limits are followed
+    loop.reference.publish(JointTrajectory(joint_names=['shoulder_pan_joint'],
+                                           points=[_point(0.3, [0.05])]))
+    ros.spin(0.5)
+    loop.send(Q0, z)
+    assert abs(loop.errors[-1].position[0] - 0.05) < 1e-12
+
+
+def _stamp(seconds):
+    from builtin_interfaces.msg import Time
+    return Time(sec=int(seconds), nanosec=int(round((seconds % 1) * 1e9)))
+
+
+def test_a_jump_or_a_stamp_going_back_drops_the_reference_and_holds_there(graph, ur5e_xml,
+                                                                           ur5e_model):
+    """A state in which a joint jumped by more than max_state_jump (a simulator reset), or whose
+    stamp goes backwards: the reference is dropped and the new position held, with a warning.
+    Motion its velocities explain is no jump."""
+    ros = graph
+    loop = Loop(ros, {'robot_description': ur5e_xml})
+    z = np.zeros(6)
+    assert loop.send(Q0, z, stamp=_stamp(10.0)) is not None
+    loop.reference.publish(JointTrajectory(joint_names=['elbow_joint'],
+                                           points=[_point(5.0, [Q0[2] + 0.5])]))
+    ros.spin(0.3)
+    loop.send(Q0, z, stamp=_stamp(10.01))
+    assert loop.errors[-1].position[2] > 0.0, 'the reference is not followed'
+    # fast but continuous: 0.3 rad at 3 rad/s in 0.1 s
+    qd = np.array([0, 0, 0, 3.0, 0, 0])
+    loop.send(Q0, qd, stamp=_stamp(10.1))
+    loop.send(Q0 + 0.1 * qd, qd, stamp=_stamp(10.2))
+    assert not ros.warnings(loop.name, 'holding the position of this state')
+    assert loop.errors[-1].position[2] > 0.0
+    # a jump: shoulder_lift 0.4 rad at rest
+    q_jump = Q0 + 0.1 * qd + np.array([0, 0.4, 0, 0, 0, 0])
+    tau = loop.send(q_jump, z, stamp=_stamp(10.21))
+    np.testing.assert_allclose(tau, expected(ur5e_model, q_jump, z, q_jump, z, z, 100.0, 20.0),
+                               atol=1e-9)
+    warning = ros.warnings(loop.name, 'holding the position of this state')
+    assert warning and "joint 'shoulder_lift_joint' jumped" in warning[0], warning
+    ros.spin(0.3)
+    loop.send(q_jump, z, stamp=_stamp(10.5))
+    np.testing.assert_array_equal(loop.errors[-1].position, 0.0)    # the reference is gone
+    # a stamp going backwards
+    loop.node._throttle.reset()
+    loop.reference.publish(JointTrajectory(joint_names=['elbow_joint'],
+                                           points=[_point(5.0, [Q0[2] + 0.5])]))
+    ros.spin(0.3)
+    loop.send(q_jump, z, stamp=_stamp(10.6))
+    assert loop.errors[-1].position[2] > 0.0
+    q_back = q_jump + 0.01
+    tau = loop.send(q_back, z, stamp=_stamp(3.0))
+    np.testing.assert_allclose(tau, expected(ur5e_model, q_back, z, q_back, z, z, 100.0, 20.0),
+                               atol=1e-9)
+    assert ros.warnings(loop.name, 'stamp went back')
+    # max_state_jump 0: never a jump
+    assert loop.node.set_parameters([Parameter('max_state_jump', value=0.0)])[0].successful
+    loop.node._throttle.reset()
+    ros.logs.clear()
+    loop.send(q_back + 1.0, z, stamp=_stamp(3.1))
+    assert not ros.warnings(loop.name, 'jumped')
+    assert not loop.node.set_parameters([Parameter('max_state_jump', value=-1.0)])[0].successful

@@ -208,6 +208,44 @@ def test_panda_tree_with_fingers_locked(graph):
     _all_finite(out)
 
 
+def test_a_tree_with_several_tips_and_no_tip_link_publishes_no_task_space_inertia(graph):
+    """The full Panda, fingers moving: two tips and no tip_link. g, c and M are published; the
+    task-space inertia (at which tip?) is not, and the node says so once, naming the tips. With
+    tip_link, Λ is published at that frame."""
+    from _node_harness import PANDA_URDF
+    if not PANDA_URDF.exists():
+        pytest.skip('example-robot-data (test dependency) is not installed')
+    ros = graph
+    node = ros.add(DynamicsNode, {'urdf_path': str(PANDA_URDF)})
+    out = _outputs(ros, node)
+    pub = ros.publisher(JointState, '/joint_states')
+    names = [f'panda_joint{i}' for i in range(1, 8)] + ['panda_finger_joint1', 'panda_finger_joint2']
+    q = np.array([0.1, -0.4, 0.2, -2.0, 0.3, 1.6, 0.7, 0.02, 0.02])
+    for k in range(5):
+        pub.publish(make_joint_state(names, stamp=_stamp(k), position=q))
+        ros.spin(0.05)
+    assert ros.spin_until(lambda: len(out['gravity_torques']) >= 5 and len(out['mass_matrix']) >= 5)
+    ros.spin(0.2)
+    assert not out['task_space_inertia'], 'a task-space inertia at an arbitrary tip'
+    np.testing.assert_allclose(out['gravity_torques'][-1].effort,
+                               rd.gravity_torques(rd.load_urdf(str(PANDA_URDF)), q), atol=1e-9)
+    warnings = ros.warnings(node.get_name(), 'tip_link')
+    assert len(warnings) == 1, warnings
+    assert "2 tips ['panda_leftfinger', 'panda_rightfinger']" in warnings[0], warnings[0]
+    assert 'No ~/task_space_inertia' in warnings[0]
+    # tip_link set: the chain to the hand's TCP, fingers locked, Λ at panda_hand_tcp
+    ros.remove_all()
+    node = ros.add(DynamicsNode, {'urdf_path': str(PANDA_URDF), 'tip_link': 'panda_hand_tcp'})
+    out = _outputs(ros, node)
+    pub.publish(make_joint_state(names, position=q))
+    assert ros.spin_until(lambda: out['task_space_inertia'])
+    model = rd.load_urdf(str(PANDA_URDF), tip_link='panda_hand_tcp')
+    np.testing.assert_allclose(
+        multiarray_to_matrix(out['task_space_inertia'][-1]),
+        rd.task_space_inertia(model, q[:7], 'panda_hand_tcp', reference='world_aligned'),
+        rtol=1e-9, atol=1e-9)
+
+
 def test_default_node_names():
     import inspect
 

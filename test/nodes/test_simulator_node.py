@@ -19,7 +19,7 @@ from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.dynamics.limits import enforce_position_limits, saturate_effort
 from robot_dynamics_ros.nodes.simulator_node import SimulatorNode
 
-from _node_harness import UR5E_HOME, UR5E_JOINTS, UR5E_URDF
+from _node_harness import PANDA_URDF, UR5E_HOME, UR5E_JOINTS, UR5E_URDF
 
 pytestmark = pytest.mark.ros
 
@@ -44,8 +44,11 @@ def _replay(model, q, qd, steps, tau=None, f_tip=None, method='rk4_step', fricti
 
 
 def _sim(ros, **parameters):
+    """A simulator of the UR5e; it integrates from the start (wait_for_command false) unless the
+    test asks otherwise: most tests here watch the arm move without a controller."""
     params = {'urdf_path': str(UR5E_URDF), 'publish_clock': True, 'dt': DT,
-              'initial_positions': list(UR5E_HOME), 'publish_rate': 100.0}
+              'initial_positions': list(UR5E_HOME), 'publish_rate': 100.0,
+              'wait_for_command': False}
     params.update(parameters)
     node = ros.add(SimulatorNode, params)
     states = ros.collect(JointState, '/joint_states')
@@ -123,7 +126,32 @@ def test_commands_saturation_timeout_and_bad_commands(graph, ur5e_model):
     assert all(math.isfinite(v) for m in states for v in (*m.position, *m.velocity, *m.effort))
 
 
-def test_pause_reset_and_external_wrench(graph, ur5e_model):
+def test_pause_publishes_nothing_and_resumes_from_the_same_state(graph, ur5e_model):
+    """Paused: no /joint_states and no /clock for 1 s (nothing downstream computes on a frozen
+    state); resumed: the states go on from the frozen one, as if there had been no pause."""
+    ros = graph
+    node, states = _sim(ros, friction=False)
+    clock = ros.collect(Clock, '/clock')
+    name = node.get_name()
+    ros.spin_until(lambda: len(states) > 20)
+    assert ros.call(SetBool, f'/{name}/pause', SetBool.Request(data=True)).success
+    ros.spin(0.1)       # what was published before the answer arrives
+    n, n_clock = len(states), len(clock)
+    frozen = states[-1]
+    ros.spin(1.0)
+    assert len(states) == n, f'{len(states) - n} joint states while paused'
+    assert len(clock) == n_clock, f'{len(clock) - n_clock} /clock messages while paused'
+    assert ros.call(SetBool, f'/{name}/pause', SetBool.Request(data=False)).success
+    assert ros.spin_until(lambda: len(states) > n + 10, 5.0)
+    msg = states[n + 10]
+    q, qd = _replay(ur5e_model, np.array(frozen.position), np.array(frozen.velocity),
+                    round((_t(msg) - _t(frozen)) / DT), friction=False)
+    np.testing.assert_allclose(msg.position, q, atol=1e-9)
+    np.testing.assert_allclose(msg.velocity, qd, atol=1e-9)
+    assert _t(states[n]) == pytest.approx(_t(frozen) + 0.01, abs=1.5e-3), 'simulated time jumped'
+
+
+def test_reset_and_external_wrench(graph, ur5e_model):
     ros = graph
     node, states = _sim(ros)
     name = node.get_name()
@@ -131,19 +159,18 @@ def test_pause_reset_and_external_wrench(graph, ur5e_model):
     ros.spin_until(lambda: len(states) > 20)
     assert ros.call(SetBool, f'/{name}/pause', SetBool.Request(data=True)).success
     ros.spin(0.1)
+    t_paused = _t(states[-1])
+    assert np.max(np.abs(np.array(states[-1].position) - q0)) > 1e-3, 'the arm did not fall'
+    # Reset while paused: back to the initial state, simulated time unchanged; nothing is
+    # published until it resumes.
     n = len(states)
-    ros.spin(0.3)
-    frozen = states[n:]
-    assert len(frozen) >= 10, 'paused simulator stopped publishing'
-    assert all(list(m.position) == list(frozen[0].position) and _t(m) == _t(frozen[0])
-               for m in frozen), 'state or time changed while paused'
-    assert np.max(np.abs(np.array(frozen[0].position) - q0)) > 1e-3, 'the arm did not fall'
-    # Reset while paused: back to the initial state, simulated time unchanged.
     assert ros.call(Trigger, f'/{name}/reset', Trigger.Request()).success
-    ros.spin(0.1)
-    np.testing.assert_array_equal(states[-1].position, q0)
-    t_reset = _t(states[-1])
-    assert t_reset == _t(frozen[0])
+    np.testing.assert_array_equal(node.q, q0)       # (the UR5e's joint order is model order)
+    assert node.steps * DT == pytest.approx(t_paused, abs=1e-9)
+    t_reset = t_paused
+    ros.spin(0.2)
+    assert len(states) == n, 'published while paused'
+
     # An external wrench in a wrong frame is dropped; one at the tip is applied as -F_tip.
     wrench_pub = ros.publisher(WrenchStamped, f'/{name}/external_wrench')
     wrong = WrenchStamped()
@@ -176,7 +203,8 @@ def test_pause_reset_and_external_wrench(graph, ur5e_model):
 def test_joint_stops(graph):
     ros = graph
     node = ros.add(SimulatorNode, {'robot_description': PENDULUM, 'publish_clock': True,
-                                   'initial_positions': [0.0], 'friction': False})
+                                   'initial_positions': [0.0], 'friction': False,
+                                   'wait_for_command': False})
     states = ros.collect(JointState, '/joint_states')
     # Gravity swings the arm to its upper stop (0.5 rad) in about 0.5 s; it must stay there.
     assert ros.spin_until(lambda: states and states[-1].position[0] == 0.5, 5.0)
@@ -255,3 +283,60 @@ def test_numeric_parameters_at_their_extremes_keep_it_running(graph):
                         ('initial_positions', [1e300] * 6)):
         assert not node.set_parameters([Parameter(name, value=value)])[0].successful, (name, value)
     assert all(math.isfinite(v) for m in states for v in (*m.position, *m.velocity, *m.effort))
+
+
+def test_still_until_the_first_command_and_after_reset(graph, ur5e_model):
+    """wait_for_command (the default): no integration until an effort command arrives; the
+    initial state is published meanwhile (publish_rate per wall second, one stamp), exactly
+    initial_positions at rest. ~/reset makes it still again until the next command."""
+    ros = graph
+    q0 = np.array([0.0, -1.0, 1.0, -1.0, -1.0, 0.0])
+    node, states = _sim(ros, wait_for_command=True, initial_positions=list(q0))
+    clock = ros.collect(Clock, '/clock')
+    name = node.get_name()
+    assert ros.spin_until(lambda: len(states) >= 20, 5.0)
+    ros.spin(0.3)
+    assert node.steps == 0 and node.sim.still
+    for m in states:
+        assert list(m.position) == list(q0) and list(m.velocity) == [0.0] * 6
+        assert list(m.effort) == [0.0] * 6 and _t(m) == 0.0
+    assert all(c.clock.sec == 0 and c.clock.nanosec == 0 for c in clock)
+    # The first command sets it going.
+    commands = ros.publisher(Float64MultiArray, '/effort_controller/commands')
+    g = Float64MultiArray(data=list(rd.gravity_torques(ur5e_model, q0)))
+    commands.publish(g)
+    assert ros.spin_until(lambda: _t(states[-1]) > 0.05, 5.0), 'no integration after a command'
+    assert not node.sim.still
+    # Reset: still again, at the initial state; the next command sets it going again.
+    assert ros.call(Trigger, f'/{name}/reset', Trigger.Request()).success
+    ros.spin(0.1)
+    n, t_reset = len(states), _t(states[-1])
+    ros.spin(0.3)
+    assert len(states) > n + 10 and all(list(m.position) == list(q0) and _t(m) == t_reset
+                                        for m in states[n:])
+    commands.publish(g)
+    assert ros.spin_until(lambda: _t(states[-1]) > t_reset + 0.05, 5.0)
+
+
+def test_a_tree_without_tip_link_drops_external_wrenches(graph):
+    """The full Panda (two fingers: two tips) without tip_link: no tip frame to apply a wrench
+    at; warned once at start-up, naming the tips, and every wrench is dropped with a warning."""
+    ros = graph
+    node = ros.add(SimulatorNode, {'urdf_path': str(PANDA_URDF)})
+    name = node.get_name()
+    assert ros.spin_until(lambda: ros.warnings(name, 'tip_link'), 5.0)
+    warning = ros.warnings(name, 'tip_link')[0]
+    assert "2 tips ['panda_leftfinger', 'panda_rightfinger']" in warning, warning
+    wrench = WrenchStamped()
+    wrench.wrench.force.z = 10.0
+    ros.publisher(WrenchStamped, f'/{name}/external_wrench').publish(wrench)
+    assert ros.spin_until(lambda: ros.warnings(name, 'dropping an external wrench'), 5.0)
+    assert node.sim._f_tip is None
+    assert len(ros.warnings(name, 'External wrenches are dropped until then')) == 1
+    # With tip_link the chain to it is the model, and wrenches are applied there.
+    ros.remove_all()
+    ros.logs.clear()
+    node = ros.add(SimulatorNode, {'urdf_path': str(PANDA_URDF), 'tip_link': 'panda_hand_tcp'})
+    ros.publisher(WrenchStamped, f'/{node.get_name()}/external_wrench').publish(wrench)
+    assert ros.spin_until(lambda: node.sim._f_tip is not None, 5.0)
+    assert not ros.warnings(node.get_name(), 'tip_link')
