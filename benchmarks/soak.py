@@ -48,6 +48,7 @@ NODES = {
     "controller": "robot_dynamics_ros.nodes.computed_torque_node",
     "dynamics": "robot_dynamics_ros.nodes.dynamics_node",
 }
+START_TIMEOUT_S = 600.0
 # A second pose for the reference swing: joints 1, 2 and 4 moved by about 0.3 rad.
 SWING = PANDA_READY + np.array([0.3, 0.3, 0.0, 0.3, 0.0, 0.0, 0.0])
 
@@ -235,12 +236,13 @@ def soak(minutes, warmup_s, domain_id):
     result = {"minutes": minutes, "warmup_s": warmup_s, "domain_id": domain_id, "rate_hz": 1000.0,
               "robot": "Panda, fingers locked", "node_logs": log_dir}
     try:
-        deadline = time.monotonic() + 120.0
+        # generous: after an install or an edit of the kernels, each node compiles them first
+        deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline and not (probe.counts["commands"] and probe.counts["gravity"]):
             probe.counting = True
             probe.spin(0.5)
         if not (probe.counts["commands"] and probe.counts["gravity"]):
-            result["error"] = "the loop did not start within 120 s: " + "; ".join(
+            result["error"] = f"the loop did not start within {START_TIMEOUT_S:.0f} s: " + "; ".join(
                 f"{k}: {p.tail(5)}" for k, p in processes.items())
             return result
         probe.counting = False
