@@ -14,7 +14,7 @@ from builtin_interfaces.msg import Duration
 from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
 from rclpy.parameter import Parameter
-from rclpy.serialization import serialize_message
+from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
@@ -414,8 +414,9 @@ def test_a_huge_trajectory_is_refused_without_stalling_control(graph, ur5e_xml):
     """A 100,000-point trajectory while the controller answers 1 kHz joint states: rclpy alone
     spends over a second converting such a message (holding the GIL), and then the controller
     processed it in its callback: no command for 2.5 s. Its size is read from the serialized
-    bytes and it is refused before any conversion. The bound on the longest gap between
-    commands is a liveness bound (a shared machine), not a benchmark."""
+    bytes and it is refused before any conversion. The longest gap between commands is held to
+    the time rclpy takes to convert that message, measured here on the same machine in the same
+    run (a shared, noisy machine: no absolute bound)."""
     ros = graph
     loop = Loop(ros, {'robot_description': ur5e_xml})
     big = JointTrajectory(joint_names=list(UR5E_JOINTS))
@@ -423,6 +424,9 @@ def test_a_huge_trajectory_is_refused_without_stalling_control(graph, ur5e_xml):
         sec=k // 1000, nanosec=(k % 1000) * 1_000_000)) for k in range(1, 100_001)]
     raw = serialize_message(big)            # published as bytes: the probe converts nothing
     del big
+    converting = time.monotonic()
+    deserialize_message(raw, JointTrajectory)
+    conversion = time.monotonic() - converting
     with _states_at_1khz(ros, loop) as received:
         start = time.monotonic()
         loop.reference.publish(raw)
@@ -430,7 +434,8 @@ def test_a_huge_trajectory_is_refused_without_stalling_control(graph, ur5e_xml):
         ros.spin(0.5)
         end = time.monotonic()
     gap = _longest_gap(received, start, end)
-    assert gap < 0.5, f'no command for {gap:.2f} s around the big trajectory'
+    assert gap < conversion, (f'no command for {gap:.2f} s around the big trajectory; rclpy '
+                              f'converts it in {conversion:.2f} s')
     # A trajectory within the bound is followed as before.
     loop.reference.publish(JointTrajectory(joint_names=['elbow_joint'],
                                            points=[_point(0.2, [Q0[2] + 0.1])]))
@@ -492,9 +497,13 @@ def test_impossible_states_are_dropped_and_never_held(graph, ur5e_xml, ur5e_mode
 
 def test_a_long_trajectory_is_read_off_the_executor_and_followed(graph, ur5e_xml):
     """max_trajectory_points (10,000) points while the controller answers 1 kHz joint states:
-    read from its bytes and interpolated in a worker thread, so commands keep coming (a
-    liveness bound, not a benchmark), then followed; a newer reference arriving while a long one
-    is prepared wins."""
+    read from its bytes and interpolated in a worker thread, so commands keep coming while it is
+    prepared, then followed; a newer reference arriving while a long one is prepared wins.
+
+    One executor runs the controller and the probe here: a controller that prepared the
+    reference in its callback would block the probe too, and no command would arrive between
+    the moment preparation starts and the moment it is committed. The test counts those
+    commands rather than timing them (a shared, noisy machine)."""
     ros = graph
     loop = Loop(ros, {'robot_description': ur5e_xml})
     n_points = 10_000
@@ -505,13 +514,27 @@ def test_a_long_trajectory_is_read_off_the_executor_and_followed(graph, ur5e_xml
                    for k in range(1, n_points + 1)]
     raw = serialize_message(long)
     with _states_at_1khz(ros, loop) as received:
-        start = time.monotonic()
+        generation = loop.node._schedule.generation
+        window = {}
+
+        def watch():
+            """Between executor callbacks: when preparation is seen under way, and committed."""
+            now = time.monotonic()
+            if loop.node._preparing is not None:
+                window.setdefault('preparing', now)
+            if loop.node._schedule.generation != generation:
+                window.setdefault('committed', now)
+            return 'committed' in window
+
         loop.reference.publish(raw)
+        assert ros.spin_until(watch, 30.0), 'the long reference was never committed'
+        assert 'preparing' in window, 'it was not prepared off the executor'
+        during = [t for t in received if window['preparing'] < t < window['committed']]
+        assert len(during) >= 1, (
+            f'no command during the {window["committed"] - window["preparing"]:.3f} s it was '
+            'prepared')
         # followed: 2 s after its arrival the elbow's desired position is 0.02 rad ahead
         assert ros.spin_until(lambda: loop.errors and loop.errors[-1].position[2] > 0.015, 10.0)
-        end = time.monotonic()
-        gap = _longest_gap(received, start, end)
-        assert gap < 0.5, f'no command for {gap:.2f} s while it was prepared'
         # A long one, then at once a short one: the short one is in force.
         loop.reference.publish(raw)
         loop.reference.publish(JointTrajectory(joint_names=['wrist_1_joint'],
