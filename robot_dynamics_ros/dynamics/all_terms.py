@@ -67,10 +67,9 @@ def compute_all_terms(model: Model, q: ArrayLike, qd: ArrayLike, frame: str | No
         return _checks.retry(error, compute_all_terms, model, (q, "q"), (qd, "qd"), frame=frame,
                              reference=reference, damping=damping, data=data)
     if status == _all_terms.STATUS_M_NOT_POSITIVE_DEFINITE:
-        raise ValueError("mass matrix is not positive definite")
+        raise ValueError(_k.NOT_POSITIVE_DEFINITE)
     if status == _all_terms.STATUS_TASK_SPACE_SINGULAR:
-        raise ValueError("J M^-1 J^T is singular at this configuration (redundant or singular arm): "
-                         "pass damping > 0")
+        raise ValueError(_k.SINGULAR_TASK_SPACE)
     M, c, g, J, Lam, eta = arrays[:6]
     if frame is None:
         return AllTerms(M, c, g, None, None, None)

@@ -1,6 +1,7 @@
 """Closed-form dynamics of an open chain (or tree) from stacked matrices (eqs. 9.62–9.84)."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -83,5 +84,8 @@ def closed_form_dynamics(model: Model, q: ArrayLike, qd: ArrayLike,
     M = LA.T @ G @ LA                                                          # (9.82)
     c = -LA.T @ (G @ L @ ad_A_qd @ Gamma + ad_V.T @ G) @ LA @ qd               # (9.83), sign of (9.55)
     g = LA.T @ G @ L @ Vdot_base                                               # (9.84)
-    return ClosedFormDynamics(M=M, c=c, g=g, A=A, G=G, Gamma=Gamma, L=L, V=V, Vdot_base=Vdot_base,
-                              ad_A_qd=ad_A_qd, ad_V=ad_V)
+    result = ClosedFormDynamics(M=M, c=c, g=g, A=A, G=G, Gamma=Gamma, L=L, V=V, Vdot_base=Vdot_base,
+                                ad_A_qd=ad_A_qd, ad_V=ad_V)
+    for field in dataclasses.fields(result):
+        _checks.finite(getattr(result, field.name), f"the stacked {field.name}", "q, qd")
+    return result

@@ -42,4 +42,5 @@ def christoffel_symbols(model: Model, q: ArrayLike, data: Data | None = None) ->
     """Γ_ijk(q) of the first kind, shape (n, n, n) (eq. 9.13 / 9.86):
     Γ_ijk = ½ (∂m_ij/∂q_k + ∂m_ik/∂q_j − ∂m_jk/∂q_i), so that c_i = Σ_jk Γ_ijk q̇_j q̇_k (eq. 9.12)."""
     dM = mass_matrix_derivatives(model, q, data)        # dM[i, j, k] = ∂m_ij/∂q_k
-    return 0.5 * (dM + np.transpose(dM, (0, 2, 1)) - np.transpose(dM, (2, 0, 1)))
+    return _checks.finite(0.5 * (dM + np.transpose(dM, (0, 2, 1)) - np.transpose(dM, (2, 0, 1))),
+                          "Christoffel symbols", "q")

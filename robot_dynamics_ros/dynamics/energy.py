@@ -5,21 +5,20 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _checks
-from .jacobians import body_jacobians
 from .kernels import entries as _k
 from .model import Data, Model
-from .spatial import spatial_inertia
 
 
 def kinetic_energy(model: Model, q: ArrayLike, qd: ArrayLike, data: Data | None = None) -> float:
-    """K = ½ Σ_i V_iᵀ G_i V_i (eq. 9.59) in J, V_i = J_ib q̇ the twist of link frame {i} in {i}.
-    Equals ½ q̇ᵀ M(q) q̇ (eq. 9.10)."""
-    qd = _checks.vector(model, qd, "qd")
-    K = 0.0
-    for i, J in enumerate(body_jacobians(model, q, data)):
-        V = J @ qd
-        K += 0.5 * V @ spatial_inertia(model.mass[i], model.com[i], model.inertia_com[i]) @ V
-    return float(K)
+    """K = ½ q̇ᵀ M(q) q̇ (eq. 9.10) in J, equal to ½ Σ_i V_iᵀ G_i V_i (eq. 9.59) summed over the
+    links' twists. The momentum M(q) q̇ comes from inverse dynamics with q̇ = 0, q̈ = q̇ and no
+    gravity (eq. 9.81 with c = g = 0): O(n) time and memory, M is never formed."""
+    p = np.empty(model.nq)         # M(q) q̇
+    try:
+        _k.momentum(model._data.buffer if data is None else _checks.buffer(model, data), q, qd, p)
+    except _checks.KERNEL_ERRORS as error:
+        return _checks.retry(error, kinetic_energy, model, (q, "q"), (qd, "qd"), data=data)
+    return float(_checks.finite(0.5 * (qd @ p), "kinetic energy", "q, qd"))
 
 
 def potential_energy(model: Model, q: ArrayLike, data: Data | None = None) -> float:
@@ -28,4 +27,4 @@ def potential_energy(model: Model, q: ArrayLike, data: Data | None = None) -> fl
     q = _checks.vector(model, q, "q")
     T = _k.body_poses(_checks.buffer(model, data), q)
     com = np.einsum("nij,nj->ni", T[:, :3, :3], model.com) + T[:, :3, 3]
-    return float(-np.sum(model.mass * (com @ model.gravity)))
+    return float(_checks.finite(-np.sum(model.mass * (com @ model.gravity)), "potential energy", "q"))

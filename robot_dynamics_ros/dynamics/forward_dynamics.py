@@ -16,6 +16,13 @@ from .model import Data, Model
 _NO_WRENCH = np.zeros(6)
 
 
+def _net_torque(model, qd, tau, friction):
+    """τ − F_v q̇ − F_s sgn(q̇): the torque left to accelerate the joints."""
+    return _checks.finite(_checks.vector(model, tau, "tau")
+                          - applied_friction(model, _checks.vector(model, qd, "qd"), friction),
+                          "tau minus friction torques", "tau, qd and friction coefficients")
+
+
 def forward_dynamics(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike,
                      f_tip: ArrayLike | None = None, frame: str | None = None, friction: Friction = None,
                      data: Data | None = None) -> np.ndarray:
@@ -26,8 +33,7 @@ def forward_dynamics(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike,
     Returns q̈ (n,).
     """
     if friction is not None:
-        tau = _checks.vector(model, tau, "tau") - applied_friction(model, _checks.vector(model, qd, "qd"),
-                                                                   friction)
+        tau = _net_torque(model, qd, tau, friction)
     qdd = np.empty(model.nq)
     try:
         buf = model._data.buffer if data is None else _checks.buffer(model, data)
@@ -48,8 +54,7 @@ def forward_dynamics_via_mass_matrix(model: Model, q: ArrayLike, qd: ArrayLike, 
     M by CRBA, b by RNEA, then a Cholesky solve M = L Lᵀ (no explicit inverse). Arguments as
     forward_dynamics."""
     if friction is not None:
-        tau = _checks.vector(model, tau, "tau") - applied_friction(model, _checks.vector(model, qd, "qd"),
-                                                                   friction)
+        tau = _net_torque(model, qd, tau, friction)
     try:
         fr, tip = (-1, _NO_WRENCH) if f_tip is None else (model.frame_index(frame), f_tip)
         return _k.fd_via_mass_matrix(model._data.buffer if data is None else _checks.buffer(model, data),
@@ -68,7 +73,8 @@ def forward_dynamics_trajectory(model: Model, q: ArrayLike, qd: ArrayLike, tau: 
     qd = _checks.array(model, qd, "qd", q.shape)
     tau = _checks.array(model, tau, "tau", q.shape)
     if friction is not None:
-        tau = tau - applied_friction(model, qd, friction)
+        tau = _checks.finite(tau - applied_friction(model, qd, friction), "tau minus friction torques",
+                             "tau, qd and friction coefficients")
     qdd = np.empty(q.shape)
     _k.aba_batch(_checks.buffer(model, data), q, qd, tau, qdd)
     return qdd

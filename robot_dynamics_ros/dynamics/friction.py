@@ -32,10 +32,11 @@ def friction_coefficients(model, friction):
 
 
 def _coefficient(model, value, name):
-    a = np.broadcast_to(np.asarray(value, dtype=float), (model.nq,)) if np.ndim(value) == 0 else value
-    a = _checks.vector(model, a, f"friction {name} coefficients")
+    name = f"friction {name} coefficients"
+    a = _checks.real_array(value, name, f"a number or a vector of length {model.nq}")
+    a = _checks.vector(model, np.full(model.nq, a) if a.ndim == 0 else a, name)
     if np.any(a < 0):
-        raise ValueError(f"friction {name} coefficients must be non-negative")
+        raise ValueError(f"{name} must be non-negative")
     return a
 
 
@@ -45,7 +46,8 @@ def applied_friction(model, qd, friction):
     coefficients = friction_coefficients(model, friction)
     if coefficients is None:
         return 0.0
-    return coefficients[0] * qd + coefficients[1] * np.sign(qd)
+    return _checks.finite(coefficients[0] * qd + coefficients[1] * np.sign(qd),
+                          "friction torques F_v qd + F_s sgn(qd)", "qd and friction coefficients")
 
 
 def friction_torques(model: Model, qd: ArrayLike, viscous: ArrayLike | None = None,

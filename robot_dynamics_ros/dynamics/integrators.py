@@ -96,23 +96,28 @@ def simulate(model: Model, q0: ArrayLike, qd0: ArrayLike,
     """
     code = _checks.choice(METHODS, method, "method")
     dt = _checks.scalar(dt, "dt", minimum=0.0)
-    if int(steps) != steps or steps < 0:
-        raise ValueError(f"steps must be a non-negative integer, got {steps!r}")
-    steps = int(steps)
+    steps = _checks.count(steps, "steps")
     q0 = _checks.vector(model, q0, "q0")
     qd0 = _checks.vector(model, qd0, "qd0")
     fr, tip, fv, fs = _extras(model, f_tip, frame, friction)
     buf = _checks.buffer(model, data)
-    t = dt * np.arange(steps + 1)
-    q = np.empty((steps + 1, model.nq))
-    qd = np.empty((steps + 1, model.nq))
+    try:
+        t = dt * np.arange(steps + 1)
+        q = np.empty((steps + 1, model.nq))
+        qd = np.empty((steps + 1, model.nq))
+    except (MemoryError, ValueError):   # numpy's ValueError: more than the address space can hold
+        raise ValueError(f"steps = {steps} is too many: the trajectory does not fit in memory") from None
+    _checks.finite(t[-1], "the time steps * dt", "steps, dt")
     scratch = np.empty((8, model.nq))
     if callable(tau):
         applied = np.empty((steps, model.nq))
         q[0], qd[0] = q0, qd0
         for k in range(steps):
             applied[k] = _checks.vector(model, tau(t[k], q[k].copy(), qd[k].copy()), "tau(t, q, qd)")
-            _k.step(buf, q[k], qd[k], applied[k], dt, code, fr, tip, fv, fs, q[k + 1], qd[k + 1], scratch)
+            try:
+                _k.step(buf, q[k], qd[k], applied[k], dt, code, fr, tip, fv, fs, q[k + 1], qd[k + 1], scratch)
+            except ValueError:      # the step's overflow, said in simulate's terms
+                raise ValueError(_k.OVERFLOW_SIMULATION) from None
         return SimulationResult(t, q, qd, applied)
     if np.ndim(tau) == 1:
         tau = np.broadcast_to(_checks.vector(model, tau, "tau"), (steps, model.nq))

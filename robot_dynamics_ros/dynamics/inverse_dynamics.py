@@ -34,7 +34,8 @@ def inverse_dynamics(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike,
         return _checks.retry(error, inverse_dynamics, model, (q, "q"), (qd, "qd"), (qdd, "qdd"),
                              (f_tip, "f_tip", 6), frame=frame, friction=friction, data=data)
     if friction is not None:
-        tau += applied_friction(model, qd, friction)
+        tau = _checks.finite(tau + applied_friction(model, qd, friction), "tau plus friction torques",
+                             "q, qd, qdd and friction coefficients")
     return tau
 
 
@@ -89,10 +90,12 @@ def inverse_dynamics_trajectory(model: Model, q: ArrayLike, qd: ArrayLike, qdd: 
         fr, tips = -1, np.zeros((1, 6))
     else:
         fr = model.frame_index(frame)
-        tips = np.ascontiguousarray(np.broadcast_to(np.asarray(f_tip, dtype=float), (N, 6)))
-        tips = _checks.array(model, tips, "f_tip", (N, 6))
+        tips = _checks.real_array(f_tip, "f_tip", "a wrench (6,) or one per state (N, 6)")
+        tips = _checks.array(model, np.broadcast_to(tips, (N, 6)) if tips.shape == (6,) else tips, "f_tip",
+                             (N, 6))
     tau = np.empty((N, n))
     _k.rnea_batch(_checks.buffer(model, data), q, qd, qdd, fr, tips, tau)
     if friction is not None:
-        tau += applied_friction(model, qd, friction)
+        tau = _checks.finite(tau + applied_friction(model, qd, friction), "tau plus friction torques",
+                             "q, qd, qdd and friction coefficients")
     return tau

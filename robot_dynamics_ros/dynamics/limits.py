@@ -25,17 +25,10 @@ Examples:
 
 import numpy as np
 
+from . import _checks
+
 __all__ = ['effort_limits', 'saturate_effort', 'clip_positions', 'enforce_position_limits',
            'at_position_limit']
-
-
-def _vector(name, value, n):
-    v = np.asarray(value, dtype=np.float64)
-    if v.shape != (n,):
-        raise ValueError(f'{name} must have shape ({n},), got {v.shape}')
-    if not np.isfinite(v).all():
-        raise ValueError(f'{name} must be finite, got {v}')
-    return v
 
 
 def effort_limits(model):
@@ -56,7 +49,7 @@ def saturate_effort(model, tau):
     the joints whose effort was reduced. ``tau`` must be finite (ValueError otherwise).
     """
     limit = effort_limits(model)
-    tau = _vector('tau', tau, limit.shape[0])
+    tau = _checks.vector(model, tau, 'tau', limit.shape[0])
     saturated = np.abs(tau) > limit
     return np.clip(tau, -limit, limit), saturated
 
@@ -65,7 +58,7 @@ def clip_positions(model, q):
     """Project ``q`` into the position box [model.lower, model.upper] (a new array)."""
     lower = np.asarray(model.lower, dtype=np.float64)
     upper = np.asarray(model.upper, dtype=np.float64)
-    q = _vector('q', q, lower.shape[0])
+    q = _checks.vector(model, q, 'q', lower.shape[0])
     return np.clip(q, lower, upper)
 
 
@@ -73,7 +66,7 @@ def at_position_limit(model, q):
     """Boolean masks ``(at_lower, at_upper)`` of joints at or beyond their position limits."""
     lower = np.asarray(model.lower, dtype=np.float64)
     upper = np.asarray(model.upper, dtype=np.float64)
-    q = _vector('q', q, lower.shape[0])
+    q = _checks.vector(model, q, 'q', lower.shape[0])
     return q <= lower, q >= upper
 
 
@@ -87,8 +80,8 @@ def enforce_position_limits(model, q, qd):
     lower = np.asarray(model.lower, dtype=np.float64)
     upper = np.asarray(model.upper, dtype=np.float64)
     n = lower.shape[0]
-    q = _vector('q', q, n)
-    qd = _vector('qd', qd, n).copy()
+    q = _checks.vector(model, q, 'q', n)
+    qd = _checks.vector(model, qd, 'qd', n).copy()
     at_lower = q <= lower
     at_upper = q >= upper
     qd[at_lower & (qd < 0.0)] = 0.0

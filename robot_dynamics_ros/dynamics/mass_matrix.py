@@ -42,4 +42,4 @@ def mass_matrix_via_jacobians(model: Model, q: ArrayLike, data: Data | None = No
     M = np.zeros((model.nq, model.nq))
     for i, J in enumerate(body_jacobians(model, q, data)):
         M += J.T @ spatial_inertia(model.mass[i], model.com[i], model.inertia_com[i]) @ J
-    return M
+    return _checks.finite(M, "M(q)", "q")

@@ -1,6 +1,8 @@
 """Bad input raises ValueError naming the argument (or the URDF element); reasonable input forms
-(lists, tuples, integer and float32 arrays, strided views) are accepted and give the float64 result;
-a model keeps working after any of these errors."""
+(lists, tuples, integer and float32 arrays, strided views, big-endian and misaligned arrays) are
+accepted and give the float64 result; finite input whose result overflows raises a ValueError saying
+what overflowed; a model keeps working after any of these errors. test_fuzz_core.py fuzzes the same
+property over every public function."""
 import re
 
 import numpy as np
@@ -61,8 +63,13 @@ def _bad_values():
     nan[2] = np.nan
     inf = np.array(Q)
     inf[-1] = -np.inf
+    masked = np.ma.masked_array(Q, mask=np.arange(N) == 1)
+    # Before the fix the next five were converted silently: complex to its real part (a
+    # ComplexWarning), text through float('1.0'), booleans to 0 and 1, a masked array to its data.
     return {"nan": nan, "inf": inf, "too-long": np.zeros(N + 1), "too-short-list": [0.0] * (N - 1),
-            "2-d": np.zeros((N, 1)), "text": "abc", "none": None}
+            "2-d": np.zeros((N, 1)), "text": "abc", "none": None, "dict": {},
+            "complex": Q + 1j, "complex-zero-imaginary": Q.astype(complex),
+            "numeric-text": [str(x) for x in Q], "bool": Q > 0, "masked": masked}
 
 
 def _misreported(cases):
@@ -165,10 +172,54 @@ def test_unknown_reference_raises_value_error(call, reference):
      "tau"),
     (lambda: rd.mass_matrix_trajectory(MODEL, np.zeros((3, N + 1))), "q"),
     (lambda: MODEL.joint_index("no_such_joint"), "no_such_joint"),
+    # Before the fix: TypeError, OverflowError, MemoryError, or a ValueError not naming the argument.
+    (lambda: rd.computed_torque(MODEL, Q, QD, Q, QD, QDD, 1j, 1.0), "kp"),
+    (lambda: rd.computed_torque(MODEL, Q, QD, Q, QD, QDD, 1.0, "2"), "kd"),
+    (lambda: rd.simulate(MODEL, Q, QD, TAU, 0.01, None), "steps"),
+    (lambda: rd.simulate(MODEL, Q, QD, TAU, 0.01, np.inf), "steps"),
+    (lambda: rd.simulate(MODEL, Q, QD, TAU, 0.01, 1e12), "steps"),
+    (lambda: rd.simulate(MODEL, Q, QD, TAU, 0.01, 10 ** 30), "steps"),
+    (lambda: rd.simulate(MODEL, Q, QD, TAU, 0.01, np.nan), "steps"),
+    (lambda: rd.simulate(MODEL, Q, QD, TAU, 0.01, True), "steps"),
+    (lambda: rd.saturate_effort(MODEL, {}), "tau"),
+    (lambda: rd.enforce_position_limits(MODEL, {}, QD), "q"),
+    (lambda: rd.enforce_position_limits(MODEL, Q, {1: 2.0}), "qd"),
+    (lambda: rd.rk4_step(MODEL, Q, QD, TAU, "0.01"), "dt"),
+    (lambda: rd.task_space_inertia(MODEL, Q, damping=1e-3 + 0j), "damping"),
+    (lambda: rd.inverse_dynamics(MODEL, Q, QD, QDD, friction=(0.1j, 0.0)), "viscous"),
+    (lambda: rd.inverse_dynamics_trajectory(MODEL, np.zeros((3, N)), np.zeros((3, N)), np.zeros((3, N)),
+                                            f_tip=np.ones(6) + 1j), "f_tip"),
 ], ids=lambda x: "" if isinstance(x, str) else None)
 def test_bad_option_raises_value_error_naming_it(call, match):
     with pytest.raises(ValueError, match=rf"(?<![\w]){re.escape(match)}(?![\w])"):
         call()
+
+
+def _prismatic_at(value):
+    q = np.array(Q)
+    q[[t == "prismatic" for t in MODEL.joint_types]] = value
+    return q
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: rd.inverse_dynamics(MODEL, Q, np.full(N, 1e155), QDD), r"tau.*\bqd\b"),
+    (lambda: rd.coriolis_forces(MODEL, Q, np.full(N, 1e155)), r"c\(q, qd\).*\bqd\b"),
+    (lambda: rd.forward_dynamics(MODEL, Q, np.full(N, 1e155), TAU), r"qdd.*\bqd\b"),
+    (lambda: rd.mass_matrix(MODEL, _prismatic_at(1e300)), r"M\(q\).*\bq\b"),
+    (lambda: rd.simulate(MODEL, Q, QD, TAU, 1.0, 50), r"diverged.*\bdt\b"),
+    (lambda: rd.rk4_step(MODEL, Q, QD, TAU, 1e300), r"diverged.*\bdt\b"),
+    (lambda: rd.inverse_dynamics(MODEL, Q, np.full(N, 2.0), QDD, friction=(1e308, 0.0)), r"friction"),
+    (lambda: rd.kinetic_energy(MODEL, Q, np.full(N, 1e155)), r"kinetic energy.*\bqd\b"),
+    (lambda: rd.computed_torque(MODEL, Q, QD, Q + 2.0, QD, QDD, 1e308, 1.0), r"kp"),
+], ids=["inverse_dynamics", "coriolis_forces", "forward_dynamics", "mass_matrix",
+        "simulate", "rk4_step", "friction", "kinetic_energy", "computed_torque"])
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")      # numpy says "overflow" too
+def test_finite_input_that_overflows_raises_value_error_saying_what(call, match):
+    """Before the fix these returned NaN or inf: q̇ = 1e155 squares to inf and inf - inf is NaN; a
+    step of 1 s (or 1e300 s) diverges."""
+    with pytest.raises(ValueError, match="overflowed|diverged") as error:
+        call()
+    assert re.search(match, str(error.value)), str(error.value)
 
 
 def test_task_space_inertia_without_damping_below_six_joints_names_damping():
@@ -188,12 +239,26 @@ FORMS = {
     "fortran-column": lambda x: np.asfortranarray(np.column_stack([x, x]))[:, 0],
     "reversed-view": lambda x: np.asarray(x, float)[::-1][::-1],
     "read-only": lambda x: _read_only(x),
+    # Misaligned before big-endian: after a misaligned array, numba gave big-endian ones the native
+    # type code and the kernels read their bytes as native (kernels/native.py).
+    "misaligned": lambda x: _misaligned(x),
+    "big-endian": lambda x: np.asarray(x, ">f8"),
+    "big-endian-read-only": lambda x: _read_only(np.asarray(x, ">f8")),
+    "long-double": lambda x: np.asarray(x, np.longdouble),
+    "object": lambda x: np.array([float(v) for v in x], dtype=object),
+    "masked-nothing-masked": lambda x: np.ma.masked_array(np.asarray(x, float), mask=False),
 }
 
 
 def _read_only(x):
-    a = np.array(x, float)
+    a = np.array(x)
     a.setflags(write=False)
+    return a
+
+
+def _misaligned(x):
+    a = np.zeros(8 * len(x) + 1, np.uint8)[1:].view(np.float64)
+    a[:] = x
     return a
 
 

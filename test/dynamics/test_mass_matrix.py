@@ -3,6 +3,8 @@ the closed form 9.82); K = ½ q̇ᵀ M q̇. Exact identities: relative residual 
 import numpy as np
 
 from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.dynamics.jacobians import body_jacobians
+from robot_dynamics_ros.dynamics.spatial import spatial_inertia
 
 from _residuals import EXACT, assert_close, torque_scale
 
@@ -49,11 +51,15 @@ def test_closed_form_matches_recursive(model, states):
 
 
 def test_kinetic_energy_is_half_qd_M_qd(model, states):
-    """K = ½ Σ V_iᵀ G_i V_i (eq. 9.59) == ½ q̇ᵀ M q̇ (eq. 9.10)."""
+    """K = ½ q̇ᵀ M q̇ (eq. 9.10, M by CRBA) == ½ Σ_i V_iᵀ G_i V_i (eq. 9.59), V_i = J_ib q̇ the twist of
+    link frame {i} in {i}."""
     for q, qd, _ in states:
         K = rd.kinetic_energy(model, q, qd)
         assert K > 0
         assert_close("kinetic energy vs 1/2 qd^T M qd", K, 0.5 * qd @ rd.mass_matrix(model, q) @ qd, EXACT)
+        K_links = sum(0.5 * (J @ qd) @ spatial_inertia(model.mass[i], model.com[i], model.inertia_com[i])
+                      @ (J @ qd) for i, J in enumerate(body_jacobians(model, q)))
+        assert_close("kinetic energy vs 1/2 sum V_i^T G_i V_i", K, K_links, EXACT)
 
 
 def test_mass_matrix_trajectory_matches_single_calls(model, states):

@@ -1,17 +1,22 @@
 """The compiled entry points: the only kernels called from Python, one per public call.
 
-Each checks its arguments (sizes and finiteness; the Python layer then says which argument was
-wrong, _checks.py) and calls one algorithm, which is inlined into it (layout.inline). Explicit
-signatures: anything but C-contiguous float64 arrays is refused with a TypeError instead of
-compiling a new specialisation. Results are written into arrays the caller allocates: returning a
-fresh array from compiled code costs more (boxing) than a 7-joint RNEA. `d` is a Data buffer, both
-the packed model (`mb`) and the workspace (`w`), see layout.py.
+Each checks its arguments (sizes, finiteness, and that each vector is an array object it reads
+right: native.py; the Python layer then says which argument was wrong, _checks.py), calls one
+algorithm, which is inlined into it (layout.inline), and checks that its results are finite: finite
+arguments can still overflow (q̇ ~ 1e155 squares to inf in the Coriolis terms, and inf - inf is NaN;
+a step too long for the integrator diverges), and a NaN must not be returned as an answer. That
+raises a ValueError saying which quantity overflowed and from which arguments (OVERFLOW_*); a loop
+over the n or n² results costs nanoseconds. Explicit signatures: anything but C-contiguous float64
+arrays is refused with a TypeError instead of compiling a new specialisation. Results are written
+into arrays the caller allocates: returning a fresh array from compiled code costs more (boxing) than
+a 7-joint RNEA. `d` is a Data buffer, both the packed model (`mb`) and the workspace (`w`), see
+layout.py.
 """
 import numpy as np
 from numba import njit, types
 
 from .aba import aba as articulated_body
-from .all_terms import all_terms as all_terms_of_state
+from .all_terms import STATUS_OK, all_terms as all_terms_of_state
 from .coriolis import (
     coriolis_matrix as christoffel_coriolis_matrix,
     mass_matrix_derivatives as coriolis_mass_matrix_derivatives,
@@ -60,30 +65,73 @@ _MI = types.Array(types.float64, 2, "C", readonly=True)   # an input trajectory 
 _I = types.int64
 _F = types.float64
 
+NOT_POSITIVE_DEFINITE = "M(q) is not positive definite (numerically) at this q"
+SINGULAR_TASK_SPACE = ("J M^-1 J^T is singular for this q and frame (a singular arm, or fewer than six "
+                       "joints move the frame): pass damping > 0")
+# Messages of the output checks: the quantity that overflowed and the arguments it came from.
+
+
+def _overflowed(quantity, arguments):
+    """ "<quantity> overflowed: not finite for these finite <arguments> (...)" """
+    these = "this finite" if "," not in arguments else "these finite"
+    return f"{quantity} overflowed: not finite for {these} {arguments} (values too large for float64)"
+
+
+def _diverged(what, arguments):
+    return (f"{what} diverged: the state after {'the step' if what == 'integration' else 'a step'} is not "
+            f"finite for these finite {arguments} (dt too large for the integrator, or velocities, "
+            "torques, f_tip or friction too large)")
+
+
+OVERFLOW_TAU = _overflowed("inverse dynamics tau", "q, qd, qdd")
+OVERFLOW_TAU_TIP = _overflowed("inverse dynamics tau", "q, qd, qdd, f_tip")
+OVERFLOW_G = _overflowed("g(q)", "q")
+OVERFLOW_C = _overflowed("c(q, qd)", "q, qd")
+OVERFLOW_B = _overflowed("c(q, qd) + g(q)", "q, qd")
+OVERFLOW_M = _overflowed("M(q)", "q")
+OVERFLOW_P = _overflowed("momentum M(q) qd", "q, qd")
+OVERFLOW_QDD = _overflowed("forward dynamics qdd", "q, qd, tau")
+OVERFLOW_QDD_TIP = _overflowed("forward dynamics qdd", "q, qd, tau, f_tip")
+OVERFLOW_CM = _overflowed("C(q, qd)", "q, qd")
+OVERFLOW_DM = _overflowed("dM/dq", "q")
+OVERFLOW_POSE = _overflowed("frame pose T_0f", "q")
+OVERFLOW_J = _overflowed("J(q)", "q")
+OVERFLOW_DJ = _overflowed("dJ/dt", "q, qd")
+OVERFLOW_LAMBDA = _overflowed("task-space inertia Lambda", "q")
+OVERFLOW_TERMS = _overflowed("M, c, g, J, Lambda or eta", "q, qd")
+OVERFLOW_STEP = _diverged("integration", "q, qd, tau, dt, f_tip, friction")
+OVERFLOW_SIMULATION = _diverged("simulation", "q0, qd0, tau, dt, f_tip, friction")
+
 
 # ---- inverse dynamics (rnea.py) ---------------------------------------------------------------------
 @_entry(types.none(_D, _VI, _VI, _VI, _V))
 def rnea(d, q, qd, qdd, tau):
     """τ = M q̈ + c + g."""
     n = check_state(d, q, qd)
-    check_vector(qdd, n)
+    check_vector(d, qdd, n)
     recursive_newton_euler(d, d, q, qd, qdd, True, True, True, -1, q, tau)
+    if not all_finite(tau):
+        raise ValueError(OVERFLOW_TAU)
 
 
 @_entry(types.none(_D, _VI, _VI, _VI, _I, _VI, _V))
 def rnea_tip(d, q, qd, qdd, frame, f_tip, tau):
     """τ = M q̈ + c + g + J^T F_tip with F_tip at `frame`."""
     n = check_state(d, q, qd)
-    check_vector(qdd, n)
-    check_vector(f_tip, 6)
+    check_vector(d, qdd, n)
+    check_vector(d, f_tip, 6)
     recursive_newton_euler(d, d, q, qd, qdd, True, True, True, frame, f_tip, tau)
+    if not all_finite(tau):
+        raise ValueError(OVERFLOW_TAU_TIP)
 
 
 @_entry(types.none(_D, _VI, _V))
 def gravity(d, q, tau):
     """g(q): RNEA with q̇ = q̈ = 0."""
-    check_vector(q, n_bodies(d))
+    check_vector(d, q, n_bodies(d))
     recursive_newton_euler(d, d, q, q, q, False, False, True, -1, q, tau)
+    if not all_finite(tau):
+        raise ValueError(OVERFLOW_G)
 
 
 @_entry(types.none(_D, _VI, _VI, _V))
@@ -91,6 +139,8 @@ def coriolis(d, q, qd, tau):
     """c(q, q̇): RNEA with q̈ = 0 and no gravity."""
     check_state(d, q, qd)
     recursive_newton_euler(d, d, q, qd, qd, True, False, False, -1, q, tau)
+    if not all_finite(tau):
+        raise ValueError(OVERFLOW_C)
 
 
 @_entry(types.none(_D, _VI, _VI, _V))
@@ -98,6 +148,8 @@ def bias(d, q, qd, tau):
     """c(q, q̇) + g(q): RNEA with q̈ = 0."""
     check_state(d, q, qd)
     recursive_newton_euler(d, d, q, qd, qd, True, False, True, -1, q, tau)
+    if not all_finite(tau):
+        raise ValueError(OVERFLOW_B)
 
 
 @_entry(types.none(_D, _MI, _MI, _MI, _I, _MI, _M))
@@ -114,14 +166,30 @@ def rnea_batch(d, q, qd, qdd, frame, f_tip, tau):
         f_tip_k = f_tip[k if frame >= 0 else 0]
         recursive_newton_euler(d, d, q[k], qd[k], qdd[k], True, True, True, frame, f_tip_k,
                                tau[k])
+    if not all_finite(tau):
+        if frame >= 0:      # (a constant message per raise: a computed one would need numba's NRT)
+            raise ValueError(OVERFLOW_TAU_TIP)
+        raise ValueError(OVERFLOW_TAU)
 
 
 # ---- mass matrix (crba.py) ---------------------------------------------------------------------------
 @_entry(types.none(_D, _VI, _M))
 def crba(d, q, M):
     """M(q)."""
-    check_vector(q, n_bodies(d))
+    check_vector(d, q, n_bodies(d))
     composite_rigid_body(d, d, q, M)
+    if not all_finite(M):
+        raise ValueError(OVERFLOW_M)
+
+
+@_entry(types.none(_D, _VI, _VI, _V))
+def momentum(d, q, qd, p):
+    """The joint-space momentum p = M(q) q̇ without forming M: RNEA with q̇ = 0, q̈ = q̇ and no
+    gravity (eq. 9.81 with c = g = 0), O(n) time and memory."""
+    check_state(d, q, qd)
+    recursive_newton_euler(d, d, q, qd, qd, False, True, False, -1, q, p)
+    if not all_finite(p):
+        raise ValueError(OVERFLOW_P)
 
 
 @_entry(types.none(_D, _MI, types.float64[:, :, ::1]))
@@ -134,6 +202,8 @@ def crba_batch(d, q, M):
         raise ValueError("invalid trajectory values")
     for k in range(N):
         composite_rigid_body(d, d, q[k], M[k])
+    if not all_finite(M):
+        raise ValueError(OVERFLOW_M)
 
 
 # ---- forward dynamics (aba.py; crba.py + rnea.py + linalg.py) --------------------------------------------
@@ -141,17 +211,21 @@ def crba_batch(d, q, M):
 def aba(d, q, qd, tau, qdd):
     """q̈ = FD(q, q̇, τ)."""
     n = check_state(d, q, qd)
-    check_vector(tau, n)
+    check_vector(d, tau, n)
     articulated_body(d, d, q, qd, tau, -1, q, qdd)
+    if not all_finite(qdd):
+        raise ValueError(OVERFLOW_QDD)
 
 
 @_entry(types.none(_D, _VI, _VI, _VI, _I, _VI, _V))
 def aba_tip(d, q, qd, tau, frame, f_tip, qdd):
     """q̈ = FD(q, q̇, τ) with F_tip at `frame`."""
     n = check_state(d, q, qd)
-    check_vector(tau, n)
-    check_vector(f_tip, 6)
+    check_vector(d, tau, n)
+    check_vector(d, f_tip, 6)
     articulated_body(d, d, q, qd, tau, frame, f_tip, qdd)
+    if not all_finite(qdd):
+        raise ValueError(OVERFLOW_QDD_TIP)
 
 
 @_entry(types.none(_D, _MI, _MI, _MI, _M))
@@ -164,24 +238,31 @@ def aba_batch(d, q, qd, tau, qdd):
         raise ValueError("invalid trajectory values")
     for k in range(N):
         articulated_body(d, d, q[k], qd[k], tau[k], -1, q[k], qdd[k])
+    if not all_finite(qdd):
+        raise ValueError(OVERFLOW_QDD)
 
 
 @_entry(_V(_D, _VI, _VI, _VI, _I, _VI), allocates=True)
 def fd_via_mass_matrix(d, q, qd, tau, frame, f_tip):
     """q̈ = M^-1 (τ - b - J^T F_tip) with M = L L^T (the textbook's GetJointAccel, no explicit inverse)."""
     n = check_state(d, q, qd)
-    check_vector(tau, n)
-    check_vector(f_tip, 6)
+    check_vector(d, tau, n)
+    check_vector(d, f_tip, 6)
     M = np.empty((n, n))
     composite_rigid_body(d, d, q, M)
     b = np.empty(n)
     recursive_newton_euler(d, d, q, qd, qd, True, False, True, frame, f_tip, b, poses_known=True)
     for i in range(n):
         b[i] = tau[i] - b[i]
-    if not cholesky_in_place(M, n):
-        raise ValueError("mass matrix is not positive definite")
-    cholesky_solve_in_place(M, n, b)
-    return b
+    if all_finite(M) and all_finite(b):     # checked before the factorisation: NaN is no pivot
+        if not cholesky_in_place(M, n):
+            raise ValueError(NOT_POSITIVE_DEFINITE)
+        cholesky_solve_in_place(M, n, b)
+        if all_finite(b):
+            return b
+    if frame >= 0:
+        raise ValueError(OVERFLOW_QDD_TIP)
+    raise ValueError(OVERFLOW_QDD)
 
 
 # ---- Coriolis matrix and ∂M/∂q (coriolis.py) ---------------------------------------------------------------
@@ -190,15 +271,19 @@ def coriolis_matrix(d, q, qd, C):
     """C(q, q̇), Christoffel-consistent."""
     check_state(d, q, qd)
     christoffel_coriolis_matrix(d, d, q, qd, C)
+    if not all_finite(C):
+        raise ValueError(OVERFLOW_CM)
 
 
 @_entry(types.float64[:, :, ::1](_D, _VI), allocates=True)
 def mass_matrix_derivatives(d, q):
     """∂M/∂q_k in [:, :, k], shape (n, n, n)."""
     n = n_bodies(d)
-    check_vector(q, n)
+    check_vector(d, q, n)
     dM = np.empty((n, n, n))
     coriolis_mass_matrix_derivatives(d, d, q, np.empty(n), np.empty((n, n)), dM)
+    if not all_finite(dM):
+        raise ValueError(OVERFLOW_DM)
     return dM
 
 
@@ -206,26 +291,32 @@ def mass_matrix_derivatives(d, q):
 @_entry(types.none(_D, _VI, _I, _M))
 def frame_pose(d, q, frame, T):
     """T_{0f} (4 x 4)."""
-    check_vector(q, n_bodies(d))
+    check_vector(d, q, n_bodies(d))
     body_poses_in_base(d, d, q)
     pose_of_frame(d, d, frame, T)
+    if not all_finite(T):
+        raise ValueError(OVERFLOW_POSE)
 
 
 @_entry(types.float64[:, :, ::1](_D, _VI), allocates=True)
 def body_poses(d, q):
     """The pose in {0} of every body's URDF frame, (n, 4, 4)."""
     n = n_bodies(d)
-    check_vector(q, n)
+    check_vector(d, q, n)
     T = np.empty((n, 4, 4))
     urdf_body_poses(d, d, q, T)
+    if not all_finite(T):
+        raise ValueError(OVERFLOW_POSE)
     return T
 
 
 @_entry(types.none(_D, _VI, _I, _I, _M), allocates=True)
 def jacobian(d, q, frame, reference, J):
     """J (6 x n) of a frame in a reference (kinematics.REF_*)."""
-    check_vector(q, n_bodies(d))
+    check_vector(d, q, n_bodies(d))
     frame_jacobian(d, d, q, frame, reference, np.empty((4, 4)), J)
+    if not all_finite(J):
+        raise ValueError(OVERFLOW_J)
 
 
 @_entry(types.none(_D, _VI, _VI, _I, _I, _M), allocates=True)
@@ -233,6 +324,8 @@ def jacobian_derivative(d, q, qd, frame, reference, dJ):
     """dJ/dt (6 x n) of a frame in a reference."""
     check_state(d, q, qd)
     frame_jacobian_derivative(d, d, q, qd, frame, reference, np.empty((4, 4)), dJ)
+    if not all_finite(dJ):
+        raise ValueError(OVERFLOW_DJ)
 
 
 # ---- task space (linalg.py, all_terms.py) --------------------------------------------------------------
@@ -240,24 +333,34 @@ def jacobian_derivative(d, q, qd, frame, reference, dJ):
 def task_space_inertia(d, q, frame, reference, damping, Lam):
     """Λ = (J M^-1 J^T + damping 1)^-1 (eq. 9.98 when J is square and invertible)."""
     n = n_bodies(d)
-    check_vector(q, n)
+    check_vector(d, q, n)
     L = np.empty((n, n))
     composite_rigid_body(d, d, q, L)
     J = np.empty((6, n))
     frame_jacobian(d, d, q, frame, reference, np.empty((4, 4)), J, poses_known=True)
+    if not (all_finite(L) and all_finite(J)):      # before the factorisations: NaN is no pivot
+        raise ValueError(OVERFLOW_LAMBDA)
     if not cholesky_in_place(L, n):
-        raise ValueError("mass matrix is not positive definite")
+        raise ValueError(NOT_POSITIVE_DEFINITE)
     if not task_space_inertia_from_cholesky(L, n, J, damping, np.empty((n, 6)), np.empty((6, 6)), np.empty(6),
                                             Lam):
-        raise ValueError("J M^-1 J^T is singular at this configuration (redundant or singular arm): "
-                         "pass damping > 0")
+        raise ValueError(SINGULAR_TASK_SPACE)
+    if not all_finite(Lam):
+        raise ValueError(OVERFLOW_LAMBDA)
 
 
 @_entry(_I(_D, _VI, _VI, _I, _I, _F, _M, _V, _V, _M, _M, _V, _M, _M))
 def all_terms(d, q, qd, frame, reference, damping, M, c, g, J, Lam, eta, T, scratch):
     """M, c, g and (frame >= 0) J, Λ, η, T_{0f} of one state; returns all_terms.STATUS_*."""
     check_state(d, q, qd)
-    return all_terms_of_state(d, d, q, qd, frame, reference, damping, M, c, g, J, Lam, eta, T, scratch)
+    status = all_terms_of_state(d, d, q, qd, frame, reference, damping, M, c, g, J, Lam, eta, T, scratch)
+    # NaN fails the factorisations too: an overflow is reported as one, whatever the status says.
+    if not (all_finite(M) and all_finite(c) and all_finite(g)):
+        raise ValueError(OVERFLOW_TERMS)
+    if frame >= 0 and not (all_finite(J) and all_finite(T)
+                           and (status != STATUS_OK or (all_finite(Lam) and all_finite(eta)))):
+        raise ValueError(OVERFLOW_TERMS)
+    return status
 
 
 # ---- integration (integrators.py) --------------------------------------------------------------------
@@ -265,9 +368,11 @@ def all_terms(d, q, qd, frame, reference, damping, M, c, g, J, Lam, eta, T, scra
 def step(d, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_next, qd_next, s):
     """One integration step into (q_next, qd_next); s: scratch (8, n)."""
     n = check_state(d, q, qd)
-    check_vector(tau, n)
-    check_vector(f_tip, 6)
+    check_vector(d, tau, n)
+    check_vector(d, f_tip, 6)
     integration_step(d, d, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_next, qd_next, s)
+    if not (all_finite(q_next) and all_finite(qd_next)):
+        raise ValueError(OVERFLOW_STEP)
 
 
 @_entry(types.none(_D, _VI, _VI, _MI, _F, _I, _I, _VI, _VI, _VI, _M, _M, _M))
@@ -285,3 +390,5 @@ def simulate(d, q0, qd0, tau, dt, method, frame, f_tip, viscous, coulomb, q, qd,
     for k in range(steps):
         integration_step(d, d, q[k], qd[k], tau[k], dt, method, frame, f_tip, viscous, coulomb,
                          q[k + 1], qd[k + 1], s)
+        if not (all_finite(q[k + 1]) and all_finite(qd[k + 1])):     # stop at the first divergent step
+            raise ValueError(OVERFLOW_SIMULATION)

@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit
 
 from . import cache
+from .native import is_native_ndarray
 
 cache.install()
 
@@ -133,7 +134,19 @@ def frame_body(mb, f):
 @inline
 def all_finite(x):
     """True when no entry of x is NaN or inf (np.isfinite: the fastmath flags here keep NaN/inf
-    semantics, but an arithmetic test such as x - x == 0 would be folded away by reassociation)."""
+    semantics, but an arithmetic test such as x - x == 0 would be folded away by reassociation).
+
+    A matrix is summed first: a NaN or an infinity among its entries makes the sum NaN or infinite
+    in any order of addition (NaN + v = NaN, inf - inf = NaN), and the sum vectorises (36 entries:
+    about 1 ns, where the loop below takes about 20); only when the sum is not finite (a bad entry,
+    or finite entries whose sum overflows) are the entries looked at. A vector is looked at
+    directly: with the summing loop, the RNEA entry point measured 30 ns slower."""
+    if x.ndim > 1:
+        s = 0.0
+        for v in x.flat:
+            s += v
+        if np.isfinite(s):
+            return True
     for v in x.flat:
         if not np.isfinite(v):
             return False
@@ -141,15 +154,18 @@ def all_finite(x):
 
 
 @inline
-def check_vector(x, n):
-    if x.shape[0] != n or not all_finite(x):
+def check_vector(d, x, n):
+    """x is a finite vector of length n, and an array object the kernels read right: exactly a
+    numpy.ndarray like the Data buffer d, aligned, in native byte order (native.py says why the
+    signatures do not ensure that)."""
+    if x.shape[0] != n or not is_native_ndarray(x, d) or not all_finite(x):
         raise ValueError("invalid input vector")
 
 
 @inline
-def check_state(mb, q, qd):
-    """n, after checking that q and qd are finite vectors of length n (the model's bodies)."""
-    n = n_bodies(mb)
-    check_vector(q, n)
-    check_vector(qd, n)
+def check_state(d, q, qd):
+    """n, after checking q and qd as vectors of length n (the model's bodies) of the Data buffer d."""
+    n = n_bodies(d)
+    check_vector(d, q, n)
+    check_vector(d, qd, n)
     return n
