@@ -5,12 +5,16 @@
 #   PYTHON=python3.12 bash tools/bootstrap.sh
 #   BOOTSTRAP_FORCE=1 bash tools/bootstrap.sh   # re-install even if the stamps match
 #
-# Two steps, each skipped when its stamp (a hash of its inputs) is unchanged:
+# Steps, each skipped when its stamp (a hash of its inputs) is unchanged:
 #   1. pinned requirements: requirements/build.txt and requirements/test.txt (which includes
 #      runtime.txt). Slow (about a minute from nothing), so only when a requirement file changes.
+#   1b. where ../shared/ros2-cli-wheels exists: the ROS 2 launch and CLI tools from it.
 #   2. this package, editable and without dependencies (a few seconds), plus symlinks for its
-#      data_files in .venv/share (ament index marker, package.xml, launch/, config/, urdf/).
+#      data_files in .venv/share (ament index marker, package.xml, launch/, config/, urdf/) and
+#      for its console scripts in .venv/lib/robot_dynamics_ros: .venv is an ament prefix.
 #      Redone when setup.py, setup.cfg, package.xml or the set of data files changes.
+#   3. every kernel compiled into numba's cache (python -m robot_dynamics_ros.precompile), when a
+#      kernel source changed: nodes then start without compiling.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -88,6 +92,27 @@ if [[ "${BOOTSTRAP_FORCE:-0}" == 1 || "$(cat "$REQ_STAMP" 2>/dev/null)" != "$req
     log "requirements installed in $((SECONDS - t0)) s"
 fi
 
+# --- 1b. the ROS 2 launch and command-line tools, where their wheels are ------------------------
+# `launch`, `launch_ros`, `launch_testing` and the `ros2` CLI are not on PyPI. Where a folder of
+# their wheels exists (ROS2_CLI_WHEELS, default ../shared/ros2-cli-wheels beside the repository),
+# they are installed from it, without an index, so that test/launch runs them for real and users
+# get `ros2 launch` / `ros2 run`. Without the folder those tests skip with a reason.
+CLI_WHEELS="${ROS2_CLI_WHEELS:-$ROOT/../shared/ros2-cli-wheels}"
+CLI_STAMP="$VENV/.stamp-ros2-cli"
+if [[ -d "$CLI_WHEELS" ]]; then
+    cli_hash="$( { hash_files "$REQ_STAMP" requirements/ros2-cli.txt; ls "$CLI_WHEELS"; } | sha256sum | cut -d' ' -f1)"
+    if [[ "${BOOTSTRAP_FORCE:-0}" == 1 || "$(cat "$CLI_STAMP" 2>/dev/null)" != "$cli_hash" ]]; then
+        log "installing the ROS 2 launch and CLI tools from $CLI_WHEELS"
+        rm -f "$CLI_STAMP"
+        "$VPY" -m pip install --quiet -r requirements/ros2-cli.txt
+        "$VPY" -m pip install --quiet --no-index --no-deps --find-links "$CLI_WHEELS" \
+            launch launch_xml launch_yaml launch_testing launch_pytest launch_ros launch_testing_ros \
+            ros2launch ros2cli ros2pkg ros2run ros2topic ros2param ros2service ros2node ros2interface \
+            rosidl_runtime_py composition_interfaces_stub
+        echo "$cli_hash" >"$CLI_STAMP"
+    fi
+fi
+
 # --- 2. this package, editable -----------------------------------------------------------------
 PKG_STAMP="$VENV/.stamp-package"
 # Data files are linked, so their names matter here, not their contents.
@@ -131,7 +156,35 @@ for dest, sources in dist.data_files or []:
             link.unlink()
         link.symlink_to(Path(src).resolve())
         links.append(str(link))
+# The console scripts where `ros2 run`, `ros2 pkg executables` and launch_ros look for them,
+# <prefix>/lib/robot_dynamics_ros/ (setup.cfg puts them there in a colcon install; pip's editable
+# install puts them in .venv/bin only).
+for spec in dist.entry_points['console_scripts']:
+    name = spec.split('=')[0].strip()
+    link = venv / 'lib' / dist.get_name() / name
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(Path('..', '..', 'bin', name))
+    links.append(str(link))
 manifest.write_text(''.join(f'{link}\n' for link in links))
 PY
     echo "$pkg_hash" >"$PKG_STAMP"
+fi
+
+# --- 3. the kernels, compiled into numba's cache -------------------------------------------------
+# Every compiled entry point of robot_dynamics_ros/dynamics/kernels, in worker processes, into
+# numba's cache beside the sources (robot_dynamics_ros/precompile.py), so that no node compiles at
+# run time: about a minute on two cores after a change to a kernel source, nothing otherwise.
+KERNEL_STAMP="$VENV/.stamp-kernels"
+shopt -s nullglob
+kernel_hash="$( { hash_files "$PKG_STAMP" robot_dynamics_ros/dynamics/kernels/*.py; } | sha256sum | cut -d' ' -f1)"
+cached=(robot_dynamics_ros/dynamics/kernels/__pycache__/entries.*.nbi)
+shopt -u nullglob
+if [[ "${BOOTSTRAP_FORCE:-0}" == 1 || ${#cached[@]} -eq 0 ||
+      "$(cat "$KERNEL_STAMP" 2>/dev/null)" != "$kernel_hash" ]]; then
+    log "compiling the dynamics kernels into numba's cache (python -m robot_dynamics_ros.precompile)"
+    rm -f "$KERNEL_STAMP"
+    "$VPY" -m robot_dynamics_ros.precompile --quiet
+    echo "$kernel_hash" >"$KERNEL_STAMP"
 fi

@@ -5,7 +5,10 @@ keys from a fixed set of problem kinds, bounded lines, bounded memory), re-expor
 """
 
 import math
+import os
 import signal
+import sys
+import threading
 import time
 
 import numpy as np
@@ -120,33 +123,88 @@ def spin_for(executor, seconds, timeout_sec=0.05):
         executor.spin_once(timeout_sec=min(timeout_sec, max(deadline - time.monotonic(), 0.0)))
 
 
-def run_node(node_class, args=None):
-    """``main()`` of every node: init, spin with finite timeouts, clean exit on SIGINT/SIGTERM.
+# After SIGINT or SIGTERM a node is gone within this time, whatever it was doing (s).
+STOP_DEADLINE_S = 0.9
 
-    rclpy's own SIGINT handling would raise KeyboardInterrupt wherever the main thread is, often
-    inside a subscription callback (logged as a fatal callback exception): both signals only set a
-    flag here, and the spin loop ends at its next turn. The flag handlers stay until the node is
-    destroyed: Ctrl-C under ``ros2 launch`` reaches a node twice (from the terminal, to the whole
-    process group, and forwarded by launch), and the second must not interrupt the clean-up.
+
+class _StopRequest:
+    """The handler of SIGINT and SIGTERM in every node (see run_node)."""
+
+    def __init__(self):
+        self.requested = False
+        self.interrupt = True       # raise KeyboardInterrupt (start-up), or only set the flag
+
+    def __call__(self, signum, frame):
+        if self.requested:          # a second signal: the first one's clean-up goes on
+            return
+        self.requested = True
+        deadline = threading.Timer(STOP_DEADLINE_S, _exit_now)
+        deadline.daemon = True
+        deadline.start()
+        if self.interrupt:
+            raise KeyboardInterrupt
+
+
+def _exit_now():
+    """The deadline of a stop request passed (a callback or a compile that does not return):
+    exit 0 without the rest of the clean-up."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # a closed pipe: nothing left to flush to
+            pass
+    os._exit(0)
+
+
+def _load_kernels():
+    """Every kernel entry point from numba's on-disk cache, before the node exists, so that no
+    callback compiles (robot_dynamics_ros.precompile fills the cache at set-up). A stale or
+    missing cache compiles here: said, with the way to avoid it."""
+    from robot_dynamics_ros.dynamics.kernels import entries
+
+    start = time.monotonic()
+    entries.compile_entries()
+    seconds = time.monotonic() - start
+    if seconds > 5.0:
+        rclpy.logging.get_logger('robot_dynamics_ros').warning(
+            f'compiled the dynamics kernels in {seconds:.0f} s at start-up (no compiled copy for '
+            'these sources yet): `python -m robot_dynamics_ros.precompile` (run by the README\'s '
+            'set-up and by colcon build) makes nodes start at once')
+
+
+def run_node(node_class, args=None):
+    """``main()`` of every node: init, load the kernels, spin with finite timeouts; exit 0 within
+    STOP_DEADLINE_S of SIGINT or SIGTERM, at any moment.
+
+    Start-up (loading or compiling the kernels, building the model in the constructor) is
+    interrupted where it is: the signal raises KeyboardInterrupt there. Once spinning, rclpy's own
+    SIGINT handling would raise KeyboardInterrupt wherever the main thread is, often inside a
+    subscription callback: the signals then only set a flag, and the spin loop ends at its next
+    turn. Should that turn not come in time (a callback that does not return), the process exits
+    at the deadline. The handlers stay until the node is destroyed: Ctrl-C under ``ros2 launch``
+    reaches a node twice (from the terminal, to the whole process group, and forwarded by
+    launch), and the second must not interrupt the clean-up.
     """
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    stop = []
-    previous = {sig: signal.signal(sig, lambda *_: stop.append(True))
-                for sig in (signal.SIGINT, signal.SIGTERM)}
+    stop = _StopRequest()
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     node = None
     executor = None
     try:
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+        _load_kernels()
         node = node_class()
         executor = make_executor()
         executor.add_node(node)
-        while rclpy.ok() and not stop:
+        stop.interrupt = False
+        while rclpy.ok() and not stop.requested:
             executor.spin_once(timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        stop.interrupt = False
         try:
             if executor is not None:
-                executor.shutdown(timeout_sec=1.0)
+                executor.shutdown(timeout_sec=STOP_DEADLINE_S)
             if node is not None:
                 node.destroy_node()
             rclpy.try_shutdown()

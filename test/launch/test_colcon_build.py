@@ -1,4 +1,5 @@
-"""`colcon build` of the package installs the five executables and the share files.
+"""`colcon build` of the package installs the five executables and the share files, and leaves the
+installed kernels compiled.
 
 Skipped where colcon is not installed (`make colcon` installs it: requirements/colcon.txt).
 Builds a copy of the package in a temporary directory, against the ROS 2 in this environment.
@@ -33,7 +34,8 @@ def test_colcon_build_installs_the_executables(tmp_path):
         pytest.skip('colcon_core is importable but there is no colcon command')
     src = tmp_path / 'src' / PACKAGE
     src.mkdir(parents=True)
-    ignore = shutil.ignore_patterns('__pycache__', '*.pyc', '*.nbi', '*.nbc')
+    # numba's compiled kernels come along (kernels/__pycache__): the install step copies them
+    ignore = shutil.ignore_patterns('*.pyc')
     for name in SOURCES:
         path = ROOT / name
         if path.is_dir():
@@ -45,12 +47,13 @@ def test_colcon_build_installs_the_executables(tmp_path):
     env['AMENT_PREFIX_PATH'] = os.pathsep.join(
         p for p in (sys.prefix, env.get('AMENT_PREFIX_PATH')) if p)
     env.pop('COLCON_PREFIX_PATH', None)
+    env.pop('NUMBA_CACHE_DIR', None)        # numba's cache beside the installed kernels
     result = subprocess.run(
         [colcon, '--log-base', str(tmp_path / 'log'), 'build',
          '--base-paths', str(tmp_path / 'src'),
          '--build-base', str(tmp_path / 'build'), '--install-base', str(tmp_path / 'install'),
          '--event-handlers', 'console_direct-'],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
 
     prefix = tmp_path / 'install' / PACKAGE
@@ -76,3 +79,18 @@ def test_colcon_build_installs_the_executables(tmp_path):
     assert found.returncode == 0, found.stderr
     assert found.stdout.split() == [str(share / 'urdf' / 'ur5e.urdf'),
                                     str(share / 'config' / 'simulation.yaml')]
+
+    # The build compiled the installed copy's kernels (setup.py's install step runs
+    # robot_dynamics_ros.precompile): a fresh process loads every entry point from the cache beside
+    # the installed sources and compiles none.
+    loaded = subprocess.run(
+        [sys.executable, '-c', 'from robot_dynamics_ros.dynamics.kernels import entries; '
+         'entries.compile_entries(); print(entries.__file__); '
+         'print([n for n in entries.ENTRY_NAMES '
+         'if sum(getattr(entries, n).stats.cache_misses.values())])'],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert loaded.returncode == 0, loaded.stderr[-3000:]
+    where, missed = loaded.stdout.splitlines()
+    assert where.startswith(str(site)), where
+    assert missed == '[]', f'compiled at run time: {missed}'
+    assert list((site / PACKAGE / 'dynamics' / 'kernels' / '__pycache__').glob('entries.*.nbi'))

@@ -36,25 +36,44 @@ from .layout import OPTIONS, all_finite, check_state, check_vector, n_bodies
 from .linalg import cholesky_in_place, cholesky_solve_in_place, task_space_inertia_from_cholesky
 from .rnea import rnea as recursive_newton_euler
 
+ENTRY_NAMES = []     # every entry point, in the order declared
+
 
 def _entry(signature, allocates=False):
     """Declare a compiled entry point with an explicit signature, compiled (or loaded from numba's
-    cache) on its first call rather than at import, so a process pays only for the kernels it uses.
-    The first call rebinds the module attribute to the compiled dispatcher: later `entries.name`
-    lookups reach it directly; a reference taken before (`f = entries.name`) keeps reaching the
-    same dispatcher. `allocates`: the entry point creates arrays (needs numba's NRT)."""
+    cache) on its first call, or by compile_entries(), rather than at import, so a process pays only
+    for the kernels it uses. The first call rebinds the module attribute to the compiled dispatcher:
+    later `entries.name` lookups reach it directly; a reference taken before (`f = entries.name`)
+    keeps reaching the same dispatcher. `allocates`: the entry point creates arrays (needs numba's
+    NRT)."""
     def declare(fn):
         compiled = None
 
-        def first_call(*args):
+        def compile_now():
             nonlocal compiled
             if compiled is None:
                 compiled = njit(signature, **dict(OPTIONS, _nrt=allocates))(fn)
                 globals()[fn.__name__] = compiled
-            return compiled(*args)
+            return compiled
+
+        def first_call(*args):
+            return (compiled if compiled is not None else compile_now())(*args)
         first_call.__name__, first_call.__doc__, first_call.py_func = fn.__name__, fn.__doc__, fn
+        first_call.compile = compile_now
+        ENTRY_NAMES.append(fn.__name__)
         return first_call
     return declare
+
+
+def compile_entries(names=None):
+    """Compile, or load from numba's on-disk cache, the entry points `names` (default: all), so
+    that no call compiles later. Returns the names."""
+    names = ENTRY_NAMES if names is None else names
+    for name in names:
+        entry = globals()[name]
+        if hasattr(entry, "compile"):
+            entry.compile()
+    return list(names)
 
 
 _D = types.float64[:, ::1]                                # a Data buffer: packed model | workspace

@@ -1,0 +1,37 @@
+"""The console scripts of the nodes (setup.py): SIGINT and SIGTERM handled from the first moment.
+
+A node's module imports rclpy, numpy and numba (about a second). Python's default SIGINT handling
+would print a KeyboardInterrupt traceback from inside those imports, so each script installs its
+handlers before importing its node: a signal during the imports ends the process with exit 0. Then
+``common.run_node`` takes over (start-up interrupted where it is, spinning stopped at its next turn).
+"""
+import importlib
+import signal
+import sys
+
+
+def _stop_importing(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _run(module):
+    previous = {sig: signal.signal(sig, _stop_importing) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        main = importlib.import_module(f'robot_dynamics_ros.nodes.{module}').main
+    except KeyboardInterrupt:
+        return 0
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
+    return main()
+
+
+def dynamics_node():
+    sys.exit(_run('dynamics_node'))
+
+
+def computed_torque_controller():
+    sys.exit(_run('computed_torque_node'))
+
+
+def simulator_node():
+    sys.exit(_run('simulator_node'))

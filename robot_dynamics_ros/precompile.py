@@ -1,0 +1,90 @@
+"""Compile every kernel into numba's on-disk cache, so that no node compiles at run time.
+
+    python -m robot_dynamics_ros.precompile            # all entry points, one process per core
+    python -m robot_dynamics_ros.precompile --jobs 1
+
+The README's set-up (tools/bootstrap.sh) runs it for the venv's editable install, and `colcon build`
+runs it for the installed copy (setup.py's install step), so that a node's first output comes as soon
+as its model is built. numba keeps the compiled code beside the kernel sources (kernels/cache.py:
+`__pycache__`, or NUMBA_CACHE_DIR), keyed on a hash of the kernel package's source and on this
+machine's CPU: a later process loads it (tens of ms per entry point) instead of compiling it.
+
+Each entry point (kernels/entries.py, explicit signatures) has exactly one compiled version, so
+compiling them all covers every call. They compile independently: worker processes take them one at
+a time, the longest first, so two cores finish in about half the time of one.
+"""
+import argparse
+import multiprocessing
+import os
+import sys
+import time
+
+# The entry points that take longest to compile (each inlines several recursions), started first.
+_SLOW_FIRST = ('simulate', 'step', 'all_terms', 'aba_batch', 'fd_via_mass_matrix', 'rnea_batch',
+               'task_space_inertia', 'mass_matrix_derivatives', 'coriolis_matrix')
+
+
+def _compile(name):
+    """Worker: compile (or load) one entry point; (name, seconds)."""
+    from robot_dynamics_ros.dynamics.kernels import entries
+
+    start = time.perf_counter()
+    entries.compile_entries([name])
+    return name, time.perf_counter() - start
+
+
+def _ordered(names):
+    slow = [n for n in _SLOW_FIRST if n in names]
+    return slow + [n for n in names if n not in slow]
+
+
+def precompile(jobs=None, names=None, log=None):
+    """Compile (or load from the cache) the entry points `names` (default: every one) in `jobs`
+    processes (default: the number of usable cores, at most 4; 1 = in this process). Returns the
+    wall time in s."""
+    from robot_dynamics_ros.dynamics.kernels import entries
+
+    names = _ordered(list(entries.ENTRY_NAMES if names is None else names))
+    if jobs is None:
+        jobs = min(4, len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity')
+                   else os.cpu_count() or 1)
+    start = time.perf_counter()
+    if jobs <= 1:
+        results = map(_compile, names)
+    else:
+        # spawn: a fresh interpreter per worker, no state inherited from this one
+        pool = multiprocessing.get_context('spawn').Pool(jobs)
+        results = pool.imap_unordered(_compile, names)
+    try:
+        for name, seconds in results:
+            if log is not None:
+                log(f'{name}: {seconds:.1f} s')
+    finally:
+        if jobs > 1:
+            pool.terminate()
+            pool.join()
+    return time.perf_counter() - start
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog='python -m robot_dynamics_ros.precompile',
+                                     description=__doc__.split('\n\n')[0])
+    parser.add_argument('--jobs', type=int, default=None,
+                        help='worker processes (default: the usable cores, at most 4)')
+    parser.add_argument('--quiet', action='store_true', help='print only the total')
+    args = parser.parse_args(argv)
+    log = None if args.quiet else (lambda line: print(f'  {line}', flush=True))
+    try:
+        seconds = precompile(args.jobs, log=log)
+    except KeyboardInterrupt:
+        print('precompile: interrupted; kernels not compiled yet compile on first use',
+              file=sys.stderr)
+        return 130
+    from robot_dynamics_ros.dynamics.kernels import entries
+    print(f'precompile: {len(entries.ENTRY_NAMES)} kernel entry points compiled or loaded in '
+          f'{seconds:.1f} s', flush=True)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
