@@ -156,34 +156,19 @@ def _exit_now():
     os._exit(0)
 
 
-def _load_kernels():
-    """Every kernel entry point from numba's on-disk cache, before the node exists, so that no
-    callback compiles (robot_dynamics_ros.precompile fills the cache at set-up). A stale or
-    missing cache compiles here: said, with the way to avoid it."""
-    from robot_dynamics_ros.dynamics.kernels import entries
-
-    start = time.monotonic()
-    entries.compile_entries()
-    seconds = time.monotonic() - start
-    if seconds > 5.0:
-        rclpy.logging.get_logger('robot_dynamics_ros').warning(
-            f'compiled the dynamics kernels in {seconds:.0f} s at start-up (no compiled copy for '
-            'these sources yet): `python -m robot_dynamics_ros.precompile` (run by the README\'s '
-            'set-up and by colcon build) makes nodes start at once')
-
-
 def run_node(node_class, args=None):
-    """``main()`` of every node: init, load the kernels, spin with finite timeouts; exit 0 within
-    STOP_DEADLINE_S of SIGINT or SIGTERM, at any moment.
+    """``main()`` of every node: init, spin with finite timeouts; exit 0 within STOP_DEADLINE_S of
+    SIGINT or SIGTERM, at any moment.
 
-    Start-up (loading or compiling the kernels, building the model in the constructor) is
-    interrupted where it is: the signal raises KeyboardInterrupt there. Once spinning, rclpy's own
-    SIGINT handling would raise KeyboardInterrupt wherever the main thread is, often inside a
-    subscription callback: the signals then only set a flag, and the spin loop ends at its next
-    turn. Should that turn not come in time (a callback that does not return), the process exits
-    at the deadline. The handlers stay until the node is destroyed: Ctrl-C under ``ros2 launch``
-    reaches a node twice (from the terminal, to the whole process group, and forwarded by
-    launch), and the second must not interrupt the clean-up.
+    Start-up (building the model and warming up its kernel calls in the constructor: loaded from
+    numba's cache, or compiled when there is none) is interrupted where it is: the signal raises
+    KeyboardInterrupt there. Once spinning, rclpy's own SIGINT handling would raise
+    KeyboardInterrupt wherever the main thread is, often inside a subscription callback: the
+    signals then only set a flag, and the spin loop ends at its next turn. Should that turn not
+    come in time (a callback that does not return), the process exits at the deadline. The
+    handlers stay until the node is destroyed: Ctrl-C under ``ros2 launch`` reaches a node twice
+    (from the terminal, to the whole process group, and forwarded by launch), and the second must
+    not interrupt the clean-up.
     """
     stop = _StopRequest()
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -191,7 +176,6 @@ def run_node(node_class, args=None):
     executor = None
     try:
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-        _load_kernels()
         node = node_class()
         executor = make_executor()
         executor.add_node(node)

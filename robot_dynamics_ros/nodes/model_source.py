@@ -273,6 +273,10 @@ class ModelSource:
         q = np.clip(np.zeros(model.nq), model.lower, model.upper)
         error = _run_calls(self._warm_up(model), q, np.zeros(model.nq))
         elapsed = time.monotonic() - start
+        if error is None and elapsed > 5.0:     # loading from numba's cache takes milliseconds
+            return (f'dynamics kernels ready after {elapsed:.1f} s: compiled, there was no compiled '
+                    'copy for these sources (`python -m robot_dynamics_ros.precompile`, which the '
+                    "README's set-up and colcon build run, makes nodes start at once)")
         if error is None and elapsed > 0.5:
             return f'dynamics kernels ready after {elapsed:.1f} s (compiled or loaded)'
         return error
