@@ -85,12 +85,13 @@ def _finite(text):
     return re.search(r'(?<![\w])-?\.?(nan|inf)(?![\w])', text, re.IGNORECASE) is None
 
 
-def _param(env, node, name, timeout=60.0):
-    """`ros2 param get`, retried while the CLI's node has not discovered `node` yet."""
+def _param(env, verb, node, *args, timeout=60.0):
+    """`ros2 param <verb> <node> <args>`, retried while the CLI's own node has not discovered
+    `node` yet ("Node not found": each call is a fresh process without the daemon); its output."""
     deadline = time.monotonic() + timeout
     while True:
-        run = ros2(env, 'param', 'get', '--no-daemon', node, name)
-        if run.returncode == 0 or time.monotonic() > deadline:
+        run = ros2(env, 'param', verb, '--no-daemon', node, *args)
+        if 'Node not found' not in run.stderr or time.monotonic() > deadline:
             return run.stdout + run.stderr
         time.sleep(0.5)
 
@@ -121,13 +122,14 @@ def test_topics_publish_finite_values(env, launched):
 
 def test_ros2_param_set_good_and_bad(env, launched):
     _echo_once(env, '/effort_controller/commands')
-    good = ros2(env, 'param', 'set', '--no-daemon', '/computed_torque_controller', 'kd', '[25.0]')
-    assert good.returncode == 0 and 'Set parameter successful' in good.stdout, good.stdout + good.stderr
-    assert '25.0' in _param(env, '/computed_torque_controller', 'kd')
-    bad = ros2(env, 'param', 'set', '--no-daemon', '/computed_torque_controller', 'kd', '[-1.0]')
-    assert 'Setting parameter failed' in bad.stdout + bad.stderr, bad.stdout + bad.stderr
+    node = '/computed_torque_controller'
+    good = _param(env, 'set', node, 'kd', '[25.0]')
+    assert 'Set parameter successful' in good, good
+    assert '25.0' in _param(env, 'get', node, 'kd')
+    bad = _param(env, 'set', node, 'kd', '[-1.0]')
+    assert 'Setting parameter failed' in bad, bad
     # refused: the good value stays, the controller keeps commanding
-    assert '25.0' in _param(env, '/computed_torque_controller', 'kd')
+    assert '25.0' in _param(env, 'get', node, 'kd')
     assert _finite(_echo_once(env, '/effort_controller/commands'))
 
 
