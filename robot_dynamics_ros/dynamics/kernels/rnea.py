@@ -53,15 +53,23 @@ from .spatial import (
 
 @inline
 def rnea(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, poses_known=False):
+    """rnea_mapped with the model's own mimic flag, read at run time (see rnea_mapped)."""
+    rnea_mapped(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, poses_known,
+                has_mimic(mb))
+
+
+@inline
+def rnea_mapped(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, poses_known, mimic):
     """τ = M(q) q̈ + c(q, q̇) + g(q) + J^T F_tip into tau, by recursive Newton-Euler (eqs. 9.53-9.57).
 
     use_qd / use_qdd False treat q̇ / q̈ as zero, use_gravity False drops g(q) (callers pass
     constants: the unused terms compile away). frame >= 0 applies the tip wrench f_tip (the wrench
     the robot exerts on its environment, in the frame's coordinates) there. poses_known: the joint
     transforms T_{λ(i),i} of this q are already in the workspace (kinematics.body_poses_in_base).
+    mimic: has_mimic(mb); a caller passing the constant (True or False) gets only that path compiled
+    (entries.rnea: the inverse dynamics of models without mimic joints keeps its speed).
     """
     n = n_bodies(mb)
-    mimic = has_mimic(mb)
     for i in range(n):
         if not poses_known:
             R, p = joint_transform(mb, i, body_position(mb, q, i, mimic))                  # (9.53)
@@ -74,11 +82,12 @@ def rnea(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, pos
         lam = parent(mb, i)
         prismatic = is_prismatic(mb, i)
         if use_qd:
+            qd_i = body_rate(mb, qd, i, mimic)
             V = ZERO6
             if lam >= 0:
                 V = adjoint_inverse(row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT),
                                     row6(w, lam, W_V_BODY))                                # (9.54)
-            set_row6(w, i, W_V_BODY, plus_axis(prismatic, V, body_rate(mb, qd, i, mimic)))
+            set_row6(w, i, W_V_BODY, plus_axis(prismatic, V, qd_i))
         if lam >= 0:
             Vdot_lam = row6(w, lam, W_VDOT_BODY)
         elif use_gravity:       # dV_0/dt = (0, -g)
@@ -87,7 +96,7 @@ def rnea(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, pos
             Vdot_lam = ZERO6
         Vdot = adjoint_inverse(row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT), Vdot_lam)   # (9.55)
         if use_qd:
-            Vdot = plus_ad_axis(prismatic, row6(w, i, W_V_BODY), Vdot, body_rate(mb, qd, i, mimic))
+            Vdot = plus_ad_axis(prismatic, row6(w, i, W_V_BODY), Vdot, qd_i)
         if use_qdd:
             Vdot = plus_axis(prismatic, Vdot, body_rate(mb, qdd, i, mimic))
         set_row6(w, i, W_VDOT_BODY, Vdot)
@@ -105,10 +114,11 @@ def rnea(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, pos
             tau[c] = 0.0
     for i in range(n - 1, -1, -1):
         F = row6(w, i, W_F_BODY)
+        tau_i = axis_dot(is_prismatic(mb, i), F)                                           # (9.57)
         if mimic:
-            tau[coordinate(mb, i)] += multiplier(mb, i) * axis_dot(is_prismatic(mb, i), F)    # (9.57), G^T
+            tau[coordinate(mb, i)] += multiplier(mb, i) * tau_i                            # G^T
         else:
-            tau[i] = axis_dot(is_prismatic(mb, i), F)                                      # (9.57)
+            tau[i] = tau_i
         lam = parent(mb, i)
         if lam >= 0:
             F_lam = adjoint_inverse_transpose(row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT), F)   # (9.56)
