@@ -43,7 +43,7 @@ from .kinematics import (  # noqa: F401  (codes the entries take)
 )
 from .layout import OPTIONS, all_finite, check_state, check_vector, has_mimic, n_bodies, n_coordinates
 from .linalg import cholesky_in_place, cholesky_solve_in_place, task_space_inertia_from_cholesky
-from .rnea import rnea as recursive_newton_euler, rnea_mapped
+from .rnea import rnea as recursive_newton_euler
 
 
 def _entry(signature, allocates=False):
@@ -118,10 +118,7 @@ def rnea(d, q, qd, qdd, tau):
     """τ = M q̈ + c + g."""
     n = check_state(d, q, qd)
     check_vector(d, qdd, n)
-    if has_mimic(d):
-        rnea_mapped(d, d, q, qd, qdd, True, True, True, -1, q, tau, False, True)
-    else:
-        rnea_mapped(d, d, q, qd, qdd, True, True, True, -1, q, tau, False, False)
+    recursive_newton_euler(d, d, q, qd, qdd, True, True, True, -1, q, tau)
     if not all_finite(tau):
         raise ValueError(OVERFLOW_TAU)
 
