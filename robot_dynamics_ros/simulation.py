@@ -72,7 +72,7 @@ from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.dynamics.limits import clip_positions, enforce_position_limits, saturate_effort
 
 __all__ = ['Simulation', 'Report', 'INTEGRATORS', 'DEFAULT_SETTINGS', 'FAST_BUDGET',
-           'LOCKSTEP_STREAK']
+           'LOCKSTEP_STREAK', 'mimic_joint_states']
 
 INTEGRATORS = {
     'rk4': 'rk4_step',
@@ -91,6 +91,31 @@ DEFAULT_SETTINGS = {
     'lockstep_timeout': 0.05,         # wall s waited for the command answering a state; 0 = never
     'wait_for_command': True,         # still after start-up and reset until the first command
 }
+
+
+def mimic_joint_states(model, q, qd):
+    """``(names, positions, velocities)`` of the model's mimicking joints (body order) at the state
+    (q, q̇) of its coordinates: q_i = m_i q[c_i] + o_i, q̇_i = m_i q̇[c_i] (``Model.body_positions``).
+    What a simulator publishes for them beside the coordinates; empty without mimic joints.
+
+    >>> link = ('<link name="{}"><inertial><mass value="0.1"/><inertia ixx="1e-4" ixy="0" ixz="0" '
+    ...         'iyy="1e-4" iyz="0" izz="1e-4"/></inertial></link>')
+    >>> finger = ('<joint name="{}" type="prismatic"><parent link="hand"/><child link="{}"/>'
+    ...           '<axis xyz="0 1 0"/>{}</joint>')
+    >>> model = rd.load_urdf('<robot name="gripper"><link name="hand"/>' + link.format('left')
+    ...                      + link.format('right') + finger.format('left_finger', 'left', '')
+    ...                      + finger.format('right_finger', 'right', '<mimic joint="left_finger" '
+    ...                                      'multiplier="-1" offset="0.5"/>') + '</robot>')
+    >>> model.joint_names, model.body_joint_names
+    (('left_finger',), ('left_finger', 'right_finger'))
+    >>> mimic_joint_states(model, np.array([0.25]), np.array([0.125]))
+    (('right_finger',), array([0.25]), array([-0.125]))
+    """
+    if not model.mimic:
+        return (), np.zeros(0), np.zeros(0)
+    rows = [i for i, name in enumerate(model.body_joint_names) if name in model.mimic]
+    names = tuple(model.body_joint_names[i] for i in rows)
+    return names, model.body_positions(q)[rows], model.body_velocities(qd)[rows]
 
 
 class Report:

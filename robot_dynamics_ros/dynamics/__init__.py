@@ -1,6 +1,8 @@
 """robot_dynamics_ros.dynamics: rigid-body dynamics of fixed-base kinematic trees (Modern Robotics ch. 9).
 
-ROS-free. Every function takes the Model first, then numpy arrays in model.joint_names order.
+ROS-free. Every function takes the Model first, then numpy arrays in model.joint_names order: the
+independent coordinates (a URDF mimic joint has none of its own; results are the projections of the
+full-body quantities onto the coordinates, M_r = Gᵀ M G, τ_r = Gᵀ τ, J_r = J G: see Model).
 Spatial vectors are angular first: twist V = (ω, v), wrench F = (m, f). Equation of motion:
 τ = M(q) q̈ + c(q, q̇) + g(q) + Jᵀ(q) F_tip (eq. 9.81). Units SI: rad or m, rad/s or m/s, N·m or N, kg.
 

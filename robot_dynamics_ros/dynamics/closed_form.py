@@ -52,12 +52,16 @@ def closed_form_dynamics(model: Model, q: ArrayLike, qd: ArrayLike,
     ([𝒱_i, A_i] θ̇_i = −[ad_{A_i θ̇_i}] Ad_{T_{i,i−1}} 𝒱_{i−1}); this draft prints eqs. 9.73, 9.78 and 9.83
     with the opposite sign. For trees, Γ has one block per parent–child pair and ℒ's block (i, j) is
     [Ad_{T_ij}] when j supports i. O(n³): a cross-check of the recursive algorithms, not a fast path.
-    q (rad or m), qd (rad/s or m/s): (n,). data: the workspace for the forward kinematics.
+    q (rad or m), qd (rad/s or m/s): (nq,). data: the workspace for the forward kinematics.
+    With mimic joints (n bodies, nq coordinates, body joint values G q + o: Model.coordinate_map) 𝒜 is
+    the bodies' screws times G, (6n, nq), so that M, c and g come out in the coordinates (Gᵀ M G, ...).
     """
     q = _checks.vector(model, q, "q")
     qd = _checks.vector(model, qd, "qd")
-    n = model.nq
+    n = model.n_bodies
     T0 = _k.body_poses(_checks.buffer(model, data), q)
+    Gmap, _ = model.coordinate_map()
+    qd_body = Gmap @ qd if model.mimic else qd                                 # the bodies' joint rates
     B = _blocks(n)
     A = np.zeros((6 * n, n))
     G = np.zeros((6 * n, 6 * n))
@@ -65,7 +69,7 @@ def closed_form_dynamics(model: Model, q: ArrayLike, qd: ArrayLike,
     Vdot_base = np.zeros(6 * n)
     Vdot_0 = np.concatenate([np.zeros(3), -model.gravity])
     for i in range(n):
-        r = 6 * i + (3 if model.joint_types[i] == "prismatic" else 0)
+        r = 6 * i + (3 if model.body_joint_types[i] == "prismatic" else 0)
         A[r:r + 3, i] = model.axis[i]                                            # A_i = (a, 0) or (0, a)
         G[B[i], B[i]] = spatial_inertia(model.mass[i], model.com[i], model.inertia_com[i])
         p = model.parent[i]
@@ -74,11 +78,14 @@ def closed_form_dynamics(model: Model, q: ArrayLike, qd: ArrayLike,
         else:
             Vdot_base[B[i]] = adjoint(inverse_transform(T0[i])) @ Vdot_0         # Ad_{T_{i0}}(𝒱̇_0)
     L = np.linalg.solve(np.eye(6 * n) - Gamma, np.eye(6 * n))                  # (9.76)
-    V = L @ A @ qd                                                             # (9.77)
     ad_A_qd = np.zeros((6 * n, 6 * n))
     ad_V = np.zeros((6 * n, 6 * n))
     for i in range(n):
-        ad_A_qd[B[i], B[i]] = ad(A[B[i], i] * qd[i])
+        ad_A_qd[B[i], B[i]] = ad(A[B[i], i] * qd_body[i])
+    if model.mimic:
+        A = A @ Gmap                                                           # the coordinates' 𝒜
+    V = L @ A @ qd                                                             # (9.77)
+    for i in range(n):
         ad_V[B[i], B[i]] = ad(V[B[i]])
     LA = L @ A
     M = LA.T @ G @ LA                                                          # (9.82)

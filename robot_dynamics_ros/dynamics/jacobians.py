@@ -38,7 +38,9 @@ def jacobian(model: Model, q: ArrayLike, frame: str | None = None, reference: st
     reference "space": the space Jacobian J_s (columns S_j = Ad_{T_0j} A_j, twist in the root frame);
     "body": J_b = [Ad_{T_f0}] J_s, the twist in the frame's own coordinates;
     "world_aligned": origin at the frame, axes of the root frame (ω in root axes, v = ṗ_f).
-    Columns of joints that do not move the frame are zero.
+    Columns of joints that do not move the frame are zero. With mimic joints the columns are those of
+    the independent coordinates, J_r = J G (a mimicking joint's column, times its multiplier, adds to
+    the column of the joint it follows).
     """
     J = np.empty((6, model.nq))
     try:
@@ -66,9 +68,10 @@ def jacobian_derivative(model: Model, q: ArrayLike, qd: ArrayLike, frame: str | 
 def body_jacobians(model: Model, q: ArrayLike, data: Data | None = None) -> np.ndarray:
     """J_ib(q) (n, 6, n): the body Jacobian of every body frame {i} (the frame joint i moves, eq. 9.60),
     so that V_i = J_ib q̇ is link i's twist in {i}. From each link's named frame f on body i:
-    J_ib = [Ad_{T_if}] J_fb, T_if the frame's fixed placement on the body."""
+    J_ib = [Ad_{T_if}] J_fb, T_if the frame's fixed placement on the body. One per body (n_bodies, 6, nq)
+    with a mimic joint's body included, columns of the coordinates."""
     q = _checks.vector(model, q, "q")
-    out = np.empty((model.nq, 6, model.nq))
+    out = np.empty((model.n_bodies, 6, model.nq))
     for i, link in enumerate(model.link_names):
         f = model.frame_index(link)
         out[i] = adjoint(model.frame_placement[f]) @ jacobian(model, q, link, reference="body", data=data)

@@ -7,6 +7,10 @@ parent frame is T_tree[i]; the joint then moves {i} about/along its unit axis a_
 {i}), so the screw axis of joint i in {i} is A_i = (a_i, 0) for a revolute and (0, a_i) for a
 prismatic joint, and T_{parent,i}(q_i) = T_tree[i] exp([A_i] q_i)   (eqs. 9.35, 9.50).
 
+A joint may mimic another (URDF <mimic>): its body moves with the followed joint's coordinate,
+q_i = m_i q[c_i] + o_i, so q has nq <= n entries, one per independent joint, and the algorithms
+return the projections onto them (Model's class docstring).
+
 Each body's spatial inertia in {i} (angular first, eq. 9.41 moved off the centre of mass) is kept
 as the ten numbers (m, h = m c, I_o): mass, first mass moment and rotational inertia about the
 origin of {i}, so that  G_i = [[I_o, [h]], [[h]^T, m 1]].
@@ -35,17 +39,26 @@ Cost O(n).
 """
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import numpy as np
+
+from . import _checks
 
 # The packed layout lives in the kernel package that reads it, so that changing it invalidates numba's
 # on-disk cache (keyed on the kernel package's source: kernels/cache.py).
 from .kernels.layout import (
     COL_C,
+    COL_COORD,
     COL_GRAVITY,
     COL_H,
     COL_IO,
     COL_MASS,
+    COL_MIMIC,
+    COL_MULT,
     COL_N,
+    COL_NQ,
+    COL_OFFSET,
     COL_P,
     COL_PARENT,
     COL_R,
@@ -78,14 +91,32 @@ PIVOT_RTOL = 1e-10                          # M(0) singular when D_i <= PIVOT_RT
 class Model:
     """A fixed-base kinematic tree: joints, frames, inertias, limits. Immutable after construction.
 
-    Attributes (joint arrays in `joint_names` order):
-      nq, joint_names, joint_types ('revolute' | 'continuous' | 'prismatic'), link_names (the body
-      moved by each joint), parent (int, -1 = base), frame_names (every frame: the root link, every
-      body and every fixed link kept by name, e.g. 'tool0'), root_link, tip_frame (default frame for
-      f_tip and task-space quantities; on a tree with several leaves choose it: see load_urdf),
-      gravity (3,) in the base frame, lower/upper (position limits, -inf/+inf where none),
-      velocity_limit, effort_limit (+inf where none), damping (viscous friction F_v), friction
-      (Coulomb friction F_s).
+    Coordinates and bodies. Every moving joint moves one body; a joint that mimics another (URDF
+    <mimic>) has no coordinate of its own: its position, velocity and acceleration are
+    q_i = m_i q[c_i] + o_i, q̇_i = m_i q̇[c_i], q̈_i = m_i q̈[c_i] of the independent joint c_i it follows
+    (G: the constant map with G[i, c_i] = m_i). q, q̇, q̈ and τ have one entry per independent coordinate
+    (nq of them), and every algorithm returns the projections of the full-body quantities onto them:
+    M_r = G^T M G, τ_r = G^T τ, J_r = J G. Without mimic joints bodies and coordinates are the same.
+
+    Attributes per coordinate (length nq, in `joint_names` order):
+      nq, joint_names, joint_types ('revolute' | 'continuous' | 'prismatic'), lower/upper (position
+      limits, -inf/+inf where none), velocity_limit, effort_limit (+inf where none), damping (viscous
+      friction F_v), friction (Coulomb friction F_s). A mimicking joint's limits and friction are
+      folded into its coordinate's: lower_i <= m q + o <= upper_i intersects the coordinate's
+      position limits, |m q̇| <= v_i bounds its velocity (v_i / |m|), and its friction torques
+      projected by G^T add exactly m^2 F_v,i (viscous) and |m| F_s,i (Coulomb). Its effort limit is
+      not folded (the effort at a mimicking joint is the coupling's internal force, not a
+      command): the coordinate keeps the effort limit of its own joint.
+    Attributes per body (length n_bodies, body order, parent[i] < i):
+      n_bodies, body_joint_names / body_joint_types (the joint moving each body, mimicking ones
+      included), link_names (the body moved by each joint), parent (int, -1 = base),
+      body_coordinate (c_i), body_multiplier (m_i), body_offset (o_i), T_tree, axis, mass, com,
+      inertia_com.
+    Others: mimic (mapping: mimicking joint name -> (followed independent joint, multiplier, offset),
+      chains resolved; empty without mimic joints), frame_names (every frame: the root link, every body
+      and every fixed link kept by name, e.g. 'tool0'), root_link, tip_frame (default frame for f_tip
+      and task-space quantities; on a tree with several leaves choose it: see load_urdf), gravity (3,)
+      in the base frame. body_positions(q) / body_velocities(qd) give every body joint's value.
 
     Everything a Model stores is O(n) in the number of bodies: the ancestor relation is the parent
     array alone (support() walks it).
@@ -95,14 +126,20 @@ class Model:
                  "root_link", "tip_frame", "gravity", "lower", "upper", "velocity_limit",
                  "effort_limit", "damping", "friction", "T_tree", "axis", "mass", "com",
                  "inertia_com", "frame_body", "frame_placement", "_packed", "_frame_index",
-                 "_joint_index", "_data", "_square")
+                 "_joint_index", "_data", "_square", "n_bodies", "body_joint_names", "body_joint_types",
+                 "mimic", "body_coordinate", "body_multiplier", "body_offset", "_body_limits")
 
     def __init__(self, *, joint_names, joint_types, link_names, parent, T_tree, axis, mass, com,
                  inertia_com, frame_names, frame_body, frame_placement, root_link, tip_frame,
                  gravity=(0.0, 0.0, -9.81), lower=None, upper=None, velocity_limit=None,
-                 effort_limit=None, damping=None, friction=None):
+                 effort_limit=None, damping=None, friction=None, mimic=None):
         """Build a model from per-body arrays (n bodies, nf frames).
 
+        joint_names, joint_types, link_names, parent and the limits (lower, upper, velocity_limit,
+        effort_limit, damping, friction) have one entry per body: its joint's, mimicking joints
+        included. mimic: {mimicking joint: (followed joint, multiplier, offset)} (None: none); a
+        joint that follows a mimicking joint is resolved to the independent one (multipliers and
+        offsets composed); ValueError naming the joints for an unknown followed joint or a cycle.
         T_tree (n,4,4): pose of body frame {i} in its parent's frame at q = 0. axis (n,3): joint
         axis in {i}. mass (n,), com (n,3) centre of mass in {i}, inertia_com (n,3,3) rotational
         inertia about the centre of mass in {i}'s axes. frame_body (nf,) body index (-1 = base) and
@@ -111,10 +148,9 @@ class Model:
         """
         n = len(joint_names)
         set_ = object.__setattr__
-        set_(self, "nq", n)
-        set_(self, "_square", (n, n))     # the shape of M and C, built once (per call it costs 20 ns)
-        set_(self, "joint_names", tuple(joint_names))
-        set_(self, "joint_types", tuple(joint_types))
+        set_(self, "n_bodies", n)
+        set_(self, "body_joint_names", tuple(joint_names))
+        set_(self, "body_joint_types", tuple(joint_types))
         set_(self, "link_names", tuple(link_names))
         set_(self, "parent", _frozen(parent, np.int64))
         set_(self, "T_tree", _frozen(T_tree).reshape(n, 4, 4))
@@ -134,27 +170,96 @@ class Model:
                              f"m/s^2, got {gravity.tolist()!r}")
         set_(self, "gravity", _frozen(gravity))
         inf = np.full(n, np.inf)
-        set_(self, "lower", _frozen(-inf if lower is None else lower))
-        set_(self, "upper", _frozen(inf if upper is None else upper))
-        set_(self, "velocity_limit", _frozen(inf if velocity_limit is None else velocity_limit))
-        set_(self, "effort_limit", _frozen(inf if effort_limit is None else effort_limit))
-        set_(self, "damping", _frozen(np.zeros(n) if damping is None else damping))
-        set_(self, "friction", _frozen(np.zeros(n) if friction is None else friction))
-        set_(self, "_joint_index", {name: i for i, name in enumerate(self.joint_names)})
+        set_(self, "_body_limits", dict(
+            lower=_frozen(-inf if lower is None else lower), upper=_frozen(inf if upper is None else upper),
+            velocity_limit=_frozen(inf if velocity_limit is None else velocity_limit),
+            effort_limit=_frozen(inf if effort_limit is None else effort_limit),
+            damping=_frozen(np.zeros(n) if damping is None else damping),
+            friction=_frozen(np.zeros(n) if friction is None else friction)))
         set_(self, "_frame_index", {name: f for f, name in enumerate(self.frame_names)})
         self._validate()
+        self._set_coordinates(resolve_mimic(mimic or {}, self.body_joint_names))
+        set_(self, "_square", (self.nq, self.nq))   # the shape of M and C, built once (20 ns per call)
+        set_(self, "_joint_index", {name: i for i, name in enumerate(self.joint_names)})
         packed = self._pack()
         packed.setflags(write=False)
         set_(self, "_packed", packed)
         self._check_mass_matrix()
         set_(self, "_data", Data(self))
 
+    def _set_coordinates(self, mimic):
+        """The coordinates (independent joints, in body order), each body's (c_i, m_i, o_i), and the
+        per-coordinate limits and friction with the mimicking joints' folded in (class docstring)."""
+        set_ = object.__setattr__
+        names = self.body_joint_names
+        for name, (followed, m, o) in mimic.items():
+            if not (np.isfinite(m) and np.isfinite(o)):
+                raise ValueError(f"joint {name!r} mimics {followed!r} with multiplier {m!r} and offset "
+                                 f"{o!r}: both must be finite")
+        independent = [i for i, name in enumerate(names) if name not in mimic]
+        coordinate_of = {names[i]: k for k, i in enumerate(independent)}
+        c = np.array([coordinate_of[mimic[name][0] if name in mimic else name] for name in names],
+                     dtype=np.int64)
+        mult = np.array([float(mimic[name][1]) if name in mimic else 1.0 for name in names])
+        offset = np.array([float(mimic[name][2]) if name in mimic else 0.0 for name in names])
+        set_(self, "mimic", MappingProxyType({name: (f, float(m), float(o))
+                                              for name, (f, m, o) in mimic.items()}))
+        set_(self, "body_coordinate", _frozen(c, np.int64))
+        set_(self, "body_multiplier", _frozen(mult))
+        set_(self, "body_offset", _frozen(offset))
+        set_(self, "nq", len(independent))
+        set_(self, "joint_names", tuple(names[i] for i in independent))
+        set_(self, "joint_types", tuple(self.body_joint_types[i] for i in independent))
+        b = self._body_limits
+        folded = {key: np.array(values[independent], dtype=float) for key, values in b.items()}
+        for i, name in enumerate(names):
+            if name not in mimic:
+                continue
+            k, m, o = int(c[i]), mult[i], offset[i]
+            folded["damping"][k] += m * m * b["damping"][i]
+            folded["friction"][k] += abs(m) * b["friction"][i]
+            if m == 0.0:            # a joint held at its offset: no bound on the coordinate
+                continue
+            lo, hi = (b["lower"][i] - o) / m, (b["upper"][i] - o) / m
+            if m < 0:
+                lo, hi = hi, lo
+            folded["lower"][k] = max(folded["lower"][k], lo)
+            folded["upper"][k] = min(folded["upper"][k], hi)
+            folded["velocity_limit"][k] = min(folded["velocity_limit"][k], b["velocity_limit"][i] / abs(m))
+            if folded["lower"][k] > folded["upper"][k]:
+                followed = names[independent[k]]
+                raise ValueError(f"joint {name!r} mimics {followed!r} (q = {m:g} q_{followed} + {o:g}): its "
+                                 f"position limits [{b['lower'][i]:g}, {b['upper'][i]:g}] leave no position "
+                                 f"of {followed!r} within both joints' limits")
+        for key, values in folded.items():
+            set_(self, key, _frozen(values))
+
     def __setattr__(self, name, value):
         raise AttributeError(f"Model is immutable: cannot set {name!r}")
 
     def __repr__(self):
+        mimic = f", mimic={dict(self.mimic)}" if self.mimic else ""
         return (f"Model(nq={self.nq}, root_link={self.root_link!r}, tip_frame={self.tip_frame!r}, "
-                f"joints={list(self.joint_names)})")
+                f"joints={list(self.joint_names)}{mimic})")
+
+    def body_positions(self, q):
+        """Every body joint's position q_i = m_i q[c_i] + o_i (n_bodies,), in body_joint_names order,
+        from the coordinates q (nq,): what the simulator publishes for the mimicking joints."""
+        q = _checks.vector(self, q, "q")
+        return self.body_multiplier * q[self.body_coordinate] + self.body_offset
+
+    def body_velocities(self, qd):
+        """Every body joint's velocity (or acceleration) m_i q̇[c_i] (n_bodies,), body_joint_names
+        order, from the coordinates' qd (nq,)."""
+        qd = _checks.vector(self, qd, "qd")
+        return self.body_multiplier * qd[self.body_coordinate]
+
+    def coordinate_map(self):
+        """(G, o): the constant map from the coordinates to the bodies' joint values, q_body = G q + o,
+        G (n_bodies, nq) with G[i, c_i] = m_i, o (n_bodies,). Without mimic joints G = 1, o = 0."""
+        G = np.zeros((self.n_bodies, self.nq))
+        G[np.arange(self.n_bodies), self.body_coordinate] = self.body_multiplier
+        return G, self.body_offset.copy()
 
     # -- lookups ----------------------------------------------------------------------------
     def joint_index(self, name):
@@ -162,6 +267,11 @@ class Model:
         try:
             return self._joint_index[name]
         except (KeyError, TypeError):
+            if isinstance(name, str) and name in self.mimic:
+                followed, m, o = self.mimic[name]
+                raise ValueError(f"joint {name!r} mimics {followed!r} (q = {m:g} q_{followed} + {o:g}): it "
+                                 f"has no coordinate of its own; the coordinates are "
+                                 f"{list(self.joint_names)}") from None
             raise ValueError(f"unknown joint {name!r}; the model has {list(self.joint_names)}") from None
 
     def has_frame(self, name):
@@ -178,8 +288,8 @@ class Model:
                              f"{list(self.frame_names)}") from None
 
     def support(self, frame=None):
-        """Joints that move `frame` (the body's ancestors including itself), base first: a walk up
-        the parent array, O(depth)."""
+        """Bodies that move `frame` (the body's ancestors including itself; body indices), base first: a
+        walk up the parent array, O(depth)."""
         b = int(self.frame_body[self.frame_index(frame)])
         chain = []
         while b >= 0:
@@ -190,33 +300,35 @@ class Model:
     @property
     def is_chain(self):
         """True when every body's parent is the previous body (an open chain)."""
-        return bool(np.all(self.parent == np.arange(-1, self.nq - 1)))
+        return bool(np.all(self.parent == np.arange(-1, self.n_bodies - 1)))
 
     # -- construction ---------------------------------------------------------------------------
     def _validate(self):
-        """The checks of the module docstring, except M's (after packing). Vectorised: O(n)."""
-        n = self.nq
-        if not (len(self.joint_types) == len(self.link_names) == len(self.parent) == n):
+        """The checks of the module docstring, except M's (after packing), on the per-body arrays.
+        Vectorised: O(n)."""
+        n = self.n_bodies
+        if not (len(self.body_joint_types) == len(self.link_names) == len(self.parent) == n):
             raise ValueError("joint_names, joint_types, link_names and parent must have one entry per joint")
         bad = np.flatnonzero((self.parent < -1) | (self.parent >= np.arange(n)))
         if bad.size:
             i = int(bad[0])
             raise ValueError(f"parent[{i}] = {self.parent[i]}: bodies must be topologically ordered "
                              "(parent < child)")
-        for name, t in zip(self.joint_names, self.joint_types):
+        for name, t in zip(self.body_joint_names, self.body_joint_types):
             if t not in ("revolute", "continuous", "prismatic"):
                 raise ValueError(f"joint {name!r}: unsupported type {t!r}")
-        _check_unique(self.joint_names, "joint")
+        _check_unique(self.body_joint_names, "joint")
         _check_unique(self.frame_names, "frame")
         norms = np.linalg.norm(self.axis, axis=1)
         if n and not np.allclose(norms, 1.0, atol=1e-9):
-            bad = self.joint_names[int(np.argmax(np.abs(norms - 1.0)))]
+            bad = self.body_joint_names[int(np.argmax(np.abs(norms - 1.0)))]
             raise ValueError(f"joint {bad!r}: axis must be a unit vector")
         for arr, what in ((self.T_tree, "T_tree"), (self.mass, "mass"), (self.com, "com"),
                           (self.inertia_com, "inertia_com"), (self.frame_placement, "frame_placement")):
             if not np.all(np.isfinite(arr)):
                 raise ValueError(f"{what} must be finite")
-        check_transforms(lambda i: f"joint {self.joint_names[i]!r}: tree transform T_tree[{i}]", self.T_tree)
+        check_transforms(lambda i: f"joint {self.body_joint_names[i]!r}: tree transform T_tree[{i}]",
+                         self.T_tree)
         check_transforms(lambda f: f"frame {self.frame_names[f]!r}: placement", self.frame_placement)
         with np.errstate(over="ignore"):
             far = np.flatnonzero(np.linalg.norm(self.com, axis=1) >= MAX_LENGTH)
@@ -229,21 +341,25 @@ class Model:
             raise ValueError("frame_body must hold one body index in [-1, n) per frame")
         if self.tip_frame not in self._frame_index:
             raise ValueError(f"tip frame {self.tip_frame!r} is not a frame of the model")
-        for values, what in ((self.damping, "damping"), (self.friction, "friction"),
-                             (self.velocity_limit, "velocity limit"), (self.effort_limit, "effort limit")):
+        b = self._body_limits
+        for values, what in ((b["damping"], "damping"), (b["friction"], "friction"),
+                             (b["velocity_limit"], "velocity limit"), (b["effort_limit"], "effort limit")):
             if values.shape != (n,) or np.any(np.isnan(values)) or np.any(values < 0):
-                bad = [name for name, v in zip(self.joint_names, np.atleast_1d(values)) if not v >= 0]
+                bad = [name for name, v in zip(self.body_joint_names, np.atleast_1d(values)) if not v >= 0]
                 name = bad[0] if bad else '?'
                 raise ValueError(f"joint {name!r}: {what} must be non-negative (one per joint)")
-        if np.any(self.lower > self.upper):
-            bad = self.joint_names[int(np.argmax(self.lower > self.upper))]
+        for key in ("lower", "upper"):
+            if b[key].shape != (n,) or np.any(np.isnan(b[key])):
+                raise ValueError(f"{key} position limits must be numbers (one per joint)")
+        if np.any(b["lower"] > b["upper"]):
+            bad = self.body_joint_names[int(np.argmax(b["lower"] > b["upper"]))]
             raise ValueError(f"joint {bad!r}: lower position limit exceeds upper limit")
 
     def _pack(self):
         """The packed array of the kernels. Each body frame is re-expressed in a frame turned by C_i
         so that its joint axis is z (C_i e_z = a_i); tree transforms, inertias and frame placements
         follow, so every joint is Rz(q) or Tz(q) in the kernels. Vectorised over bodies and frames."""
-        n, nf = self.nq, len(self.frame_names)
+        n, nf = self.n_bodies, len(self.frame_names)
         C = _rotations_to_z(self.axis)
         CT = C.transpose(0, 2, 1)
         C_of = np.concatenate([C, np.eye(3)[None]])         # C_of[-1]: the base's frame is not turned
@@ -252,7 +368,7 @@ class Model:
         body = packed[:n]
         body[:, COL_R:COL_R + 9] = (CpT @ self.T_tree[:, :3, :3] @ C).reshape(n, 9)
         body[:, COL_P:COL_P + 3] = (CpT @ self.T_tree[:, :3, 3:])[:, :, 0]
-        body[:, COL_TYPE] = [PRISMATIC if t == "prismatic" else REVOLUTE for t in self.joint_types]
+        body[:, COL_TYPE] = [PRISMATIC if t == "prismatic" else REVOLUTE for t in self.body_joint_types]
         body[:, COL_PARENT] = self.parent
         # a run of ancestors i, i-1, ... ends at the last body whose parent is not the body before it
         i = np.arange(n)
@@ -265,7 +381,12 @@ class Model:
         Io = self.inertia_com + m[:, None, None] * (cc * np.eye(3) - c[:, :, None] * c[:, None, :])
         body[:, COL_IO:COL_IO + 9] = (CT @ Io @ C).reshape(n, 9)
         body[:, COL_C:COL_C + 9] = C.reshape(n, 9)
+        body[:, COL_COORD] = self.body_coordinate
+        body[:, COL_MULT] = self.body_multiplier
+        body[:, COL_OFFSET] = self.body_offset
         packed[0, COL_N] = n
+        packed[0, COL_NQ] = self.nq
+        packed[0, COL_MIMIC] = 1.0 if self.mimic else 0.0
         packed[0, COL_GRAVITY:COL_GRAVITY + 3] = self.gravity
         frames = packed[max(n, 1):]
         CbT = C_of[self.frame_body].transpose(0, 2, 1)
@@ -281,8 +402,12 @@ class Model:
 
           G^A_i = G_i + sum over children c of X_c^T G^a_c X_c,   G^a_c = G^A_c - U_c U_c^T / D_c,
           U_c = G^A_c S_c,   X_c = Ad_{T_{c,lambda(c)}} = [[R^T, 0], [-R^T [p], R^T]] for T_tree,c = (R, p).
+
+        With mimic joints this checks the full-body M (every body joint free): M_r = G^T M G is then
+        positive definite too (G has full column rank); a mimicking joint that moves no mass is
+        refused although M_r might be regular (conservative).
         """
-        n = self.nq
+        n = self.n_bodies
         if n == 0:
             return
         rows = self._packed[:n]
@@ -325,9 +450,9 @@ class Model:
                 mass[p] += mass[i]
                 inertia[p] += inertia[i]
         i = singular[0]
-        k = 5 if self.joint_types[i] == "prismatic" else 2
-        name, link = self.joint_names[i], self.link_names[i]
-        others = ", ".join(repr(self.joint_names[j]) for j in singular[1:4])
+        k = 5 if self.body_joint_types[i] == "prismatic" else 2
+        name, link = self.body_joint_names[i], self.link_names[i]
+        others = ", ".join(repr(self.body_joint_names[j]) for j in singular[1:4])
         also = f" (also {others})" if others else ""
         if mass[i] == 0 and (k == 5 or inertia[i] == 0):
             why = f"moves no mass (link {link!r} and everything after it are massless)"
@@ -339,17 +464,45 @@ class Model:
                          "(load_urdf's locked_joints) or give those links mass and inertia")
 
     def replace(self, **changes):
-        """A new Model with some constructor arguments changed (e.g. gravity)."""
-        args = dict(joint_names=self.joint_names, joint_types=self.joint_types,
+        """A new Model with some constructor arguments changed (e.g. gravity): the constructor's
+        arguments, per body (the limits too: each body joint's own, before folding)."""
+        args = dict(joint_names=self.body_joint_names, joint_types=self.body_joint_types,
                     link_names=self.link_names, parent=self.parent, T_tree=self.T_tree,
                     axis=self.axis, mass=self.mass, com=self.com, inertia_com=self.inertia_com,
                     frame_names=self.frame_names, frame_body=self.frame_body,
                     frame_placement=self.frame_placement, root_link=self.root_link,
-                    tip_frame=self.tip_frame, gravity=self.gravity, lower=self.lower,
-                    upper=self.upper, velocity_limit=self.velocity_limit,
-                    effort_limit=self.effort_limit, damping=self.damping, friction=self.friction)
+                    tip_frame=self.tip_frame, gravity=self.gravity, mimic=dict(self.mimic),
+                    **self._body_limits)
         args.update(changes)
         return Model(**args)
+
+
+def resolve_mimic(mimic, joint_names):
+    """{mimicking joint: (independent joint, multiplier, offset)} from `mimic` ({joint: (followed joint,
+    multiplier, offset)}, q_joint = multiplier q_followed + offset): a joint that follows a mimicking
+    joint is resolved to the independent one, A -> B -> C giving (C, m_A m_B, m_A o_B + o_A). ValueError
+    naming the joints when a followed joint is not in `joint_names` or the joints form a cycle."""
+    known = set(joint_names)
+    resolved = {}
+    for name in mimic:
+        if name not in known:
+            raise ValueError(f"mimic: unknown joint {name!r}")
+        path, m, o, current = [name], 1.0, 0.0, name
+        while current in mimic:
+            followed, m_f, o_f = mimic[current]     # q_current = m_f q_followed + o_f
+            m, o = m * m_f, m * o_f + o
+            if followed in path:
+                cycle = " -> ".join(repr(j) for j in path[path.index(followed):] + [followed])
+                raise ValueError(f"mimic joints form a cycle: {cycle} (each mimics the next); one of them "
+                                 "must be independent")
+            path.append(followed)
+            current = followed
+        if current not in known:
+            chain = f" (chain {' -> '.join(map(repr, path))})" if len(path) > 2 else ""
+            raise ValueError(f"joint {path[-2]!r} mimics joint {current!r}, which is not a moving joint of "
+                             f"the model{chain}")
+        resolved[name] = (current, m, o)
+    return resolved
 
 
 def _check_unique(names, what):
@@ -452,7 +605,8 @@ class Data:
     __slots__ = ("buffer", "model", "all_terms_arrays")
 
     def __init__(self, model):
-        buffer = np.zeros((model._packed.shape[0], DATA_WIDTH))
+        # a model with mimic joints: nq more columns for M_r in its forward dynamics (kernels/layout.py)
+        buffer = np.zeros((model._packed.shape[0], DATA_WIDTH + (model.nq if model.mimic else 0)))
         buffer[:, :MODEL_WIDTH] = model._packed
         object.__setattr__(self, "buffer", buffer)
         object.__setattr__(self, "model", model)

@@ -100,9 +100,13 @@ def _split_inertia(G, i):
 def to_modern_robotics(model):
     """(Mlist, Glist, Slist) of an open-chain Model at q = 0, in the textbook's form (eqs. 9.35–9.52):
     link frames {i} at the links' centres of mass with the body frames' axes, so G_i = diag(I_i, m_i 1);
-    M_{n,n+1} ends at model.tip_frame. ValueError for branched trees."""
+    M_{n,n+1} ends at model.tip_frame. ValueError for branched trees and for mimic joints (the
+    textbook's parameters have one independent joint per link)."""
     if not model.is_chain:
         raise ValueError("to_modern_robotics needs an open chain; this model is a branched tree")
+    if model.mimic:
+        raise ValueError(f"to_modern_robotics needs independent joints; this model has mimic joints "
+                         f"{list(model.mimic)}")
     n = model.nq
     q0 = np.zeros(n)
     T0 = _k.body_poses(model._data.buffer, q0)

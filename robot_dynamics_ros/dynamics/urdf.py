@@ -21,7 +21,7 @@ from xml.etree import ElementTree
 
 import numpy as np
 
-from .model import MAX_LENGTH, Model, check_inertia
+from .model import MAX_LENGTH, Model, check_inertia, resolve_mimic
 from .spatial import rpy_to_rotation, transform
 
 _MOVING = ("revolute", "continuous", "prismatic")
@@ -247,8 +247,8 @@ _JOINT = _Spec({"name": _required(str), "type": _required(str)}, {
                                  "soft_lower_limit": _optional(float, 0.0),
                                  "soft_upper_limit": _optional(float, 0.0)}), _OPTIONAL),
     "calibration": (_Spec({"rising": _optional(float, 0.0), "falling": _optional(float, 0.0)}), _OPTIONAL),
-    "mimic": (_Spec({"joint": _required(str), "multiplier": _optional(float), "offset": _optional(float)}),
-              _OPTIONAL),
+    "mimic": (_Spec({"joint": _required(str), "multiplier": _optional(float), "offset": _optional(float)},
+                    make=dict), _OPTIONAL),
 }, make=dict, check=_joint_type_known)
 _NEW_TRANSMISSION = _Spec({"name": _required(str)}, {
     "type": (_Spec(text=str), _REQUIRED),
@@ -486,7 +486,8 @@ def _body_inertias(links, names, body_of, placements, placed, n):
     return mass, com, 0.5 * (inertia_com + inertia_com.transpose(0, 2, 1))
 
 
-def load_urdf(source, *, root_link=None, tip_link=None, locked_joints=None, gravity=(0.0, 0.0, -9.81)):
+def load_urdf(source, *, root_link=None, tip_link=None, locked_joints=None, gravity=(0.0, 0.0, -9.81),
+              mimic=True):
     """Build a Model from a URDF file path or XML string.
 
     root_link / tip_link (link names) select the chain root -> tip; every joint off that chain is
@@ -497,7 +498,18 @@ def load_urdf(source, *, root_link=None, tip_link=None, locked_joints=None, grav
     floating and planar joints, bad inertias, duplicate names, cycles, unknown names and arguments of
     the wrong kind raise ValueError naming the element or argument, and so does a kept joint that
     would make the mass matrix singular (it moves no mass: lock it). Model's bounds apply (model.py).
-    Mimic tags are ignored (each joint is an independent coordinate). The tip frame (default frame
+
+    Mimic joints (mimic=True): a moving joint with <mimic joint="B" multiplier="m" offset="o"/> has no
+    coordinate of its own, q = m q_B + o (multiplier default 1, offset 0); q, the limits and every
+    result are in the independent coordinates (Model's docstring). A joint that mimics a mimicking
+    joint is resolved to the independent one (multipliers and offsets composed). ValueError naming the
+    joints: a followed joint that does not exist, mimic joints forming a cycle, a joint that mimics a
+    fixed (or floating, planar) joint, a joint locked in locked_joints while the joint it follows
+    moves, or locked at another position than m q_B + o. Locking a followed joint (by locked_joints,
+    or by leaving it off the root_link -> tip_link chain) locks its mimic joints at m q_B + o; a
+    mimic joint off that chain whose followed joint is on it keeps moving with it (a branch). A
+    <mimic> on a fixed joint is ignored. mimic=False ignores every <mimic>: each moving joint is an
+    independent coordinate (as Pinocchio's buildModel without mimic). The tip frame (default frame
     for tip wrenches and task-space quantities) is tip_link, else the link moved by the last joint in
     the URDF's depth-first order: the end of a chain. On a tree with several leaves (e.g. the Panda
     with its fingers: panda_rightfinger) that is one leaf among several, chosen by the order of the
@@ -513,14 +525,49 @@ def load_urdf(source, *, root_link=None, tip_link=None, locked_joints=None, grav
     collecting = gc.isenabled()
     gc.disable()
     try:
-        arguments = _model_arguments(_parse(source), root_link, tip_link, locked)
+        arguments = _model_arguments(_parse(source), root_link, tip_link, locked, mimic)
     finally:
         if collecting:
             gc.enable()
     return Model(gravity=gravity, **arguments)     # the URDF's records are gone: their memory is free
 
 
-def _model_arguments(parsed, root_link, tip_link, locked):
+def _mimic_map(joint_list, joints, locked):
+    """{mimicking joint: (independent joint, multiplier, offset)} of the moving joints with a <mimic>,
+    chains resolved; ValueError naming the joints (load_urdf's list)."""
+    raw = {}
+    for joint in joint_list:
+        element = joint["mimic"]
+        if element is None or joint["type"] not in _MOVING:
+            continue
+        multiplier = 1.0 if element["multiplier"] is None else element["multiplier"]
+        offset = 0.0 if element["offset"] is None else element["offset"]
+        if not (np.isfinite(multiplier) and np.isfinite(offset)):
+            raise ValueError(f"joint {joint['name']!r}: mimic multiplier and offset must be finite")
+        raw[joint["name"]] = (element["joint"], float(multiplier), float(offset))
+    for name, (followed, _, _) in raw.items():
+        if followed not in joints:
+            raise ValueError(f"joint {name!r} mimics joint {followed!r}, which the URDF does not have")
+    resolved = resolve_mimic(raw, joints)
+    for name, (independent, m, o) in resolved.items():
+        kind = joints[independent]["type"]
+        if kind not in _MOVING:
+            raise ValueError(f"joint {name!r} mimics {kind} joint {independent!r}: only a revolute, "
+                             "continuous or prismatic joint can be followed")
+        if name in locked:
+            if independent not in locked:
+                raise ValueError(f"locked_joints: joint {name!r} mimics {independent!r} (q = {m:g} "
+                                 f"q_{independent} + {o:g}) and cannot be locked alone: lock {independent!r} "
+                                 "(its mimic joints follow)")
+            expected = m * locked[independent] + o
+            if abs(locked[name] - expected) > 1e-9 * max(1.0, abs(expected)):
+                raise ValueError(f"locked_joints: joint {name!r} mimics {independent!r} (q = {m:g} "
+                                 f"q_{independent} + {o:g}): locked at {locked[name]!r}, but {independent!r} "
+                                 f"locked at {locked[independent]!r} puts it at {expected!r}")
+    return resolved
+
+
+def _model_arguments(parsed, root_link, tip_link, locked, use_mimic=True):
     """Model's arguments (all but gravity) from _parse's records: load_urdf's work."""
     link_list, joint_list = parsed
     links = _by_name(link_list, "link")
@@ -539,6 +586,7 @@ def _model_arguments(parsed, root_link, tip_link, locked):
     for name in locked:
         if name not in joints:
             raise ValueError(f"locked_joints: unknown joint {name!r}")
+    mimic_of = _mimic_map(joint_list, joints, locked) if use_mimic else {}
     for name, what in ((root_link, "root_link"), (tip_link, "tip_link")):
         if name is not None and name not in links:
             raise ValueError(f"{what}: unknown link {name!r}")
@@ -557,14 +605,26 @@ def _model_arguments(parsed, root_link, tip_link, locked):
 
     def moves(joint):
         """True for a kept moving joint; floating/planar joints may only sit off the selected chain
-        (then they are held at the identity like a fixed joint)."""
+        (then they are held at the identity like a fixed joint). A mimic joint moves when the
+        independent joint it follows does."""
         kind = joint["type"]
         if kind in ("floating", "planar") and (chain is None or joint["name"] in chain):
             raise ValueError(f"joint {joint['name']!r}: {kind} joints are not supported "
                              "(fixed-base trees only)")
         if kind not in _MOVING + ("fixed", "floating", "planar"):
             raise ValueError(f"joint {joint['name']!r}: unknown joint type {kind!r}")
+        if joint["name"] in mimic_of:
+            independent = joints[mimic_of[joint["name"]][0]]
+            return independent["child"] in below and moves(independent)
         return kind in _MOVING and joint["name"] not in locked and (chain is None or joint["name"] in chain)
+
+    def locked_position(joint):
+        """The position of a joint that does not move: its locked_joints value (default 0), or for a
+        mimic joint m q + o of the locked joint it follows."""
+        if joint["name"] in mimic_of:
+            independent, m, o = mimic_of[joint["name"]]
+            return m * locked.get(independent, 0.0) + o
+        return locked.get(joint["name"], 0.0)
 
     joint_below = [parent_joint[name] for name in order[1:]]
     origin = _origins(joint_below, lambda k: f"joint {joint_below[k]['name']!r}")
@@ -578,7 +638,7 @@ def _model_arguments(parsed, root_link, tip_link, locked):
             body_row.append(k)
         else:
             body_of[name], placed[name] = body_of[joint["parent"]], len(placements)
-            q = locked.get(joint["name"], 0.0)
+            q = locked_position(joint)
             placements.append(placements[placed[joint["parent"]]] @ origin[k] @ _joint_motion(joint, q))
     placements = np.array(placements)
     n = len(bodies)
@@ -615,7 +675,7 @@ def _model_arguments(parsed, root_link, tip_link, locked):
         joint_of = [parent_joint[name] for name in everything]
         for name, joint, T in zip(everything, joint_of,
                                   _origins(joint_of, lambda k: f"joint {joint_of[k]['name']!r}")):
-            pose[name] = pose[joint["parent"]] @ T @ _joint_motion(joint, locked.get(joint["name"], 0.0))
+            pose[name] = pose[joint["parent"]] @ T @ _joint_motion(joint, locked_position(joint))
         root_inverse = np.linalg.inv(pose[root])
         frame_names += outside
         frame_body += [-1] * len(outside)
@@ -627,4 +687,5 @@ def _model_arguments(parsed, root_link, tip_link, locked):
                 frame_placement=frame_placement, root_link=root, tip_frame=tip,
                 lower=lower, upper=upper, velocity_limit=velocity, effort_limit=effort,
                 damping=[dynamics(j, "damping") for j in bodies],
-                friction=[dynamics(j, "friction") for j in bodies])
+                friction=[dynamics(j, "friction") for j in bodies],
+                mimic={j["name"]: mimic_of[j["name"]] for j in bodies if j["name"] in mimic_of})

@@ -70,8 +70,11 @@ def build_model(urdf, *, root_link='', tip_link='', joints=(), gravity=(0.0, 0.0
         return model, tuple(model.joint_names)
     unknown = [j for j in joints if j not in model.joint_names]
     if unknown:
+        mimics = [j for j in unknown if j in model.mimic]
+        hint = (f" ({short_list(mimics)} mimic other joints and follow them: list the joints they "
+                "follow)") if mimics else ''
         raise ValueError(f"parameter 'joints' names {short_list(unknown)}, not movable joints of the chain "
-                         f'{list(model.joint_names)}')
+                         f'{list(model.joint_names)}{hint}')
     locked = {j: 0.0 for j in model.joint_names if j not in joints}
     if locked:
         model = rd.load_urdf(urdf, locked_joints=locked, **kwargs)

@@ -23,7 +23,9 @@ Topics:
   with a warning naming the tips (``robot_dynamics_ros.task_frame``).
 - out ``joint_states`` (sensor_msgs/JointState, /joint_states in the root namespace) every
   1/``publish_rate`` s of simulated time: position, velocity, effort = the applied (saturated)
-  effort; never a NaN or inf (such a state is skipped with a warning). While still (see
+  effort; never a NaN or inf (such a state is skipped with a warning). Mimic joints (URDF
+  <mimic>), which have no coordinate of their own, follow the joints: their position
+  m q + o and velocity m q̇ from the joint each follows, effort 0 (they take no command). While still (see
   ``wait_for_command``) the state is published at ``publish_rate`` per wall second, with the same
   stamp; while paused nothing is published. A new ``publish_rate`` takes effect at once (the next
   state is due one new period after the last one).
@@ -101,6 +103,7 @@ from robot_dynamics_ros.simulation import (
     INTEGRATORS,
     LOCKSTEP_STREAK,
     Simulation,
+    mimic_joint_states,
 )
 from robot_dynamics_ros.task_frame import task_frame
 
@@ -360,6 +363,12 @@ class SimulatorNode(Node):
         sim, o = self.sim, self._to_order
         if not all_finite(sim.q, sim.qd, sim.tau):      # the Simulation resets on divergence
             self._throttle.warn('nonfinite/state', 'simulated state not finite: not published')
+            return
+        if sim.model.mimic:
+            names, q, qd = mimic_joint_states(sim.model, sim.q, sim.qd)
+            self._pub_joint_states.publish(make_joint_state(
+                tuple(self.joint_order) + names, stamp=stamp, position=np.concatenate([sim.q[o], q]),
+                velocity=np.concatenate([sim.qd[o], qd]), effort=np.concatenate([sim.tau[o], 0.0 * q])))
             return
         self._pub_joint_states.publish(make_joint_state(
             self.joint_order, stamp=stamp, position=sim.q[o], velocity=sim.qd[o],

@@ -416,9 +416,14 @@ def test_urdf_variants_are_read_or_refused_as_urdf_parser_py_does(old, new):
 
 
 def test_the_sample_loads():
+    """j2 mimics j1 (multiplier 2): one coordinate, two bodies; mimic=False: two coordinates."""
     model = rd.load_urdf(SAMPLE)
-    assert model.joint_names == ("j1", "j2") and model.tip_frame == "link2"
-    assert (model.damping[0], model.friction[0], model.effort_limit[1]) == (0.1, 0.2, 5.0)
+    assert model.joint_names == ("j1",) and model.body_joint_names == ("j1", "j2")
+    assert model.mimic == {"j2": ("j1", 2.0, 0.0)} and model.tip_frame == "link2"
+    assert (model.damping[0], model.friction[0], model.effort_limit[0]) == (0.1, 0.2, 10.0)
+    free = rd.load_urdf(SAMPLE, mimic=False)
+    assert free.joint_names == ("j1", "j2") and free.tip_frame == "link2"
+    assert (free.damping[0], free.friction[0], free.effort_limit[1]) == (0.1, 0.2, 5.0)
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 100])

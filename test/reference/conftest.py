@@ -73,7 +73,9 @@ def _specs():
         # Panda with the fingers locked (the 7-dof arm) and the full tree with its two finger branches
         "panda_locked": (P, lambda: rd.load_urdf(P, locked_joints=PANDA_FINGERS),
                          lambda: _pin_reduced(P, PANDA_FINGERS)),
-        "panda": (P, lambda: rd.load_urdf(P), lambda: _pin_reduced(P, {})),
+        # (mimic=False: finger_joint2 free, as in Pinocchio's buildModel without mimic; the mimic
+        # Panda is compared in test_ref_pinocchio_mimic.py)
+        "panda": (P, lambda: rd.load_urdf(P, mimic=False), lambda: _pin_reduced(P, {})),
         "ur5": (U5, lambda: rd.load_urdf(U5), lambda: _pin_reduced(U5, {})),
         "ur10": (URDF["ur10"], lambda: rd.load_urdf(URDF["ur10"]), lambda: _pin_reduced(URDF["ur10"], {})),
         "xarm7": (URDF["xarm7"], lambda: rd.load_urdf(URDF["xarm7"]),
@@ -92,7 +94,7 @@ def _specs():
         # a gravity vector that is not (0, 0, -9.81)
         "ur5_gravity": (U5, lambda: rd.load_urdf(U5, gravity=CUSTOM_GRAVITY),
                         lambda: _pin_reduced(U5, {}, gravity=CUSTOM_GRAVITY)),
-        "panda_gravity": (P, lambda: rd.load_urdf(P, gravity=CUSTOM_GRAVITY),
+        "panda_gravity": (P, lambda: rd.load_urdf(P, gravity=CUSTOM_GRAVITY, mimic=False),
                           lambda: _pin_reduced(P, {}, gravity=CUSTOM_GRAVITY)),
     }
 

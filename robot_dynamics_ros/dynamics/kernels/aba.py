@@ -11,6 +11,9 @@ moved to {0}, G^A_i / p^A_i the articulated-body inertia and bias wrench of the 
                           p^A_λ += p^A_i + G^a_i c_i + U_i u_i / D_i,   G^a_i = G^A_i - U_i U_i^T / D_i
   pass 3 (base to tips):  dV_i/dt = dV_λ(i)/dt + c_i with dV_0/dt = (0, -g)  (gravity as a base acceleration)
                           q̈_i = (u_i - U_i^T dV_i/dt) / D_i,   dV_i/dt += S_i q̈_i
+
+One coordinate per body: a model with mimic joints (several bodies on one coordinate, layout.py) takes
+integrators.fd_mimic instead (M_r by CRBA, a Cholesky solve).
 """
 from .kinematics import body_pose_in_base, body_twist_in_base, frame_wrench_in_body
 from .layout import (

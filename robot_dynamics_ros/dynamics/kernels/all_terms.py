@@ -13,7 +13,7 @@
 from .crba import crba
 from .jacobians import jacobian, jacobian_derivative
 from .kinematics import body_poses_in_base
-from .layout import inline, n_bodies
+from .layout import inline, n_coordinates
 from .linalg import cholesky_in_place, cholesky_solve_in_place, task_space_inertia_from_cholesky
 from .rnea import rnea
 
@@ -30,9 +30,9 @@ def scratch_rows(n):
 @inline
 def all_terms(mb, w, q, qd, frame, reference, damping, M, c, g, J, Lam, eta, T, scratch):
     """M, c, g into M (n x n), c (n,), g (n,); with frame >= 0 also J (6 x n), Λ (6 x 6), η (6,) and
-    T = T_{0f}. scratch: (scratch_rows(n), max(n, 6)). Returns a STATUS_* code (the task-space terms
-    are unset unless it is STATUS_OK)."""
-    n = n_bodies(mb)
+    T = T_{0f}; n = nq, the coordinates. scratch: (scratch_rows(n), max(n, 6)). Returns a STATUS_* code
+    (the task-space terms are unset unless it is STATUS_OK)."""
+    n = n_coordinates(mb)
     body_poses_in_base(mb, w, q)                                                   # the one pass
     rnea(mb, w, q, qd, qd, False, False, True, -1, q, g, poses_known=True)         # g(q)
     rnea(mb, w, q, qd, qd, True, False, False, -1, q, c, poses_known=True)         # c(q, q̇)

@@ -12,6 +12,11 @@ gives c = C q̇ (eq. 9.88) and Ṁ = C + C^T: it is the Christoffel factorisatio
     C_ij = S_i^T (G^c_i dS_j/dt + B^c_i S_j),     C_ji = S_j^T (G^c_i dS_i/dt + B^c_i S_i)
 
 Since Ṁ = sum_k (∂M/∂q_k) q̇_k = C(q, q̇) + C(q, q̇)^T is linear in q̇:  ∂M/∂q_k = C(q, e_k) + C(q, e_k)^T.
+
+With mimic joints (layout.py) the twists come from q̇_i = m_i q̇[c_i] and C is projected onto the
+coordinates, C_r = G^T C(q, G q̇_r) G (C_r[c_i, c_j] += m_i m_j C_ij): then c_r = G^T c = C_r q̇_r and
+Ṁ_r = G^T Ṁ G = C_r + C_r^T, so ∂M_r/∂q_r[k] = C_r(q, e_k) + C_r(q, e_k)^T with e_k a unit coordinate
+velocity (= sum_i G_ik G^T (∂M/∂q_i) G).
 """
 from .kinematics import body_poses_in_base, body_twist_in_base
 from .layout import (
@@ -22,8 +27,13 @@ from .layout import (
     W_S_BASE,
     W_SDOT_BASE,
     W_V_BASE,
+    body_rate,
+    coordinate,
+    has_mimic,
     inline,
+    multiplier,
     n_bodies,
+    n_coordinates,
     parent,
 )
 from .rows import row3, row6, row9
@@ -78,10 +88,11 @@ def coriolis_matrix(mb, w, q, qd, C, poses_known=False):
     """C(q, q̇) into C (n x n), C_ij = sum_k Γ_ijk q̇_k (eq. 9.87). poses_known: T_{0i} and S_i of
     this q are already in the workspace."""
     n = n_bodies(mb)
+    mimic = has_mimic(mb)
     if not poses_known:
         body_poses_in_base(mb, w, q)
     for i in range(n):
-        body_twist_in_base(mb, w, i, qd[i])
+        body_twist_in_base(mb, w, i, body_rate(mb, qd, i, mimic))
         set_inertia_matrix(w, i, W_GC_BASE, moved_inertia(row9(w, i, W_R_BASE), row3(w, i, W_P_BASE),
                                                           body_inertia(mb, i)))          # G^c_i = G_i ...
         coriolis_factor(w, i)                                                            # B^c_i = B_i ...
@@ -103,16 +114,25 @@ def coriolis_matrix(mb, w, q, qd, C, poses_known=False):
         F = add6(F, Bs)                                 # G^c_i dS_i/dt + B^c_i S_i
         j = i
         while j >= 0:
-            C[i, j] = dot6(GcS, row6(w, j, W_SDOT_BASE)) + dot6(BcTS, row6(w, j, W_S_BASE))
-            if j != i:
-                C[j, i] = dot6(row6(w, j, W_S_BASE), F)
+            C_ij = dot6(GcS, row6(w, j, W_SDOT_BASE)) + dot6(BcTS, row6(w, j, W_S_BASE))
+            if mimic:                                   # C_r = G^T C G
+                m = multiplier(mb, i) * multiplier(mb, j)
+                c_i, c_j = coordinate(mb, i), coordinate(mb, j)
+                C[c_i, c_j] += m * C_ij
+                if j != i:
+                    C[c_j, c_i] += m * dot6(row6(w, j, W_S_BASE), F)
+            else:
+                C[i, j] = C_ij
+                if j != i:
+                    C[j, i] = dot6(row6(w, j, W_S_BASE), F)
             j = parent(mb, j)
 
 
 @inline
 def mass_matrix_derivatives(mb, w, q, unit, C, dM):
-    """∂M/∂q_k = C(q, e_k) + C(q, e_k)^T into dM[:, :, k] for every k; unit (n,) and C (n, n) are scratch."""
-    n = n_bodies(mb)
+    """∂M/∂q_k = C(q, e_k) + C(q, e_k)^T into dM[:, :, k] for every coordinate k; unit (nq,) and C (nq, nq)
+    are scratch."""
+    n = n_coordinates(mb)
     body_poses_in_base(mb, w, q)
     for k in range(n):
         for j in range(n):

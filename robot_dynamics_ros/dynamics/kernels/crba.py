@@ -10,6 +10,10 @@ screws in {0},
 
 The composites are summed in the bodies' own frames as ten-parameter rigid bodies (spatial.py);
 each wrench G^c_i A_i is moved to {0} once, so every entry of M is one 6-vector product.
+
+With mimic joints (layout.py) M is projected onto the coordinates, M_r = G^T M G: each body pair (i, k)
+adds m_i m_k M_ik to M_r[c_i, c_k] and, for i != k, m_i m_k M_ki to M_r[c_k, c_i] (both to one diagonal
+entry when two bodies share a coordinate).
 """
 from .kinematics import body_poses_in_base
 from .layout import (
@@ -19,8 +23,11 @@ from .layout import (
     W_R_BASE,
     W_R_PARENT,
     W_S_BASE,
+    coordinate,
+    has_mimic,
     inline,
     is_prismatic,
+    multiplier,
     n_bodies,
     parent,
     run_start,
@@ -41,8 +48,9 @@ def crba(mb, w, q, M, poses_known=False):
     """M(q) into M (n x n) by the composite-rigid-body algorithm. poses_known: T_{0i} and S_i of
     this q are already in the workspace (kinematics.body_poses_in_base)."""
     n = n_bodies(mb)
-    if n > 0 and run_start(mb, n - 1) != 0:
-        M[:, :] = 0.0          # a tree: bodies on different branches do not couple
+    mimic = has_mimic(mb)
+    if mimic or (n > 0 and run_start(mb, n - 1) != 0):
+        M[:, :] = 0.0          # a tree: bodies on different branches do not couple; mimic: M_r accumulates
     if not poses_known:
         body_poses_in_base(mb, w, q)
     for i in range(n):
@@ -61,6 +69,12 @@ def crba(mb, w, q, M, poses_known=False):
             start = run_start(mb, j)
             for k in range(j, start - 1, -1):
                 M_ik = dot6(row6(w, k, W_S_BASE), F_0)                                  # S_k^T F_0
-                M[i, k] = M_ik
-                M[k, i] = M_ik
+                if mimic:                                                               # M_r = G^T M G
+                    v = multiplier(mb, i) * multiplier(mb, k) * M_ik
+                    M[coordinate(mb, i), coordinate(mb, k)] += v
+                    if k != i:
+                        M[coordinate(mb, k), coordinate(mb, i)] += v
+                else:
+                    M[i, k] = M_ik
+                    M[k, i] = M_ik
             j = parent(mb, start)

@@ -10,7 +10,9 @@ over the n or n² results costs nanoseconds. Explicit signatures: anything but C
 arrays is refused with a TypeError instead of compiling a new specialisation. Results are written
 into arrays the caller allocates: returning a fresh array from compiled code costs more (boxing) than
 a 7-joint RNEA. `d` is a Data buffer, both the packed model (`mb`) and the workspace (`w`), see
-layout.py.
+layout.py. Vectors of joint values have one entry per coordinate (nq, n_coordinates; layout.py says
+how mimic joints map them to bodies); forward dynamics of a model with mimic joints goes through M_r
+(integrators.fd_mimic) instead of the ABA.
 """
 import numpy as np
 from numba import njit, types
@@ -22,7 +24,14 @@ from .coriolis import (
     mass_matrix_derivatives as coriolis_mass_matrix_derivatives,
 )
 from .crba import crba as composite_rigid_body
-from .integrators import METHOD_EULER, METHOD_RK4, METHOD_SEMI_IMPLICIT, step as integration_step  # noqa: F401  (codes the entries take)
+from .integrators import (  # noqa: F401  (codes the entries take)
+    FD_NOT_POSITIVE_DEFINITE,
+    METHOD_EULER,
+    METHOD_RK4,
+    METHOD_SEMI_IMPLICIT,
+    fd_mimic,
+    step as integration_step,
+)
 from .jacobians import jacobian as frame_jacobian, jacobian_derivative as frame_jacobian_derivative
 from .kinematics import (  # noqa: F401  (codes the entries take)
     REF_BODY,
@@ -32,7 +41,7 @@ from .kinematics import (  # noqa: F401  (codes the entries take)
     frame_pose as pose_of_frame,
     urdf_body_poses,
 )
-from .layout import OPTIONS, all_finite, check_state, check_vector, n_bodies
+from .layout import OPTIONS, all_finite, check_state, check_vector, has_mimic, n_bodies, n_coordinates
 from .linalg import cholesky_in_place, cholesky_solve_in_place, task_space_inertia_from_cholesky
 from .rnea import rnea as recursive_newton_euler
 
@@ -147,7 +156,7 @@ def rnea_tip(d, q, qd, qdd, frame, f_tip, tau):
 @_entry(types.none(_D, _VI, _V))
 def gravity(d, q, tau):
     """g(q): RNEA with q̇ = q̈ = 0."""
-    check_vector(d, q, n_bodies(d))
+    check_vector(d, q, n_coordinates(d))
     recursive_newton_euler(d, d, q, q, q, False, False, True, -1, q, tau)
     if not all_finite(tau):
         raise ValueError(OVERFLOW_G)
@@ -175,7 +184,7 @@ def bias(d, q, qd, tau):
 def rnea_batch(d, q, qd, qdd, frame, f_tip, tau):
     """RNEA over N states (rows) into tau (N, n); f_tip (N, 6) applied at `frame` when frame >= 0."""
     N, n = q.shape
-    if n != n_bodies(d) or qd.shape != q.shape or qdd.shape != q.shape or tau.shape != q.shape:
+    if n != n_coordinates(d) or qd.shape != q.shape or qdd.shape != q.shape or tau.shape != q.shape:
         raise ValueError("invalid trajectory shape")
     if frame >= 0 and (f_tip.shape[0] != N or f_tip.shape[1] != 6 or not all_finite(f_tip)):
         raise ValueError("invalid tip wrench trajectory")
@@ -195,7 +204,7 @@ def rnea_batch(d, q, qd, qdd, frame, f_tip, tau):
 @_entry(types.none(_D, _VI, _M))
 def crba(d, q, M):
     """M(q)."""
-    check_vector(d, q, n_bodies(d))
+    check_vector(d, q, n_coordinates(d))
     composite_rigid_body(d, d, q, M)
     if not all_finite(M):
         raise ValueError(OVERFLOW_M)
@@ -215,7 +224,7 @@ def momentum(d, q, qd, p):
 def crba_batch(d, q, M):
     """CRBA over N configurations (rows) into M (N, n, n)."""
     N, n = q.shape
-    if n != n_bodies(d) or M.shape != (N, n, n):
+    if n != n_coordinates(d) or M.shape != (N, n, n):
         raise ValueError("invalid trajectory shape")
     if not all_finite(q):
         raise ValueError("invalid trajectory values")
@@ -231,7 +240,11 @@ def aba(d, q, qd, tau, qdd):
     """q̈ = FD(q, q̇, τ)."""
     n = check_state(d, q, qd)
     check_vector(d, tau, n)
-    articulated_body(d, d, q, qd, tau, -1, q, qdd)
+    if has_mimic(d):
+        if fd_mimic(d, d, q, qd, tau, -1, q, qdd) == FD_NOT_POSITIVE_DEFINITE:
+            raise ValueError(NOT_POSITIVE_DEFINITE)     # (FD_OVERFLOW: qdd not finite, checked below)
+    else:
+        articulated_body(d, d, q, qd, tau, -1, q, qdd)
     if not all_finite(qdd):
         raise ValueError(OVERFLOW_QDD)
 
@@ -242,7 +255,11 @@ def aba_tip(d, q, qd, tau, frame, f_tip, qdd):
     n = check_state(d, q, qd)
     check_vector(d, tau, n)
     check_vector(d, f_tip, 6)
-    articulated_body(d, d, q, qd, tau, frame, f_tip, qdd)
+    if has_mimic(d):
+        if fd_mimic(d, d, q, qd, tau, frame, f_tip, qdd) == FD_NOT_POSITIVE_DEFINITE:
+            raise ValueError(NOT_POSITIVE_DEFINITE)
+    else:
+        articulated_body(d, d, q, qd, tau, frame, f_tip, qdd)
     if not all_finite(qdd):
         raise ValueError(OVERFLOW_QDD_TIP)
 
@@ -251,12 +268,17 @@ def aba_tip(d, q, qd, tau, frame, f_tip, qdd):
 def aba_batch(d, q, qd, tau, qdd):
     """ABA over N states (rows) into qdd (N, n)."""
     N, n = q.shape
-    if n != n_bodies(d) or qd.shape != q.shape or tau.shape != q.shape or qdd.shape != q.shape:
+    if n != n_coordinates(d) or qd.shape != q.shape or tau.shape != q.shape or qdd.shape != q.shape:
         raise ValueError("invalid trajectory shape")
     if not (all_finite(q) and all_finite(qd) and all_finite(tau)):
         raise ValueError("invalid trajectory values")
+    mimic = has_mimic(d)
     for k in range(N):
-        articulated_body(d, d, q[k], qd[k], tau[k], -1, q[k], qdd[k])
+        if mimic:
+            if fd_mimic(d, d, q[k], qd[k], tau[k], -1, q[k], qdd[k]) == FD_NOT_POSITIVE_DEFINITE:
+                raise ValueError(NOT_POSITIVE_DEFINITE)
+        else:
+            articulated_body(d, d, q[k], qd[k], tau[k], -1, q[k], qdd[k])
     if not all_finite(qdd):
         raise ValueError(OVERFLOW_QDD)
 
@@ -296,8 +318,8 @@ def coriolis_matrix(d, q, qd, C):
 
 @_entry(types.float64[:, :, ::1](_D, _VI), allocates=True)
 def mass_matrix_derivatives(d, q):
-    """∂M/∂q_k in [:, :, k], shape (n, n, n)."""
-    n = n_bodies(d)
+    """∂M/∂q_k in [:, :, k], shape (n, n, n) (n = nq)."""
+    n = n_coordinates(d)
     check_vector(d, q, n)
     dM = np.empty((n, n, n))
     coriolis_mass_matrix_derivatives(d, d, q, np.empty(n), np.empty((n, n)), dM)
@@ -310,7 +332,7 @@ def mass_matrix_derivatives(d, q):
 @_entry(types.none(_D, _VI, _I, _M))
 def frame_pose(d, q, frame, T):
     """T_{0f} (4 x 4)."""
-    check_vector(d, q, n_bodies(d))
+    check_vector(d, q, n_coordinates(d))
     body_poses_in_base(d, d, q)
     pose_of_frame(d, d, frame, T)
     if not all_finite(T):
@@ -319,9 +341,9 @@ def frame_pose(d, q, frame, T):
 
 @_entry(types.float64[:, :, ::1](_D, _VI), allocates=True)
 def body_poses(d, q):
-    """The pose in {0} of every body's URDF frame, (n, 4, 4)."""
+    """The pose in {0} of every body's URDF frame, (n bodies, 4, 4)."""
     n = n_bodies(d)
-    check_vector(d, q, n)
+    check_vector(d, q, n_coordinates(d))
     T = np.empty((n, 4, 4))
     urdf_body_poses(d, d, q, T)
     if not all_finite(T):
@@ -332,7 +354,7 @@ def body_poses(d, q):
 @_entry(types.none(_D, _VI, _I, _I, _M), allocates=True)
 def jacobian(d, q, frame, reference, J):
     """J (6 x n) of a frame in a reference (kinematics.REF_*)."""
-    check_vector(d, q, n_bodies(d))
+    check_vector(d, q, n_coordinates(d))
     frame_jacobian(d, d, q, frame, reference, np.empty((4, 4)), J)
     if not all_finite(J):
         raise ValueError(OVERFLOW_J)
@@ -351,7 +373,7 @@ def jacobian_derivative(d, q, qd, frame, reference, dJ):
 @_entry(types.none(_D, _VI, _I, _I, _F, _M), allocates=True)
 def task_space_inertia(d, q, frame, reference, damping, Lam):
     """Λ = (J M^-1 J^T + damping 1)^-1 (eq. 9.98 when J is square and invertible)."""
-    n = n_bodies(d)
+    n = n_coordinates(d)
     check_vector(d, q, n)
     L = np.empty((n, n))
     composite_rigid_body(d, d, q, L)

@@ -1,7 +1,8 @@
 """One integration step of the forward dynamics (the textbook's EulerStep, §9.3) and friction.
 
     friction torques  τ_f = F_v q̇ + F_s sgn(q̇)  (viscous and Coulomb; the Lagrangian notes)
-    q̈ = FD(q, q̇, τ - τ_f)   by the articulated-body algorithm (aba.py)
+    q̈ = FD(q, q̇, τ - τ_f)   by the articulated-body algorithm (aba.py); with mimic joints by
+                           M_r q̈ = τ - τ_f - b (crba.py, rnea.py, a Cholesky solve: fd_mimic)
     Euler:            q' = q + dt q̇,   q̇' = q̇ + dt q̈
     semi-implicit:    q̇' = q̇ + dt q̈,   q' = q + dt q̇'
     RK4:              the classical fourth-order Runge-Kutta on x = (q, q̇), ẋ = (q̇, q̈), τ held over dt
@@ -9,19 +10,61 @@
 import numpy as np
 
 from .aba import aba
-from .layout import subroutine
+from .crba import crba
+from .layout import W_MIMIC_M, has_mimic, n_coordinates, subroutine
+from .linalg import cholesky_in_place, cholesky_solve_in_place
+from .rnea import rnea_mapped
 
 METHOD_EULER = 0
 METHOD_SEMI_IMPLICIT = 1
 METHOD_RK4 = 2
 
+FD_OK = 0
+FD_OVERFLOW = 1
+FD_NOT_POSITIVE_DEFINITE = 2
+
+
+@subroutine
+def fd_mimic(mb, w, q, qd, tau, frame, f_tip, qdd):
+    """q̈ = M_r^-1 (τ - b_r - J_r^T F_tip) into qdd for a model with mimic joints (the articulated-body
+    algorithm assumes one coordinate per body): M_r = G^T M G by CRBA into the workspace's W_MIMIC_M
+    columns, b_r by RNEA into qdd, then a Cholesky solve in place. Returns FD_OK, FD_OVERFLOW (M_r or
+    τ - b_r not finite: qdd is then NaN) or FD_NOT_POSITIVE_DEFINITE (qdd garbage). A called function,
+    not inlined: the forward-dynamics entries and the integrators carry it for mimic models only, and
+    inlined it multiplied their compile time (rk4 step: 27 s -> 190 s cold)."""
+    n = n_coordinates(mb)
+    L = w[0:n, W_MIMIC_M:W_MIMIC_M + n]
+    crba(mb, w, q, L)
+    rnea_mapped(mb, w, q, qd, qd, True, False, True, frame, f_tip, qdd, True, True)
+    finite = True
+    for i in range(n):
+        qdd[i] = tau[i] - qdd[i]
+        finite = finite and np.isfinite(qdd[i])
+    for i in range(n):
+        for k in range(i + 1):
+            finite = finite and np.isfinite(L[i, k])
+    if not finite:                                  # NaN is no pivot: checked before the factorisation
+        for i in range(n):
+            qdd[i] = np.nan
+        return FD_OVERFLOW
+    if not cholesky_in_place(L, n):
+        return FD_NOT_POSITIVE_DEFINITE
+    cholesky_solve_in_place(L, n, qdd)
+    return FD_OK
+
 
 @subroutine
 def joint_acceleration(mb, w, q, qd, tau, frame, f_tip, viscous, coulomb, tau_net, qdd):
     """q̈ = FD(q, q̇, τ - F_v q̇ - F_s sgn(q̇)) into qdd; tau_net (n,) is scratch. A called function,
-    not inlined: an RK4 step calls it four times."""
+    not inlined: an RK4 step calls it four times. With mimic joints, a failed solve (M_r not positive
+    definite, an overflow) gives NaN, which the step's check reports."""
     for i in range(tau.shape[0]):
         tau_net[i] = tau[i] - (viscous[i] * qd[i] + coulomb[i] * np.sign(qd[i]))
+    if has_mimic(mb):
+        if fd_mimic(mb, w, q, qd, tau_net, frame, f_tip, qdd) != FD_OK:
+            for i in range(qdd.shape[0]):
+                qdd[i] = np.nan
+        return
     aba(mb, w, q, qd, tau_net, frame, f_tip, qdd)
 
 

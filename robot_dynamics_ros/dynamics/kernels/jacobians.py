@@ -7,6 +7,9 @@
     dJ_s/dt:        dS_j/dt = [V_j, S_j]
     dJ_b/dt:        [Ad_{T_0f^-1}] (dS_j/dt - [V_f, S_j])       (V_f: the frame's twist in {0})
     world_aligned:  (dw_j, dv_j + dw_j x p_f + w_j x dp_f/dt),  dp_f/dt = v_f + w_f x p_f
+
+With mimic joints (layout.py) the columns are those of the coordinates, J_r = J G: body j's column
+adds m_j times itself to column c_j (dJ_r/dt = dJ/dt G likewise: G is constant).
 """
 from .kinematics import (
     REF_BODY,
@@ -16,7 +19,19 @@ from .kinematics import (
     change_reference,
     frame_pose,
 )
-from .layout import W_S_BASE, W_SDOT_BASE, W_V_BASE, frame_body, inline, n_bodies, parent
+from .layout import (
+    W_S_BASE,
+    W_SDOT_BASE,
+    W_V_BASE,
+    body_rate,
+    coordinate,
+    frame_body,
+    has_mimic,
+    inline,
+    multiplier,
+    n_bodies,
+    parent,
+)
 from .rows import row6
 from .spatial import ad, add3, cross
 
@@ -29,11 +44,17 @@ def jacobian(mb, w, q, frame, reference, T, J, poses_known=False):
         body_poses_in_base(mb, w, q)
     frame_pose(mb, w, frame, T)
     J[:, :] = 0.0
+    mimic = has_mimic(mb)
     j = frame_body(mb, frame)
     while j >= 0:
         J_j = change_reference(T, reference, row6(w, j, W_S_BASE))
-        for k in range(6):
-            J[k, j] = J_j[k]
+        if mimic:                                   # J_r = J G
+            c, m = coordinate(mb, j), multiplier(mb, j)
+            for k in range(6):
+                J[k, c] += m * J_j[k]
+        else:
+            for k in range(6):
+                J[k, j] = J_j[k]
         j = parent(mb, j)
 
 
@@ -42,8 +63,9 @@ def jacobian_derivative(mb, w, q, qd, frame, reference, T, dJ, poses_known=False
     """dJ/dt (6 x n) of jacobian(frame, reference); T receives T_{0f}."""
     if not poses_known:
         body_poses_in_base(mb, w, q)
+    mimic = has_mimic(mb)
     for i in range(n_bodies(mb)):
-        body_twist_in_base(mb, w, i, qd[i])
+        body_twist_in_base(mb, w, i, body_rate(mb, qd, i, mimic))
     frame_pose(mb, w, frame, T)
     dJ[:, :] = 0.0
     b = frame_body(mb, frame)
@@ -67,6 +89,11 @@ def jacobian_derivative(mb, w, q, qd, frame, reference, T, dJ, poses_known=False
                                                    Sdot[3] - b_[3], Sdot[4] - b_[4], Sdot[5] - b_[5]))
         else:
             dJ_j = Sdot
-        for k in range(6):
-            dJ[k, j] = dJ_j[k]
+        if mimic:                                   # dJ_r/dt = dJ/dt G
+            c, m = coordinate(mb, j), multiplier(mb, j)
+            for k in range(6):
+                dJ[k, c] += m * dJ_j[k]
+        else:
+            for k in range(6):
+                dJ[k, j] = dJ_j[k]
         j = parent(mb, j)

@@ -23,7 +23,9 @@ from .layout import (
     W_S_BASE,
     W_SDOT_BASE,
     W_V_BASE,
+    body_position,
     frame_row,
+    has_mimic,
     inline,
     is_prismatic,
     n_bodies,
@@ -88,9 +90,10 @@ def body_pose_in_base(mb, w, i, q_i):
 
 @inline
 def body_poses_in_base(mb, w, q):
-    """T_{0i} and S_i of every body (eq. 9.37), base to tips."""
+    """T_{0i} and S_i of every body (eq. 9.37), base to tips; q: the coordinates (q_i = m_i q[c_i] + o_i)."""
+    mimic = has_mimic(mb)
     for i in range(n_bodies(mb)):
-        body_pose_in_base(mb, w, i, q[i])
+        body_pose_in_base(mb, w, i, body_position(mb, q, i, mimic))
 
 
 @inline

@@ -13,6 +13,15 @@ Body frame {i} is joint i's frame turned so that the joint axis is z (Model._pac
 axis of joint i in {i} is A_i = (e_z, 0) (revolute) or (0, e_z) (prismatic), and
 T_{λ(i),i}(q_i) = T_tree,i exp([A_i] q_i)  (eqs. 9.35, 9.50) is T_tree Rz(q_i) or T_tree Tz(q_i).
 
+Coordinates and bodies (mimic joints): q has one entry per independent coordinate, nq <= n. Body i
+moves with coordinate c_i as  q_i = m_i q[c_i] + o_i,  q̇_i = m_i q̇[c_i],  q̈_i = m_i q̈[c_i]  (COL_COORD,
+COL_MULT, COL_OFFSET); a body whose joint mimics another shares that joint's coordinate. The outputs are
+the projections onto the coordinates by the constant map G (G[i, c_i] = m_i): τ_r = G^T τ, M_r = G^T M G,
+J_r = J G. Without mimic joints c_i = i, m_i = 1, o_i = 0 and the kernels take the direct path (a flag,
+COL_MIMIC, read once per call), so those models compute exactly what they computed before. A model with
+mimic joints has, after DATA_WIDTH, nq more columns (W_MIMIC_M): the nq x nq matrix of its forward
+dynamics, which goes through M_r (CRBA) and a Cholesky solve (ABA assumes one coordinate per body).
+
 One array per compiled call keeps numba's dispatch cheap (each array argument costs tens of ns);
 inside, kernels read rows as tuples of floats (rows.py), which stay in registers.
 """
@@ -65,7 +74,12 @@ COL_RUN = 36       # 1: first body of the run of ancestors i, i-1, ..., COL_RUN 
                    #    of the one before), so ancestor loops count down instead of chasing links
 COL_N = 37         # row 0 only: number of bodies n
 COL_GRAVITY = 38   # row 0 only: gravity vector (3) in {0}
-MODEL_WIDTH = 41
+COL_COORD = 41     # 1: coordinate c_i that moves body i (i without mimic joints)
+COL_MULT = 42      # 1: multiplier m_i: q_i = m_i q[c_i] + o_i (1 without mimic joints)
+COL_OFFSET = 43    # 1: offset o_i (0 without mimic joints)
+COL_NQ = 44        # row 0 only: number of coordinates nq (= n without mimic joints)
+COL_MIMIC = 45     # row 0 only: 1 when some body's joint mimics another (c_i != i or m_i != 1 or o_i != 0)
+MODEL_WIDTH = 46
 # ---- packed model: one frame row (after the body rows) ------------------------------------------
 FCOL_BODY = 0      # 1: body the frame is fixed to (-1 = the base)
 FCOL_R = 1         # 9: rotation of the frame's placement in its body's frame
@@ -93,12 +107,54 @@ W_GC_BODY = _w + 116    # 10 composite rigid-body inertia of the subtree at i, t
 W_GC_BASE = _w + 126    # 36 composite spatial inertia of the subtree at i in {0}, row-major (Coriolis)
 W_BC_BASE = _w + 162    # 36 composite Coriolis factor B^c_i in {0}, row-major (Coriolis)
 DATA_WIDTH = _w + 198
+W_MIMIC_M = DATA_WIDTH  # nq (models with mimic joints only): M_r, then its Cholesky factor (forward dynamics)
 
 
 # ---- reading the packed model --------------------------------------------------------------------
 @inline
 def n_bodies(mb):
     return int(mb[0, COL_N])
+
+
+@inline
+def n_coordinates(mb):
+    """nq: the length of q (independent coordinates); n_bodies(mb) without mimic joints."""
+    return int(mb[0, COL_NQ])
+
+
+@inline
+def has_mimic(mb):
+    """True when some body's joint mimics another: the kernels then map coordinates to bodies."""
+    return mb[0, COL_MIMIC] != 0.0
+
+
+@inline
+def body_position(mb, q, i, mimic):
+    """q_i = m_i q[c_i] + o_i of body i's joint; q[i] itself without mimic joints."""
+    if mimic:
+        return mb[i, COL_MULT] * q[int(mb[i, COL_COORD])] + mb[i, COL_OFFSET]
+    return q[i]
+
+
+@inline
+def body_rate(mb, x, i, mimic):
+    """x_i = m_i x[c_i]: body i's joint velocity or acceleration from the coordinates' (G constant);
+    x[i] itself without mimic joints."""
+    if mimic:
+        return mb[i, COL_MULT] * x[int(mb[i, COL_COORD])]
+    return x[i]
+
+
+@inline
+def coordinate(mb, i):
+    """c_i: the coordinate that moves body i."""
+    return int(mb[i, COL_COORD])
+
+
+@inline
+def multiplier(mb, i):
+    """m_i: body i's joint moves m_i times its coordinate."""
+    return mb[i, COL_MULT]
 
 
 @inline
@@ -164,8 +220,8 @@ def check_vector(d, x, n):
 
 @inline
 def check_state(d, q, qd):
-    """n, after checking q and qd as vectors of length n (the model's bodies) of the Data buffer d."""
-    n = n_bodies(d)
+    """nq, after checking q and qd as vectors of length nq (the model's coordinates) of the Data buffer d."""
+    n = n_coordinates(d)
     check_vector(d, q, n)
     check_vector(d, qd, n)
     return n

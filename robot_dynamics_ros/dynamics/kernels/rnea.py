@@ -12,6 +12,10 @@ In each body's own frame {i}, with T_{i,λ(i)} = T_{λ(i),i}^-1 and the joint sc
 
 Gravity enters as an upward acceleration of the base, dV_0/dt = (0, -g), so g(q) needs no extra
 term. On a tree each body adds its wrench to its parent's (9.56 summed over the children).
+
+With mimic joints (layout.py) body i's joint moves as q_i = m_i q[c_i] + o_i, q̇_i = m_i q̇[c_i],
+q̈_i = m_i q̈[c_i], and the torques are projected onto the coordinates: τ[c] = Σ_{i: c_i = c} m_i F_i^T A_i
+(τ_r = G^T τ).
 """
 from .kinematics import frame_wrench_in_body, joint_transform
 from .layout import (
@@ -21,9 +25,14 @@ from .layout import (
     W_R_PARENT,
     W_V_BODY,
     W_VDOT_BODY,
+    body_position,
+    body_rate,
+    coordinate,
     frame_body,
+    has_mimic,
     inline,
     is_prismatic,
+    multiplier,
     n_bodies,
     parent,
 )
@@ -44,17 +53,30 @@ from .spatial import (
 
 @inline
 def rnea(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, poses_known=False):
+    """τ = M(q) q̈ + c(q, q̇) + g(q) + J^T F_tip into tau: rnea_mapped with the model's mimic flag as
+    a constant in each branch, so that a model without mimic joints runs the recursion compiled
+    without any of the mapping (the same machine code, and the same rounding, as before mimic
+    joints existed: with a flag read at run time, contraction into FMAs came out differently)."""
+    if has_mimic(mb):
+        rnea_mapped(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, poses_known, True)
+    else:
+        rnea_mapped(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, poses_known, False)
+
+
+@inline
+def rnea_mapped(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, poses_known, mimic):
     """τ = M(q) q̈ + c(q, q̇) + g(q) + J^T F_tip into tau, by recursive Newton-Euler (eqs. 9.53-9.57).
 
     use_qd / use_qdd False treat q̇ / q̈ as zero, use_gravity False drops g(q) (callers pass
     constants: the unused terms compile away). frame >= 0 applies the tip wrench f_tip (the wrench
     the robot exerts on its environment, in the frame's coordinates) there. poses_known: the joint
     transforms T_{λ(i),i} of this q are already in the workspace (kinematics.body_poses_in_base).
+    mimic: has_mimic(mb), passed as a constant (rnea): only that path is compiled.
     """
     n = n_bodies(mb)
     for i in range(n):
         if not poses_known:
-            R, p = joint_transform(mb, i, q[i])                                            # (9.53)
+            R, p = joint_transform(mb, i, body_position(mb, q, i, mimic))                  # (9.53)
             set_row9(w, i, W_R_PARENT, R)
             set_row3(w, i, W_P_PARENT, p)
         # Each quantity goes to its workspace row when complete and is read back where it is used,
@@ -64,11 +86,12 @@ def rnea(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, pos
         lam = parent(mb, i)
         prismatic = is_prismatic(mb, i)
         if use_qd:
+            qd_i = body_rate(mb, qd, i, mimic)
             V = ZERO6
             if lam >= 0:
                 V = adjoint_inverse(row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT),
                                     row6(w, lam, W_V_BODY))                                # (9.54)
-            set_row6(w, i, W_V_BODY, plus_axis(prismatic, V, qd[i]))
+            set_row6(w, i, W_V_BODY, plus_axis(prismatic, V, qd_i))
         if lam >= 0:
             Vdot_lam = row6(w, lam, W_VDOT_BODY)
         elif use_gravity:       # dV_0/dt = (0, -g)
@@ -77,9 +100,9 @@ def rnea(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, pos
             Vdot_lam = ZERO6
         Vdot = adjoint_inverse(row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT), Vdot_lam)   # (9.55)
         if use_qd:
-            Vdot = plus_ad_axis(prismatic, row6(w, i, W_V_BODY), Vdot, qd[i])
+            Vdot = plus_ad_axis(prismatic, row6(w, i, W_V_BODY), Vdot, qd_i)
         if use_qdd:
-            Vdot = plus_axis(prismatic, Vdot, qdd[i])
+            Vdot = plus_axis(prismatic, Vdot, body_rate(mb, qdd, i, mimic))
         set_row6(w, i, W_VDOT_BODY, Vdot)
         set_row6(w, i, W_F_BODY, inertia_times(body_inertia(mb, i), Vdot))                # G_i dV_i/dt
         if use_qd:
@@ -90,9 +113,16 @@ def rnea(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, pos
         b = frame_body(mb, frame)
         if b >= 0:
             set_row6(w, b, W_F_BODY, add6(row6(w, b, W_F_BODY), frame_wrench_in_body(mb, frame, f_tip)))
+    if mimic:                   # τ_r = G^T τ is accumulated
+        for c in range(tau.shape[0]):
+            tau[c] = 0.0
     for i in range(n - 1, -1, -1):
         F = row6(w, i, W_F_BODY)
-        tau[i] = axis_dot(is_prismatic(mb, i), F)                                          # (9.57)
+        tau_i = axis_dot(is_prismatic(mb, i), F)                                           # (9.57)
+        if mimic:
+            tau[coordinate(mb, i)] += multiplier(mb, i) * tau_i                            # G^T
+        else:
+            tau[i] = tau_i
         lam = parent(mb, i)
         if lam >= 0:
             F_lam = adjoint_inverse_transpose(row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT), F)   # (9.56)
