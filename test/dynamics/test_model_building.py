@@ -137,6 +137,7 @@ def test_kernels_run_on_a_20k_link_chain():
     assert np.all(np.isfinite(rd.frame_pose(model, q, "tool0")))
     # K = ½ q̇ᵀ M q̇ in O(n) memory (before: every link's body Jacobian, (n, 6, n) = 19 GB here);
     # M q̇ = τ(q, 0, q̈ = q̇) - g(q) (eq. 9.81)
+    rd.kinetic_energy(model, q, qd)         # loads (or compiles) the kernel outside the window
     gc.collect()
     tracemalloc.start()
     try:
