@@ -15,14 +15,15 @@ def _stop_importing(signum, frame):
 
 
 def _run(module):
-    previous = {sig: signal.signal(sig, _stop_importing) for sig in (signal.SIGINT, signal.SIGTERM)}
+    """Import the node's module and run its main(); a signal before main() installs its own
+    handlers (common.run_node) ends the process with exit 0."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _stop_importing)
     try:
         main = importlib.import_module(f'robot_dynamics_ros.nodes.{module}').main
+        return main()
     except KeyboardInterrupt:
         return 0
-    for sig, handler in previous.items():
-        signal.signal(sig, handler)
-    return main()
 
 
 def dynamics_node():
