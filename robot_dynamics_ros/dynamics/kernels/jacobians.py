@@ -37,6 +37,19 @@ from .spatial import ad, add3, cross
 
 
 @inline
+def set_column(mb, J, j, column, mimic):
+    """Body j's column (a 6-tuple) into J, zeroed before: J[:, j] = column, or with mimic joints
+    J[:, c_j] += m_j column (J_r = J G)."""
+    if mimic:
+        c, m = coordinate(mb, j), multiplier(mb, j)
+        for k in range(6):
+            J[k, c] += m * column[k]
+    else:
+        for k in range(6):
+            J[k, j] = column[k]
+
+
+@inline
 def jacobian(mb, w, q, frame, reference, T, J, poses_known=False):
     """J (6 x n) of frame `frame` in `reference`; T receives T_{0f}. poses_known: T_{0i} and S_i of
     this q are already in the workspace."""
@@ -47,14 +60,7 @@ def jacobian(mb, w, q, frame, reference, T, J, poses_known=False):
     mimic = has_mimic(mb)
     j = frame_body(mb, frame)
     while j >= 0:
-        J_j = change_reference(T, reference, row6(w, j, W_S_BASE))
-        if mimic:                                   # J_r = J G
-            c, m = coordinate(mb, j), multiplier(mb, j)
-            for k in range(6):
-                J[k, c] += m * J_j[k]
-        else:
-            for k in range(6):
-                J[k, j] = J_j[k]
+        set_column(mb, J, j, change_reference(T, reference, row6(w, j, W_S_BASE)), mimic)
         j = parent(mb, j)
 
 
@@ -89,11 +95,5 @@ def jacobian_derivative(mb, w, q, qd, frame, reference, T, dJ, poses_known=False
                                                    Sdot[3] - b_[3], Sdot[4] - b_[4], Sdot[5] - b_[5]))
         else:
             dJ_j = Sdot
-        if mimic:                                   # dJ_r/dt = dJ/dt G
-            c, m = coordinate(mb, j), multiplier(mb, j)
-            for k in range(6):
-                dJ[k, c] += m * dJ_j[k]
-        else:
-            for k in range(6):
-                dJ[k, j] = dJ_j[k]
+        set_column(mb, dJ, j, dJ_j, mimic)          # dJ_r/dt = dJ/dt G
         j = parent(mb, j)
