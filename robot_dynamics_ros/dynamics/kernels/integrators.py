@@ -13,7 +13,7 @@ from .aba import aba
 from .crba import crba
 from .layout import W_MIMIC_M, has_mimic, n_coordinates, subroutine
 from .linalg import cholesky_in_place, cholesky_solve_in_place
-from .rnea import rnea_mapped
+from .rnea import rnea
 
 METHOD_EULER = 0
 METHOD_SEMI_IMPLICIT = 1
@@ -30,12 +30,11 @@ def fd_mimic(mb, w, q, qd, tau, frame, f_tip, qdd):
     algorithm assumes one coordinate per body): M_r = G^T M G by CRBA into the workspace's W_MIMIC_M
     columns, b_r by RNEA into qdd, then a Cholesky solve in place. Returns FD_OK, FD_OVERFLOW (M_r or
     τ - b_r not finite: qdd is then NaN) or FD_NOT_POSITIVE_DEFINITE (qdd garbage). A called function,
-    not inlined: the forward-dynamics entries and the integrators carry it for mimic models only, and
-    inlined it multiplied their compile time (rk4 step: 27 s -> 190 s cold)."""
+    not inlined: the forward-dynamics entries and the integrators carry it for mimic models only."""
     n = n_coordinates(mb)
     L = w[0:n, W_MIMIC_M:W_MIMIC_M + n]
     crba(mb, w, q, L)
-    rnea_mapped(mb, w, q, qd, qd, True, False, True, frame, f_tip, qdd, True, True)
+    rnea(mb, w, q, qd, qd, True, False, True, frame, f_tip, qdd, True)
     finite = True
     for i in range(n):
         qdd[i] = tau[i] - qdd[i]

@@ -26,7 +26,9 @@ One array per compiled call keeps numba's dispatch cheap (each array argument co
 inside, kernels read rows as tuples of floats (rows.py), which stay in registers.
 """
 import numpy as np
-from numba import njit
+from numba import njit, typeof, types
+from numba.core import typing
+from numba.core.typeconv import Conversion
 
 from . import cache
 from .native import is_native_ndarray
@@ -45,16 +47,71 @@ OPTIONS = dict(cache=True, error_model="numpy", fastmath={"contract", "reassoc",
 
 
 def inline(fn):
-    """Compile `fn` to be inlined into every kernel that calls it (at numba's IR level): the
-    recursions and their helpers. A caller's constant flags (e.g. use_qd=False in gravity) prune
-    the inlined branches, and a batch loop makes no call per state."""
-    return njit(**OPTIONS, inline="always")(fn)
+    """Compile `fn` to be inlined into every kernel that calls it: the recursions and their
+    helpers. It is compiled once, as a function of its own, and LLVM inlines it into each caller
+    (`forceinline`: LLVM's alwaysinline), where a caller's constant flags (use_qd=False in gravity)
+    fold away the branches they switch off, and a batch loop makes no call per state. Inlining at
+    LLVM's level rather than numba's (`inline="always"`, which copies and re-types the callee's IR
+    at every call site, helpers within helpers) cut the cold compile of every kernel from 760 to
+    about 50 CPU seconds at the same speed (README, "Start-up")."""
+    return _compiled_once(njit(**OPTIONS, forceinline=True, **_NOT_FROM_PYTHON)(fn))
 
 
 def subroutine(fn):
     """Compile `fn` as a function that its callers call (not inlined): used where one caller would
     otherwise inline the same algorithm several times (the four ABA passes of an RK4 step)."""
-    return njit(**OPTIONS)(fn)
+    return _compiled_once(njit(**OPTIONS, **_NOT_FROM_PYTHON)(fn))
+
+
+# Inlined helpers and subroutines are called from kernels only: no wrapper that would let Python call
+# them (boxing a tuple of 36 floats is more machine code than the function itself).
+_NOT_FROM_PYTHON = dict(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+
+
+def _compiled_once(dispatcher):
+    """One compilation of `dispatcher` for all its callers. numba compiles a called function once per
+    tuple of argument types, and types a constant argument by its value (a column number, W_V_BODY,
+    is Literal[int](58)): row6(w, i, W_V_BODY) and row6(w, i, W_F_BODY) would be two compilations,
+    rnea(..., use_qd=False, ...) a third, a call that leaves out an argument with a default a fourth.
+    Here constants are typed as what they are (int64, bool; after inlining, LLVM folds them all the
+    same), and a compilation whose argument types the call's convert to safely (a writable array
+    where a read-only one was compiled) is reused instead of compiling another."""
+    if not hasattr(dispatcher, "get_call_template"):       # NUMBA_DISABLE_JIT=1: a Python function
+        return dispatcher
+    resolve = dispatcher.get_call_template
+
+    def get_call_template(args, kws):
+        signature_of_call, args = dispatcher._compiler.fold_argument_types(args, kws)
+        args = tuple(_as_variable(a) for a in args)
+        for signature in dispatcher.nopython_signatures:
+            if _accepts(dispatcher.typingctx, signature.args, args):
+                template = typing.make_concrete_template(
+                    f"CallTemplate({dispatcher.py_func.__name__})", key=dispatcher.py_func.__name__,
+                    signatures=dispatcher.nopython_signatures)
+                return template, signature_of_call, args, {}
+        return resolve(args, {})
+
+    dispatcher.get_call_template = get_call_template
+    return dispatcher
+
+
+def _as_variable(argument_type):
+    """The type of a variable holding the argument: a constant's (a literal, or an omitted argument's
+    default, which the call then passes as that constant) without its value."""
+    if isinstance(argument_type, types.Omitted):
+        return types.unliteral(typeof(argument_type.value))
+    return types.unliteral(argument_type)
+
+
+def _accepts(typingctx, parameters, arguments):
+    """Whether every argument type converts to its parameter's exactly, by promotion or safely."""
+    if len(parameters) != len(arguments):
+        return False
+    for parameter, argument in zip(parameters, arguments):
+        conversion = typingctx.can_convert(argument, parameter)
+        if conversion is None or conversion > Conversion.safe:
+            return False
+    return True
 
 
 # ---- joint types -----------------------------------------------------------------------------

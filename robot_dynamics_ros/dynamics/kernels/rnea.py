@@ -53,27 +53,15 @@ from .spatial import (
 
 @inline
 def rnea(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, poses_known=False):
-    """τ = M(q) q̈ + c(q, q̇) + g(q) + J^T F_tip into tau: rnea_mapped with the model's mimic flag as
-    a constant in each branch, so that a model without mimic joints runs the recursion compiled
-    without any of the mapping (the same machine code, and the same rounding, as before mimic
-    joints existed: with a flag read at run time, contraction into FMAs came out differently)."""
-    if has_mimic(mb):
-        rnea_mapped(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, poses_known, True)
-    else:
-        rnea_mapped(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, poses_known, False)
-
-
-@inline
-def rnea_mapped(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, poses_known, mimic):
     """τ = M(q) q̈ + c(q, q̇) + g(q) + J^T F_tip into tau, by recursive Newton-Euler (eqs. 9.53-9.57).
 
     use_qd / use_qdd False treat q̇ / q̈ as zero, use_gravity False drops g(q) (callers pass
     constants: the unused terms compile away). frame >= 0 applies the tip wrench f_tip (the wrench
     the robot exerts on its environment, in the frame's coordinates) there. poses_known: the joint
     transforms T_{λ(i),i} of this q are already in the workspace (kinematics.body_poses_in_base).
-    mimic: has_mimic(mb), passed as a constant (rnea): only that path is compiled.
     """
     n = n_bodies(mb)
+    mimic = has_mimic(mb)
     for i in range(n):
         if not poses_known:
             R, p = joint_transform(mb, i, body_position(mb, q, i, mimic))                  # (9.53)
