@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from .all_terms import AllTerms, compute_all_terms
 from .closed_form import ClosedFormDynamics, closed_form_dynamics
+from .contact import MomentumObserver, external_wrench, momentum_balance
 from .control import computed_torque
 from .coriolis import christoffel_symbols, coriolis_matrix, mass_matrix_derivatives
 from .energy import kinetic_energy, potential_energy
@@ -48,6 +49,7 @@ __all__ = [
     "forward_dynamics", "forward_dynamics_via_mass_matrix", "forward_dynamics_trajectory",
     "friction_torques", "frame_pose", "jacobian", "jacobian_derivative",
     "task_space_inertia", "task_space_bias", "computed_torque",
+    "MomentumObserver", "external_wrench", "momentum_balance",
     "euler_step", "semi_implicit_euler_step", "rk4_step", "simulate", "SimulationResult",
     "effort_limits", "saturate_effort", "enforce_position_limits",
 ]

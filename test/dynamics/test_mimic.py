@@ -201,6 +201,10 @@ def test_joint_space_terms_are_projections_of_the_full_model(robot):
         assert_close("mimic: dM_r/dq_r = sum_i G_ik G^T dM/dq_i G", rd.mass_matrix_derivatives(r, q), dMr,
                      EXACT, floor=float(np.abs(Mf).max()))
         assert_close("mimic: K_r = K_full", rd.kinetic_energy(r, q, qd), rd.kinetic_energy(f, qf, qdf), EXACT)
+        p_r, beta_r = rd.momentum_balance(r, q, qd)
+        p_f, beta_f = rd.momentum_balance(f, qf, qdf)
+        assert_close("mimic: p_r = G^T p", p_r, G.T @ p_f, EXACT, floor=scale)
+        assert_close("mimic: beta_r = G^T beta = C_r^T qd_r - g_r", beta_r, G.T @ beta_f, EXACT, floor=scale)
         assert_close("mimic: P_r = P_full", rd.potential_energy(r, q), rd.potential_energy(f, qf), EXACT,
                      floor=1.0)
         cf = rd.closed_form_dynamics(r, q, qd)

@@ -41,8 +41,9 @@ from .kinematics import (  # noqa: F401  (codes the entries take)
     frame_pose as pose_of_frame,
     urdf_body_poses,
 )
-from .layout import OPTIONS, all_finite, check_state, check_vector, has_mimic, n_bodies, n_coordinates
+from .layout import OPTIONS, all_finite, check_state, check_vector, has_mimic, inline, n_bodies, n_coordinates
 from .linalg import cholesky_in_place, cholesky_solve_in_place, task_space_inertia_from_cholesky
+from .momentum import momentum_balance as momentum_balance_of_state, observer_reset, observer_step
 from .rnea import rnea as recursive_newton_euler
 
 ENTRY_NAMES = []     # every entry point, in the order declared
@@ -118,6 +119,8 @@ OVERFLOW_C = _overflowed("c(q, qd)", "q, qd")
 OVERFLOW_B = _overflowed("c(q, qd) + g(q)", "q, qd")
 OVERFLOW_M = _overflowed("M(q)", "q")
 OVERFLOW_P = _overflowed("momentum M(q) qd", "q, qd")
+OVERFLOW_BETA = _overflowed("momentum M(q) qd or C(q, qd)^T qd - g(q)", "q, qd")
+OVERFLOW_OBSERVER = _overflowed("external torque estimate", "q, qd, tau, dt")
 OVERFLOW_QDD = _overflowed("forward dynamics qdd", "q, qd, tau")
 OVERFLOW_QDD_TIP = _overflowed("forward dynamics qdd", "q, qd, tau, f_tip")
 OVERFLOW_CM = _overflowed("C(q, qd)", "q, qd")
@@ -212,12 +215,53 @@ def crba(d, q, M):
 
 @_entry(types.none(_D, _VI, _VI, _V))
 def momentum(d, q, qd, p):
-    """The joint-space momentum p = M(q) q̇ without forming M: RNEA with q̇ = 0, q̈ = q̇ and no
-    gravity (eq. 9.81 with c = g = 0), O(n) time and memory."""
+    """The generalized momentum p = M(q) q̇ without forming M (momentum.py), O(n) time and memory."""
     check_state(d, q, qd)
-    recursive_newton_euler(d, d, q, qd, qd, False, True, False, -1, q, p)
+    momentum_balance_of_state(d, d, q, qd, p, p, False)
     if not all_finite(p):
         raise ValueError(OVERFLOW_P)
+
+
+# ---- momentum observer (momentum.py) -----------------------------------------------------------------
+@inline
+def check_observer_arrays(n, gain, viscous, coulomb, state, r):
+    """The observer's own arrays (MomentumObserver makes them): gain, friction coefficients and r of
+    length n, state (5, n)."""
+    if (gain.shape[0] != n or viscous.shape[0] != n or coulomb.shape[0] != n or r.shape[0] != n
+            or state.shape[0] != 5 or state.shape[1] != n):
+        raise ValueError("invalid observer arrays")
+
+
+@_entry(types.none(_D, _VI, _VI, _V, _V))
+def momentum_balance(d, q, qd, p, beta):
+    """p = M(q) q̇ and β = C(q, q̇)^T q̇ - g(q)."""
+    check_state(d, q, qd)
+    momentum_balance_of_state(d, d, q, qd, p, beta, True)
+    if not (all_finite(p) and all_finite(beta)):
+        raise ValueError(OVERFLOW_BETA)
+
+
+@_entry(types.none(_D, _VI, _VI, _VI, _F, _VI, _VI, _VI, _M, _V))
+def observer_update(d, q, qd, tau, dt, gain, viscous, coulomb, state, r):
+    """One sample of the momentum observer: r (in: the previous estimate, out: this one); state (5, nq)
+    (momentum.observer_step). Nothing changes when the estimate would overflow."""
+    n = check_state(d, q, qd)
+    check_vector(d, tau, n)
+    if not (dt > 0.0 and np.isfinite(dt)):
+        raise ValueError("invalid time step")
+    check_observer_arrays(n, gain, viscous, coulomb, state, r)
+    if not observer_step(d, d, q, qd, tau, dt, gain, viscous, coulomb, state, r):
+        raise ValueError(OVERFLOW_OBSERVER)
+
+
+@_entry(types.none(_D, _VI, _VI, _VI, _VI, _M, _V))
+def observer_start(d, q, qd, viscous, coulomb, state, r):
+    """Start the momentum observer at (q, q̇): state (5, nq), r = 0 (momentum.observer_reset)."""
+    n = check_state(d, q, qd)
+    check_observer_arrays(n, viscous, viscous, coulomb, state, r)
+    observer_reset(d, d, q, qd, viscous, coulomb, state, r)
+    if not all_finite(state[0]) or not all_finite(state[1]):
+        raise ValueError(OVERFLOW_BETA)
 
 
 @_entry(types.none(_D, _MI, types.float64[:, :, ::1]))
