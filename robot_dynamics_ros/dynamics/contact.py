@@ -146,7 +146,7 @@ def _time_step(dt):
 
 
 def external_wrench(model: Model, q: ArrayLike, tau_ext: ArrayLike, frame: str | None = None,
-                    reference: str = "body", damping: float = 0.0) -> np.ndarray:
+                    reference: str = "body", damping: float = 0.0, data: Data | None = None) -> np.ndarray:
     """The wrench F = (m, f) (6,) exerted ON the robot by its environment at `frame` (default
     model.tip_frame) that explains the external joint torques: Jᵀ(q) F = τ_ext, with J =
     jacobian(model, q, frame, reference). Angular first; N·m and N.
@@ -154,15 +154,14 @@ def external_wrench(model: Model, q: ArrayLike, tau_ext: ArrayLike, frame: str |
     reference: "body" (the frame's axes, moment about its origin), "world_aligned" (the root frame's
     axes, moment about the frame's origin) or "space" (root axes, moment about the root's origin:
     the wrench dual to the space twist). Least squares: with n > 6 the best fit; with fewer than six
-    joints, or a singular J, the minimum-norm F (the components the joints cannot feel are zero);
-    damping > 0 gives the damped solution F = (J Jᵀ + damping 1)⁻¹ J τ_ext instead. Sign: this is
+    joints, or a singular J, the minimum-norm F (the components the joints cannot feel are zero).
+    damping λ > 0: the damped least squares min |Jᵀ F − τ_ext|² + λ |F|², i.e. F = (J Jᵀ + λ 1)⁻¹ J τ_ext.
+    Both by numpy's SVD least squares of the stacked system [Jᵀ; √λ 1] F = [τ_ext; 0]. Sign: this is
     the wrench on the robot, −F_tip of eq. 9.81 (the wrench the robot exerts).
     """
     tau_ext = _checks.vector(model, tau_ext, "tau_ext")
     damping = _checks.scalar(damping, "damping", minimum=0.0)
-    J = jacobian(model, q, frame, reference)
-    if damping > 0.0:
-        F = np.linalg.solve(J @ J.T + damping * np.eye(6), J @ tau_ext)
-    else:
-        F = np.linalg.lstsq(J.T, tau_ext, rcond=None)[0]
-    return _checks.finite(F, "external wrench", "q, tau_ext")
+    J = jacobian(model, q, frame, reference, data=data)
+    A = np.vstack([J.T, np.sqrt(damping) * np.eye(6)])
+    F = np.linalg.lstsq(A, np.concatenate([tau_ext, np.zeros(6)]), rcond=None)[0]
+    return _checks.finite(F, "external wrench", "q, tau_ext and damping")

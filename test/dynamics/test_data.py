@@ -44,6 +44,8 @@ def _calls(model, q, qd, qdd, rng):
         "simulate": lambda d: rd.simulate(model, q, qd, tau, 0.01, 5, data=d).q,
         "mass_matrix_via_jacobians": lambda d: rd.mass_matrix_via_jacobians(model, q, data=d),
         "kinetic_energy": lambda d: rd.kinetic_energy(model, q, qd, data=d),
+        "momentum_balance": lambda d: np.concatenate(rd.momentum_balance(model, q, qd, data=d)),
+        "external_wrench": lambda d: rd.external_wrench(model, q, tau, frame, "world_aligned", 1e-3, data=d),
         "potential_energy": lambda d: rd.potential_energy(model, q, data=d),
         "compute_all_terms": lambda d: np.concatenate([x.ravel() for x in rd.compute_all_terms(
             model, q, qd, frame, "world_aligned", damping=1e-3, data=d)]),

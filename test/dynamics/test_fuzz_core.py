@@ -306,6 +306,10 @@ FUNCTIONS = {
                                    dt=(0.01, DT), steps=(3, STEPS), method=("rk4", METHOD), **TIP, **EXTRAS),
                  ("tau", "steps")),
     "saturate_effort": (rd.saturate_effort, dict(tau=(TAU, V)), ()),
+    "momentum_balance": (rd.momentum_balance, dict(STATE, data=(None, DATA)), ()),
+    "external_wrench": (rd.external_wrench, dict(q=(Q, V), tau_ext=(TAU, V), frame=("tool0", FRAME),
+                                                 reference=("body", REFERENCE), damping=(0.0, DAMPING),
+                                                 data=(None, DATA)), ()),
     "enforce_position_limits": (rd.enforce_position_limits, dict(q=(Q, V), qd=(QD, V)), ()),
 }
 
@@ -315,6 +319,7 @@ def test_every_public_function_is_fuzzed():
     libraries' models, fuzzed elsewhere) and effort_limits (no argument but the model; its +inf
     means "no limit")."""
     classes_and_loaders = {"Model", "Data", "AllTerms", "SimulationResult", "ClosedFormDynamics", "load_urdf",
+                           "MomentumObserver",
                            "from_modern_robotics", "to_modern_robotics", "effort_limits"}
     assert set(rd.__all__) - classes_and_loaders == set(FUNCTIONS)
 
