@@ -132,6 +132,34 @@ def pin_task_space_inertia(pm, pd, q, frame_id):
     return np.linalg.inv(J @ Minv @ J.T)
 
 
+class PinMomentumObserver:
+    """The momentum observer's step composed from Pinocchio calls (the way one writes it without
+    robot_dynamics_ros): p = crba(q) q̇, β = computeCoriolisMatrix(q, q̇)ᵀ q̇ − computeGeneralizedGravity(q),
+    then the same discretisation as MomentumObserver (trapezoid β, Tustin r) in numpy."""
+
+    def __init__(self, pm, pd, gain):
+        self.pm, self.pd, self.K = pm, pd, gain
+
+    def balance(self, q, v):
+        M = pin.crba(self.pm, self.pd, q)
+        M = np.triu(M) + np.triu(M, 1).T
+        C = pin.computeCoriolisMatrix(self.pm, self.pd, q, v)
+        g = pin.computeGeneralizedGravity(self.pm, self.pd, q)
+        return M @ v, C.T @ v - g
+
+    def reset(self, q, v):
+        self.z, self.beta = self.balance(q, v)
+        self.r = np.zeros_like(v)
+
+    def update(self, q, v, tau, dt):
+        p, beta = self.balance(q, v)
+        increment = dt * tau + 0.5 * dt * (self.beta + beta)
+        r = self.K * (p - (self.z + increment + 0.5 * dt * self.r)) / (1.0 + 0.5 * dt * self.K)
+        self.z = self.z + increment + 0.5 * dt * (self.r + r)
+        self.beta, self.r = beta, r
+        return r
+
+
 def pin_rnea_loop(pm, pd, Q, V, A):
     rnea, out = pin.rnea, np.empty_like(Q)
     for i in range(len(Q)):

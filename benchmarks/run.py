@@ -6,7 +6,8 @@
     .venv/bin/python benchmarks/run.py --only single,scaling
     .venv/bin/python benchmarks/run.py --duration 60 --domain-id 42
 
-Sections: single (one call, 3 robots), batch (N = 1000 states, 1 and 2 BLAS threads), scaling
+Sections: single (one call, 3 robots), batch (N = 1000 states, 1 and 2 BLAS threads), contact (one
+momentum-observer step, Panda and UR5), scaling
 (random chains n = 1..60), startup (cold / warm numba cache, node ready time), node (1 kHz round
 trips through the computed-torque and dynamics nodes), sim (simulation speed with and without ROS).
 Prints tables and writes JSON (benchmarks/results/latest.json unless --json). Method: README.md here.
@@ -51,9 +52,10 @@ from robot_dynamics_ros import dynamics as rd
 import _robots as R
 import _timing as T
 
-SECTIONS = ("single", "batch", "scaling", "startup", "node", "sim")
+SECTIONS = ("single", "batch", "contact", "scaling", "startup", "node", "sim")
 SINGLE_TARGET = 1.0
 BATCH_TARGET = 0.35
+CONTACT_TARGET = 0.3
 SIM_TARGET_X = 50.0
 METHOD = ("one process; for each case ours and Pinocchio's are timed back to back in every round "
           "(order alternating), rounds cycle through the same random states for both; each round is a "
@@ -186,6 +188,41 @@ def section_single(opts):
     print("  pin side of coriolis_forces: pin.nonLinearEffects on a copy of the model with gravity = 0 "
           "(Pinocchio has no c(q, qd) call); bias_forces: pin.nonLinearEffects. check = max relative "
           "difference ours vs Pinocchio on 4 states (joint order and angular/linear order permuted).")
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# contact sensing: one momentum-observer step
+
+def section_contact(opts):
+    """MomentumObserver.update against the same step composed from Pinocchio calls in Python
+    (_robots.PinMomentumObserver), Panda and UR5, K = 50, dt = 1 ms; check: the two observers fed
+    the same 4 states from the same start."""
+    out = {"method": METHOD, "states": opts.states, "rounds": opts.rounds, "robots": {}}
+    for pair in (R.panda(), R.ur5()):
+        m, P = pair.ours, pair.to_pin
+        S = pair.random_states(opts.states, seed=13)
+        q, qd, tau = ([S[k][i].copy() for i in range(opts.states)] for k in ("q", "qd", "tau"))
+        ours, theirs = rd.MomentumObserver(m, 50.0), R.PinMomentumObserver(pair.pm, pair.pd, 50.0)
+        ours.reset(q[0], qd[0])
+        theirs.reset(P(q[0]), P(qd[0]))
+        inv = np.argsort(pair.perm)
+        check = max(rel_error(ours.update(q[k], qd[k], tau[k], 1e-3),
+                              theirs.update(P(q[k]), P(qd[k]), P(tau[k]), 1e-3)[inv]) for k in range(1, 4))
+        case = T.Case("MomentumObserver.update", ours.update,
+                      [(q[k], qd[k], tau[k], 1e-3) for k in range(opts.states)], theirs.update,
+                      [(P(q[k]), P(qd[k]), P(tau[k]), 1e-3) for k in range(opts.states)],
+                      target=CONTACT_TARGET,
+                      note="crba + computeCoriolisMatrix + computeGeneralizedGravity + numpy")
+        res = T.run_interleaved([case], opts.rounds, opts.round_s)
+        for r in res.values():
+            r["check_rel_error"] = check
+        out["robots"][pair.name] = {"description": pair.description, "n": pair.n, "results": res}
+        rows = [(fn, us(r.get("ours_s")), us(r.get("pin_s")), rat(r.get("ratio")), f"<= {CONTACT_TARGET:g}",
+                 verdict(r.get("met")), err(r.get("check_rel_error"))) for fn, r in res.items()]
+        table(["function", "ours us", "pin us", "ratio", "target", "met", "check"], rows,
+              f"Contact sensing: {pair.name} ({pair.description}); pin side: crba + computeCoriolisMatrix + "
+              "computeGeneralizedGravity + the same update in numpy")
     return out
 
 
@@ -575,6 +612,10 @@ def summary(res):
             for fn, r in d["results"].items():
                 rows.append((f"batch {tag}", f"{rob} {fn}", rat(r.get("ratio")), f"<= {BATCH_TARGET}",
                              verdict(r.get("met"))))
+    for rob, d in res.get("contact", {}).get("robots", {}).items():
+        for fn, r in d["results"].items():
+            rows.append(("contact", f"{rob} {fn}", rat(r.get("ratio")), f"<= {CONTACT_TARGET:g}",
+                         verdict(r.get("met"))))
     ros = res.get("ros", {})
     if "ready" in ros:
         rows.append(("startup", "dynamics_node ready (warm)", f"{ros['ready']['median_s']:.3f} s"
@@ -667,6 +708,8 @@ def main(argv=None):
             guarded("batch_2threads", batch_two_threads, opts)
         if "error" not in res["batch"]:
             print_batch(res["batch"], res.get("batch_2threads"))
+    if "contact" in opts.only:
+        guarded("contact", section_contact, opts)
     if "scaling" in opts.only:
         guarded("scaling", section_scaling, opts)
     if "startup" in opts.only:
