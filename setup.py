@@ -73,6 +73,7 @@ setup(
             'dynamics_node = robot_dynamics_ros.nodes.launcher:dynamics_node',
             'computed_torque_controller = robot_dynamics_ros.nodes.launcher:computed_torque_controller',
             'simulator_node = robot_dynamics_ros.nodes.launcher:simulator_node',
+            'external_torque_estimator = robot_dynamics_ros.nodes.launcher:external_torque_estimator',
             'bringup = robot_dynamics_ros.bringup:main',
             'demo = robot_dynamics_ros.demo:main',
         ],

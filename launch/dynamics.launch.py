@@ -1,12 +1,15 @@
-"""The dynamics node alone, for a real robot (or any source of /joint_states).
+"""The dynamics node and the external torque estimator, for a real robot (or any source of
+/joint_states).
 
     ros2 launch robot_dynamics_ros dynamics.launch.py [urdf:=FILE] [config:=FILE]
         [joint_states_topic:=/joint_states] [namespace:=] [use_sim_time:=false] [log_level:=info]
 
     /joint_states --> dynamics_node --> ~/gravity_torques, ~/coriolis_torques (JointState effort),
-                                        ~/mass_matrix, ~/task_space_inertia (Float64MultiArray)
+                  |                     ~/mass_matrix, ~/task_space_inertia (Float64MultiArray)
+                  +-> external_torque_estimator --> ~/external_torques (JointState effort),
+                                        ~/external_wrench (WrenchStamped), ~/contact (Bool)
 
-Without `urdf` the node takes the robot model from the /robot_description topic (transient local,
+Without `urdf` the nodes take the robot model from the /robot_description topic (transient local,
 as robot_state_publisher publishes it on a ros2_control robot). The same graph as
 `python -m robot_dynamics_ros.bringup --graph dynamics [--urdf FILE]`, from the same parameter
 file, config/dynamics.yaml.
@@ -35,7 +38,7 @@ def generate_launch_description():
         DeclareLaunchArgument(
             'config',
             default_value=PathJoinSubstitution([share, 'config', 'dynamics.yaml']),
-            description='Parameter file with a dynamics_node section '
+            description='Parameter file with dynamics_node and external_torque_estimator sections '
                         '(chain, gravity, which quantities to publish).',
         ),
         DeclareLaunchArgument(
@@ -46,7 +49,7 @@ def generate_launch_description():
         DeclareLaunchArgument(
             'namespace',
             default_value='',
-            description='Namespace of the dynamics node (its outputs are ~/ topics).',
+            description='Namespace of the two nodes (their outputs are ~/ topics).',
         ),
         DeclareLaunchArgument(
             'use_sim_time',
@@ -58,7 +61,7 @@ def generate_launch_description():
             'log_level',
             default_value='info',
             choices=['debug', 'info', 'warn', 'error', 'fatal'],
-            description='Log level of the dynamics node.',
+            description='Log level of the two nodes.',
         ),
     ]
 
@@ -79,4 +82,21 @@ def generate_launch_description():
         remappings=[('/joint_states', LaunchConfiguration('joint_states_topic'))],
         ros_arguments=['--log-level', LaunchConfiguration('log_level')],
     )
-    return LaunchDescription(arguments + [dynamics])
+    estimator = Node(
+        package=PACKAGE,
+        executable='external_torque_estimator',
+        name='external_torque_estimator',
+        namespace=LaunchConfiguration('namespace'),
+        output='screen',
+        parameters=[
+            LaunchConfiguration('config'),
+            {
+                'urdf_path': ParameterValue(LaunchConfiguration('urdf'), value_type=str),
+                'use_sim_time': ParameterValue(LaunchConfiguration('use_sim_time'),
+                                               value_type=bool),
+            },
+        ],
+        remappings=[('/joint_states', LaunchConfiguration('joint_states_topic'))],
+        ros_arguments=['--log-level', LaunchConfiguration('log_level')],
+    )
+    return LaunchDescription(arguments + [dynamics, estimator])

@@ -1,4 +1,5 @@
-"""Simulated arm under computed-torque control, with the dynamics node.
+"""Simulated arm under computed-torque control, with the dynamics node and the external torque
+estimator.
 
     ros2 launch robot_dynamics_ros simulation.launch.py [urdf:=FILE] [config:=FILE]
         [use_sim_time:=true] [real_time_factor:=1.0] [log_level:=info]
@@ -6,6 +7,8 @@
     simulator_node --/joint_states--+--> computed_torque_controller --+
           ^                         |                                  |
           |                         +--> dynamics_node --> ~/gravity_torques, ~/mass_matrix, ...
+          |                         +--> external_torque_estimator --> ~/external_torques,
+          |                         |        ~/external_wrench, ~/contact
           +------------- effort_controller/commands -------------------+
 
 The same graph as `python -m robot_dynamics_ros.bringup --graph simulation` (nodes listed in
@@ -36,15 +39,16 @@ def generate_launch_description():
         DeclareLaunchArgument(
             'urdf',
             default_value=PathJoinSubstitution([share, 'urdf', 'ur5e.urdf']),
-            description='URDF of the simulated robot, loaded by all three nodes (urdf_path); '
+            description='URDF of the simulated robot, loaded by all four nodes (urdf_path); '
                         'the simulator also publishes it on /robot_description. Another robot '
                         'needs its own config (initial positions, gains, tip link).',
         ),
         DeclareLaunchArgument(
             'config',
             default_value=PathJoinSubstitution([share, 'config', 'simulation.yaml']),
-            description='Parameter file with simulator_node, computed_torque_controller and '
-                        'dynamics_node sections (<node_name>: ros__parameters: ...).',
+            description='Parameter file with simulator_node, computed_torque_controller, '
+                        'dynamics_node and external_torque_estimator sections '
+                        '(<node_name>: ros__parameters: ...).',
         ),
         DeclareLaunchArgument(
             'use_sim_time',
@@ -64,7 +68,7 @@ def generate_launch_description():
             'log_level',
             default_value='info',
             choices=['debug', 'info', 'warn', 'error', 'fatal'],
-            description='Log level of the three nodes.',
+            description='Log level of the four nodes.',
         ),
     ]
 
@@ -104,4 +108,12 @@ def generate_launch_description():
         parameters=[config, urdf_path, follows_clock],
         ros_arguments=ros_arguments,
     )
-    return LaunchDescription(arguments + [simulator, controller, dynamics])
+    estimator = Node(
+        package=PACKAGE,
+        executable='external_torque_estimator',
+        name='external_torque_estimator',
+        output='screen',
+        parameters=[config, urdf_path, follows_clock],
+        ros_arguments=ros_arguments,
+    )
+    return LaunchDescription(arguments + [simulator, controller, dynamics, estimator])

@@ -89,11 +89,15 @@ CONTROLLER = NodeSpec(
 DYNAMICS = NodeSpec(
     'dynamics_node', 'dynamics_node', 'robot_dynamics_ros.nodes.dynamics_node', 'DynamicsNode',
 )
+ESTIMATOR = NodeSpec(
+    'external_torque_estimator', 'external_torque_estimator',
+    'robot_dynamics_ros.nodes.external_torque_estimator', 'ExternalTorqueEstimator',
+)
 
 #: The graphs, in start order (the simulator first: it publishes /robot_description and /clock).
 GRAPHS: dict[str, tuple[NodeSpec, ...]] = {
-    'simulation': (SIMULATOR, CONTROLLER, DYNAMICS),
-    'dynamics': (DYNAMICS,),
+    'simulation': (SIMULATOR, CONTROLLER, DYNAMICS, ESTIMATOR),
+    'dynamics': (DYNAMICS, ESTIMATOR),
 }
 
 #: The parameter file (under config/) each graph reads unless --config is given.

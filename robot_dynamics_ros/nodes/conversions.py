@@ -123,6 +123,8 @@ class JointStateCache:
     - a joint counts as known once a position has been received for it;
     - a message without velocities leaves the velocities of its joints unchanged (zero if never
       given): an empty velocity field means "unknown", not "at rest";
+    - efforts are merged the same way with ``track_effort`` (then a tracked joint's non-finite
+      effort makes the message malformed); otherwise the effort field is not read at all;
     - a malformed message (field lengths that do not match the names; a tracked joint named
       twice, or with a non-finite position or velocity) changes nothing, and neither does a
       physically impossible one (``limits``, an ``input_guard.StateLimits`` in this order:
@@ -134,12 +136,16 @@ class JointStateCache:
       goes backwards, a jump): ``Merged.discontinuity``.
     """
 
-    def __init__(self, joint_names, limits=None):
+    def __init__(self, joint_names, limits=None, track_effort=False):
         self.joint_names = tuple(joint_names)
         self._index = {name: i for i, name in enumerate(self.joint_names)}
         n = len(self.joint_names)
         self._q = np.zeros(n)
         self._qd = np.zeros(n)
+        # efforts (track_effort): merged like the velocities, checked finite for the tracked joints
+        self._track_effort = track_effort
+        self._tau = np.zeros(n)
+        self._tau_known = np.zeros(n, dtype=bool)
         self._known = np.zeros(n, dtype=bool)
         self._complete = n == 0
         self._stamp_ns = np.zeros(n, dtype=np.int64)
@@ -221,6 +227,14 @@ class JointStateCache:
             qd = qd if entries is None else qd[entries]
             if not (np.abs(qd) <= vmax).all():
                 self._explain(joints, q, qd)
+        tau = None
+        if self._track_effort and len(msg.effort):
+            if len(msg.effort) != n:
+                raise BadInput('length', f'JointState effort has {len(msg.effort)} entries for {n} names '
+                                         '(length mismatch)')
+            tau = np.asarray(msg.effort, dtype=np.float64)
+            tau = tau if entries is None else tau[entries]
+            _finite_or_raise(tau, [self.joint_names[i] for i in joints], 'effort')
         discontinuity = None
         if self.continuity is not None:
             stamp = msg.header.stamp
@@ -232,6 +246,9 @@ class JointStateCache:
             self._stamp_ns[joints] = now_ns
         if qd is not None:
             self._qd[joints] = qd
+        if tau is not None:
+            self._tau[joints] = tau
+            self._tau_known[joints] = True
         if not self._complete:
             self._complete = bool(self._known.all())
         return Merged(joints.size, n - joints.size, discontinuity)
@@ -258,6 +275,11 @@ class JointStateCache:
     def arrays(self):
         """``(q, qd)``: copies, in ``joint_names`` order."""
         return self._q.copy(), self._qd.copy()
+
+    def efforts(self):
+        """The merged efforts (a copy, ``joint_names`` order), or None while some joint's effort was
+        never received (or the cache does not track efforts)."""
+        return self._tau.copy() if self._track_effort and self._tau_known.all() else None
 
     def oldest_update_ns(self):
         """Receive time of the least recently updated joint (0 if some joint is unknown)."""

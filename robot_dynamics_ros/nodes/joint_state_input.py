@@ -20,7 +20,9 @@ What is not a new state (no output, no control step; warnings throttled per kind
 Joints the model does not track (a gripper's) are ignored entirely: their values, NaN or not,
 do not matter.
 
-With ``continuity`` (a function model -> ``input_guard.StateContinuity`` or None), a complete
+With ``track_effort`` the cache also merges the efforts (``cache.efforts()``; a tracked joint's
+non-finite effort drops the message). With ``continuity`` (a function model ->
+``input_guard.StateContinuity`` or None), a complete
 state that does not continue the previous one (its stamp goes backwards, a joint jumps) calls
 ``on_discontinuity(description)`` before ``on_state(msg)``.
 
@@ -49,12 +51,13 @@ TOLERANCE_PARAMETERS = {'position_tolerance': 'position_tolerance',
 
 class JointStateInput:
     def __init__(self, node, throttle, on_state=None, topic='joint_states', qos=10,
-                 continuity=None, on_discontinuity=None):
+                 continuity=None, on_discontinuity=None, track_effort=False):
         self._node = node
         self._throttle = throttle
         self._on_state = on_state
         self._continuity = continuity
         self._on_discontinuity = on_discontinuity
+        self._track_effort = track_effort
         self.cache = None
         self.last_msg = None
         self.last_ns = 0          # node-clock time at which last_msg was received
@@ -95,7 +98,7 @@ class JointStateInput:
         """Track the joints of ``model`` (model order), forgetting all heard so far; None = no
         model."""
         self._model = model
-        self.cache = (JointStateCache(model.joint_names, self._limits(model))
+        self.cache = (JointStateCache(model.joint_names, self._limits(model), self._track_effort)
                       if model is not None and model.nq else None)
         self.last_msg = None
         self.refresh_continuity()

@@ -36,3 +36,7 @@ def computed_torque_controller():
 
 def simulator_node():
     sys.exit(_run('simulator_node'))
+
+
+def external_torque_estimator():
+    sys.exit(_run('external_torque_estimator'))

@@ -61,7 +61,7 @@ def test_node_arguments_load_the_config_then_the_overrides():
 
 def test_dynamics_graph_defaults_to_the_robot_description_topic():
     gc = bringup.resolve_graph('dynamics')
-    assert [s.name for s in gc.nodes] == ['dynamics_node']
+    assert [s.name for s in gc.nodes] == ['dynamics_node', 'external_torque_estimator']
     assert gc.urdf is None and gc.config.name == 'dynamics.yaml'
     assert not any('urdf_path' in a for a in gc.node_arguments(bringup.DYNAMICS))
 

@@ -24,6 +24,7 @@ from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.nodes.computed_torque_node import ComputedTorqueController
 from robot_dynamics_ros.nodes.conversions import make_joint_state
 from robot_dynamics_ros.nodes.dynamics_node import DynamicsNode
+from robot_dynamics_ros.nodes.external_torque_estimator import ExternalTorqueEstimator
 from robot_dynamics_ros.nodes.simulator_node import SimulatorNode
 
 from _node_harness import UR5E_HOME, UR5E_JOINTS
@@ -260,6 +261,33 @@ def test_dynamics_node_survives_bad_input_and_answers_correctly(graph, ur5e_xml,
         'no answer to a good joint state after the fuzzing'
     answer = next(m for m in gravity if m.header.stamp.sec == 5002)
     np.testing.assert_allclose(answer.effort, rd.gravity_torques(ur5e_model, q), rtol=0, atol=1e-9)
+    _assert_finite(outputs)
+
+
+def test_estimator_survives_bad_input_and_estimates_correctly(graph, ur5e_xml, ur5e_model):
+    """After every bad parameter, message and service call, a still arm whose efforts are
+    g(q) − τ_ext gives τ_ext back (the observer restarts on the new stamps and converges)."""
+    ros = graph
+    node = ros.add(ExternalTorqueEstimator, {'robot_description': ur5e_xml})
+    outputs, services = _fuzz(ros, node)
+    assert f'/{node.get_name()}/zero' in services
+    torques = outputs[f'/{node.get_name()}/external_torques']
+    state = ros.publisher(JointState, '/joint_states')
+    q = np.asarray(UR5E_HOME) + 0.1
+    tau_ext = np.linspace(-2.0, 3.0, N)
+    effort = rd.gravity_torques(ur5e_model, q) - tau_ext
+    torques.clear()
+    for k in range(150):
+        msg = _good_state(0, q)
+        msg.header.stamp = Time(sec=6000 + k // 100, nanosec=(k % 100) * 10_000_000)
+        msg.effort = [float(x) for x in effort]
+        state.publish(msg)
+        ros.spin(0.005)
+    def last(m):
+        return m.header.stamp.sec == 6001 and m.header.stamp.nanosec == 490_000_000
+    assert ros.spin_until(lambda: any(last(m) for m in torques), 10.0), 'no estimate after the fuzzing'
+    # (no bad message carried efforts, so there was no estimate to tare when ~/zero was called)
+    np.testing.assert_allclose(next(m for m in torques if last(m)).effort, tau_ext, rtol=0, atol=1e-6)
     _assert_finite(outputs)
 
 

@@ -1,0 +1,249 @@
+"""external_torque_estimator: contact sensing from the joint states, without a force sensor.
+
+A generalized-momentum observer (robot_dynamics_ros.dynamics.MomentumObserver; the logic in
+robot_dynamics_ros.contact_estimation) estimates the external joint torques τ_ext, defined by
+M q̈ + c + g (+ friction) = τ + τ_ext, from each joint state's position, velocity and effort.
+
+- in  ``joint_states`` (sensor_msgs/JointState): position, velocity and **effort = the measured
+  joint torque** (simulator_node publishes the effort it applied there), merged by joint name as
+  in the other nodes (joint_state_input). A state without efforts for every model joint: a
+  throttled warning, nothing published. dt comes from the header stamps (the receive time for an
+  unstamped state); a stamp going backwards, a gap longer than ``state_timeout``, or a state that
+  does not continue the previous one (``max_state_jump``) starts the observer again at that state.
+- out ``~/external_torques`` (sensor_msgs/JointState): names + effort = τ̂_ext (N·m / N), the stamp
+  of the input state, joints in the node's joint order.
+- out ``~/external_wrench`` (geometry_msgs/WrenchStamped): the wrench ON the robot at the tip frame
+  (``tip_link`` / model.tip_frame), in that frame's coordinates, ``header.frame_id`` = the frame: the
+  convention of simulator_node's ``~/external_wrench`` input, so that a wrench applied in
+  simulation comes back unchanged. Least squares of Jᵀ F = τ̂_ext (minimum norm where fewer than six
+  joints move the frame). Not published for a tree with several tips and no ``tip_link``.
+- out ``~/contact`` (std_msgs/Bool, reliable, transient local): published when the model is ready
+  and whenever it changes; true while any |τ̂_ext,i| exceeds ``contact_threshold``.
+- service ``~/zero`` (std_srvs/Trigger): tare: the current estimate becomes the zero (model errors
+  at rest), as with a force–torque sensor.
+
+Parameters (settable at run time, validated): ``observer_gain`` (1/s; 1 or n values, each > 0;
+default 50: τ_ext seen through 50/(s + 50), a 20 ms time constant), ``contact_threshold`` (N·m; 1 or
+n values, each >= 0; default 5), ``friction`` (bool, default false: the URDF's damping and friction
+taken out of the measured effort), ``state_timeout`` (s > 0, default 0.5), ``max_state_jump`` (rad,
+>= 0, default 0.2; 0 = never) and ``max_state_jump_prismatic`` (m, default 0.05); the model
+parameters of model_source; the plausibility bounds of joint_state_input.
+
+Nothing non-finite is published.
+"""
+
+import math
+
+import numpy as np
+from geometry_msgs.msg import WrenchStamped
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Bool
+from std_srvs.srv import Trigger
+
+from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.contact_estimation import ContactEstimation
+from robot_dynamics_ros.input_guard import StateContinuity, bounded
+from robot_dynamics_ros.nodes.common import WarningThrottle, describe, float_array, run_node
+from robot_dynamics_ros.nodes.conversions import index_map, make_joint_state
+from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
+from robot_dynamics_ros.nodes.model_source import ModelSource
+from robot_dynamics_ros.task_frame import task_frame
+
+__all__ = ['ExternalTorqueEstimator', 'main']
+
+_PER_JOINT = ('observer_gain', 'contact_threshold')
+_CONTACT_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                          durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+class ExternalTorqueEstimator(Node):
+    """Publishes τ̂_ext, the tip wrench and the contact flag for every joint state (module docstring)."""
+
+    def __init__(self, node_name='external_torque_estimator', **kwargs):
+        super().__init__(node_name, **kwargs)
+        self._throttle = WarningThrottle(self.get_logger())
+        self.model = None
+        self.joint_order = ()
+        self._estimation = None
+        self._contact = None
+        self.declare_parameter('observer_gain', 50.0, describe(
+            'Observer gain K (1/s): the estimate follows the external torque through K/(s + K). '
+            'One value for every joint, or one per joint (model order).',
+            dynamic_typing=True, additional_constraints='1 or n numbers, each > 0'))
+        self.declare_parameter('contact_threshold', 5.0, describe(
+            '|external torque| (N·m or N) above which ~/contact is true; 1 or n values.',
+            dynamic_typing=True, additional_constraints='1 or n numbers, each >= 0'))
+        self.declare_parameter('friction', False, describe(
+            "Take the URDF's joint damping and friction out of the measured effort."))
+        self.declare_parameter('state_timeout', 0.5, describe(
+            's between two states (by their stamps) beyond which the observer starts again.',
+            min_value=1e-6))
+        self.declare_parameter('max_state_jump', 0.2, describe(
+            'rad a revolute joint may move between states beyond what its velocity explains; a '
+            'larger jump starts the observer again (0 = never).', min_value=0.0))
+        self.declare_parameter('max_state_jump_prismatic', 0.05, describe(
+            'm, the same for prismatic joints.', min_value=0.0))
+        self.add_on_set_parameters_callback(self._validate_parameters)
+        self.add_post_set_parameters_callback(self._apply_parameters)
+
+        self._pub_torques = self.create_publisher(JointState, '~/external_torques', 10)
+        self._pub_wrench = self.create_publisher(WrenchStamped, '~/external_wrench', 10)
+        self._pub_contact = self.create_publisher(Bool, '~/contact', _CONTACT_QOS)
+        self.create_service(Trigger, '~/zero', self._on_zero)
+        self._input = JointStateInput(self, self._throttle, self._on_state, continuity=self._continuity,
+                                      on_discontinuity=self._on_discontinuity, track_effort=True)
+        self._source = ModelSource(self, self._on_model, warm_up=self._warm_up_calls,
+                                   throttle=self._throttle)
+        self._source.start()
+
+    # -- parameters -------------------------------------------------------------------------
+    def _validate_parameters(self, params):
+        n = None if self.model is None else self.model.nq
+        for p in params:
+            try:
+                if p.name in _PER_JOINT:
+                    values = float_array(p.name, p.value)
+                    if values.size not in ((1,) if n is None else (1, n)):
+                        raise ValueError(f"parameter '{p.name}' must have 1"
+                                         f"{'' if n is None else f' or {n}'} values, got {values.size}")
+                    if np.any(values <= 0.0) if p.name == 'observer_gain' else np.any(values < 0.0):
+                        raise ValueError(f"parameter '{p.name}' must be "
+                                         f"{'> 0' if p.name == 'observer_gain' else '>= 0'}, "
+                                         f'got {bounded(repr(values.tolist()), 200)}')
+                elif p.name == 'state_timeout' and not (math.isfinite(p.value) and p.value > 0.0):
+                    raise ValueError(f'state_timeout must be > 0, got {p.value}')
+                elif p.name in ('max_state_jump', 'max_state_jump_prismatic') and not p.value >= 0.0:
+                    raise ValueError(f'{p.name} must be >= 0, got {p.value}')
+            except ValueError as exc:
+                return SetParametersResult(successful=False, reason=str(exc))
+        return SetParametersResult(successful=True)
+
+    def _apply_parameters(self, params):
+        names = {p.name for p in params}
+        if self._estimation is not None:
+            e = self._estimation
+            if 'observer_gain' in names:
+                e.gain = float_array('observer_gain', self.get_parameter('observer_gain').value)
+            if 'contact_threshold' in names:
+                e.threshold = float_array('contact_threshold', self.get_parameter('contact_threshold').value)
+            if 'friction' in names:
+                e.friction = self.get_parameter('friction').value
+            if 'state_timeout' in names:
+                e.state_timeout = self.get_parameter('state_timeout').value
+        if names & {'max_state_jump', 'max_state_jump_prismatic'}:
+            self._input.refresh_continuity()
+
+    def _continuity(self, model):
+        revolute = float(self.get_parameter('max_state_jump').value)
+        prismatic = float(self.get_parameter('max_state_jump_prismatic').value)
+        return StateContinuity(model.joint_names, [prismatic if t == 'prismatic' else revolute
+                                                   for t in model.joint_types])
+
+    # -- model ------------------------------------------------------------------------------
+    @staticmethod
+    def _warm_up_calls(model):
+        """The core calls of a joint state, to compile or load them before the first one."""
+        def observe(q, qd):
+            observer = rd.MomentumObserver(model, 50.0)
+            observer.update(q, qd, qd, 1e-3)
+            observer.update(q, qd, qd, 1e-3)
+        return (observe, lambda q, qd: rd.external_wrench(model, q, qd))
+
+    def _on_model(self, model, joint_order):
+        self.model = model
+        self.joint_order = joint_order
+        self._estimation = None
+        if model is None:
+            self._input.reset(None)
+            return
+        frame, reason = task_frame(model, self.get_parameter('tip_link').value)
+        if reason is not None:
+            self._throttle.reset('tip_link/several_tips')
+            self._throttle.once('tip_link/several_tips', f'{reason}. No ~/external_wrench until then.')
+        get = self.get_parameter
+        try:
+            self._estimation = ContactEstimation(
+                model, float_array('observer_gain', get('observer_gain').value),
+                float_array('contact_threshold', get('contact_threshold').value), get('friction').value,
+                get('state_timeout').value, frame)
+        except ValueError as exc:       # 1 value per joint of another robot: set them again
+            self._throttle.warn('parameters/model', f'cannot estimate for this model: {exc}')
+            self._input.reset(None)
+            return
+        self._to_order = index_map(model.joint_names, joint_order)
+        self._torques_msg = make_joint_state(joint_order, effort=np.zeros(model.nq))
+        self._wrench_msg = WrenchStamped()
+        self._wrench_msg.header.frame_id = frame or ''
+        self._input.reset(model)
+        self._set_contact(False)
+
+    # -- one joint state in ---------------------------------------------------------------------
+    def _on_state(self, msg):
+        e = self._estimation
+        if e is None:
+            return
+        if len(msg.effort) == 0:
+            self._throttle.warn('joint_states/no_effort', 'joint states without effort (the measured '
+                                'joint torques): no estimate')
+            return
+        tau = self._input.cache.efforts()
+        if tau is None:
+            self._throttle.warn('joint_states/no_effort', 'no effort received yet for some joints: no '
+                                'estimate until every joint has one')
+            return
+        q, qd = self._input.cache.arrays()
+        stamp = msg.header.stamp
+        stamp_ns = stamp.sec * 1_000_000_000 + stamp.nanosec or self._input.last_ns
+        try:
+            estimate = e.update(q, qd, tau, stamp_ns)
+        except ValueError as exc:
+            self._throttle.warn('estimate/state', f'cannot estimate at this state: {exc}')
+            return
+        if estimate is None:
+            return
+        if estimate.restarted is not None and estimate.restarted != 'first state':
+            self._throttle.warn('estimate/restart', f'observer started again: {estimate.restarted}')
+        tau_ext = estimate.tau_ext[self._to_order]
+        if not np.isfinite(tau_ext).all():
+            self._throttle.warn('nonfinite/estimate', 'the estimate is not finite: not published')
+            return
+        self._torques_msg.header.stamp = stamp
+        self._torques_msg.effort = tau_ext.tolist()
+        self._pub_torques.publish(self._torques_msg)
+        if estimate.wrench is not None and np.isfinite(estimate.wrench).all():
+            w = self._wrench_msg
+            w.header.stamp = stamp
+            (w.wrench.torque.x, w.wrench.torque.y, w.wrench.torque.z,
+             w.wrench.force.x, w.wrench.force.y, w.wrench.force.z) = map(float, estimate.wrench)
+            self._pub_wrench.publish(w)
+        self._set_contact(estimate.contact)
+
+    def _set_contact(self, contact):
+        if contact != self._contact:
+            self._contact = contact
+            self._pub_contact.publish(Bool(data=contact))
+
+    def _on_discontinuity(self, description):
+        if self._estimation is not None:
+            self._estimation.restart(description)
+
+    # -- services ---------------------------------------------------------------------------
+    def _on_zero(self, request, response):
+        if self._estimation is not None and self._estimation.zero():
+            response.success = True
+            response.message = 'the current estimate is the zero from now on'
+        else:
+            response.success = False
+            response.message = 'no estimate yet (no model, or no joint state with efforts)'
+        return response
+
+
+def main(args=None):
+    run_node(ExternalTorqueEstimator, args)
+
+
+if __name__ == '__main__':
+    main()
