@@ -54,6 +54,16 @@ TRACKING_ERROR_TOPIC = '/computed_torque_controller/tracking_error'
 TRAJECTORY_TOPIC = '/computed_torque_controller/joint_trajectory'
 COMMANDS_TOPIC = '/effort_controller/commands'
 JOINT_STATES_TOPIC = '/joint_states'
+PUSH_TOPIC = '/simulator_node/external_wrench'
+ESTIMATED_WRENCH_TOPIC = '/external_torque_estimator/external_wrench'
+CONTACT_TOPIC = '/external_torque_estimator/contact'
+#: The push on the arm during the trajectory: a wrench ON the robot at the simulator's tip frame
+#: (tool0), in its coordinates, angular first [N m, N], from PUSH_SPAN[0] to PUSH_SPAN[1] of the
+#: trajectory's duration.
+#: Along the tool's axis, which passes through the two last wrist axes: the light wrists, whose
+#: computed-torque stiffness M kp is small, are barely loaded.
+PUSH = (0.0, 0.0, 0.0, 0.0, 0.0, -8.0)
+PUSH_SPAN = (0.3, 0.65)
 DYNAMICS_TOPICS = {
     'gravity_torques': '/dynamics_node/gravity_torques',
     'coriolis_torques': '/dynamics_node/coriolis_torques',
@@ -188,6 +198,9 @@ class Recording:
     tracking_error: Series = field(default_factory=Series)      # e = q_d - q
     commands: Series = field(default_factory=Series)            # tau, controller order
     gravity: Series = field(default_factory=Series)             # g(q) from the dynamics node
+    applied_wrench: Series = field(default_factory=Series)      # the push (stamps: simulated time)
+    estimated_wrench: Series = field(default_factory=Series)    # the estimator's wrench at tool0
+    contact: Series = field(default_factory=Series)             # the estimator's contact flag
     #: Receive times and "all finite" flags of every dynamics_node output.
     dynamics: dict = field(default_factory=lambda: {k: Series() for k in DYNAMICS_TOPICS})
     t_start: float = math.nan         # trajectory sent (monotonic s)
@@ -204,13 +217,16 @@ def _stamp_ns(msg) -> int:
 
 def make_recorder(recording: Recording, *, context=None):
     """A node that fills ``recording`` from the demo's topics (imports rclpy)."""
+    from geometry_msgs.msg import WrenchStamped
     from rclpy.node import Node
-    from rclpy.qos import QoSProfile
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
-    from std_msgs.msg import Float64MultiArray
+    from std_msgs.msg import Bool, Float64MultiArray
     from trajectory_msgs.msg import JointTrajectory
 
     qos = QoSProfile(depth=200)
+    latched = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
     class DemoRecorder(Node):
         def __init__(self):
@@ -218,6 +234,9 @@ def make_recorder(recording: Recording, *, context=None):
             self.recording = recording
             self.active = True
             self.reference = self.create_publisher(JointTrajectory, TRAJECTORY_TOPIC, 10)
+            self.push = self.create_publisher(WrenchStamped, PUSH_TOPIC, 10)
+            self.create_subscription(WrenchStamped, ESTIMATED_WRENCH_TOPIC, self._on_wrench, qos)
+            self.create_subscription(Bool, CONTACT_TOPIC, self._on_contact, latched)
             self.create_subscription(JointState, JOINT_STATES_TOPIC, self._on_state, qos)
             self.create_subscription(JointState, TRACKING_ERROR_TOPIC, self._on_error, qos)
             self.create_subscription(Float64MultiArray, COMMANDS_TOPIC, self._on_command, qos)
@@ -252,6 +271,33 @@ def make_recorder(recording: Recording, *, context=None):
                     series.t.append(now)
                     series.stamp.append(_stamp_ns(msg))
                     series.values.append(value)
+
+        def apply(self, wrench):
+            """Push (or stop pushing: zeros) through the simulator; recorded at the simulated time
+            of the latest joint state."""
+            msg = WrenchStamped()
+            (msg.wrench.torque.x, msg.wrench.torque.y, msg.wrench.torque.z,
+             msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z) = map(float, wrench)
+            self.push.publish(msg)
+            s = self.recording.applied_wrench
+            s.t.append(time.monotonic())
+            s.stamp.append(self.recording.joint_states.stamp[-1])
+            s.values.append(list(wrench))
+
+        def _on_wrench(self, msg):
+            if self.active:
+                w = msg.wrench
+                s = self.recording.estimated_wrench
+                s.t.append(time.monotonic())
+                s.stamp.append(_stamp_ns(msg))
+                s.values.append([w.torque.x, w.torque.y, w.torque.z, w.force.x, w.force.y, w.force.z])
+
+        def _on_contact(self, msg):
+            if self.active:
+                s = self.recording.contact
+                s.t.append(time.monotonic())
+                s.stamp.append(-1)
+                s.values.append([float(msg.data)])
 
         def _on_error(self, msg):
             if not self.active or not self.recording.joint_names:
@@ -345,12 +391,16 @@ def analyse(rec: Recording, *, max_error: float = 0.05) -> DemoReport:
     rms = np.full(n, np.nan)
     max_abs = np.full(n, np.nan)
     max_torque = np.full(n, np.nan)
-    _, _, e = _window(rec.tracking_error, t0, t1)
+    te, _, e = _window(rec.tracking_error, t0, t1)
     if e.size:
         if not np.all(np.isfinite(e)):
             problems.append('tracking error is not finite')
-        rms = np.sqrt(np.mean(e**2, axis=0))
-        max_abs = np.max(np.abs(e), axis=0)
+        # The push (if any) and the second after it are disturbed on purpose: the error it
+        # causes is reported with the push (contact_summary), not held to --max-error.
+        ta = np.asarray(rec.applied_wrench.t)
+        calm = ~((te >= ta[0]) & (te <= ta[-1] + 1.0)) if ta.size >= 2 else np.ones(te.size, bool)
+        rms = np.sqrt(np.mean(e[calm]**2, axis=0)) if calm.any() else rms
+        max_abs = np.max(np.abs(e[calm]), axis=0) if calm.any() else max_abs
         worst = int(np.nanargmax(max_abs))
         if not max_abs[worst] <= max_error:
             problems.append(f'tracking error of {names[worst]} reached {max_abs[worst]:.4f} rad '
@@ -403,10 +453,107 @@ def report_text(rec: Recording, report: DemoReport) -> str:
     return '\n'.join(lines)
 
 
+def contact_summary(rec: Recording):
+    """The estimator against the push, or None without a push: the largest error of the estimated
+    wrench while the push is steady (from 0.2 s after it starts, five time constants of the
+    default gain, to its end), and whether ~/contact was true then and false after it ended."""
+    ta, sa, applied = rec.applied_wrench.arrays()
+    te, se, estimated = rec.estimated_wrench.arrays()
+    if sa.size < 2 or se.size == 0:
+        return None
+    steady = (se >= sa[0] + 0.2e9) & (se <= sa[1])
+    after = se >= sa[1] + 0.2e9
+    if not steady.any():
+        return None
+    error = np.abs(estimated[steady] - applied[0]).max(axis=0)
+    tt, _, e = rec.tracking_error.arrays()
+    pushed = (tt >= ta[0]) & (tt <= ta[1] + 1.0)
+    push_error = float(np.abs(e[pushed]).max()) if pushed.any() else math.nan
+    tc, _, flags = rec.contact.arrays()
+    during = [f for t, f in zip(tc, flags[:, 0] if flags.size else []) if t <= ta[1]]
+    after_push = np.abs(estimated[after]).max(axis=0) if after.any() else np.full(6, np.nan)
+    return {'applied': applied[0], 'error': error, 'after': after_push, 'push_error': push_error,
+            'contact_during': bool(during and during[-1]),
+            'contact_after': bool(flags.size and not flags[-1, 0])}
+
+
+def contact_text(summary) -> str:
+    if summary is None:
+        return 'contact: no push recorded'
+    labels = ('m_x', 'm_y', 'm_z', 'f_x', 'f_y', 'f_z')
+    lines = ['', 'push on the arm (simulator ~/external_wrench at tool0) vs external_torque_estimator:',
+             f'{"":<10}' + ''.join(f'{label:>10}' for label in labels),
+             f'{"applied":<10}' + ''.join(f'{x:>10.3f}' for x in summary['applied']),
+             f'{"|error|":<10}' + ''.join(f'{x:>10.1e}' for x in summary['error'])
+             + '   (largest while the push is steady; N m, N)',
+             f'{"after":<10}' + ''.join(f'{x:>10.1e}' for x in summary['after'])
+             + '   (largest |estimate| 0.2 s after the push ended)',
+             f'~/contact: {"true" if summary["contact_during"] else "FALSE"} during the push, '
+             f'{"false" if summary["contact_after"] else "TRUE"} after it',
+             f'the push moved the arm off the trajectory by up to {1e3 * summary["push_error"]:.1f} mrad '
+             '(the computed-torque loop is a stiffness M kp: no force feedback)']
+    return '\n'.join(lines)
+
+
+def plot_contact(rec: Recording, path) -> Path:
+    """Applied vs estimated wrench (force and torque components), the contact flag, and the tracking
+    error the push caused; seconds from the trajectory's start."""
+    import matplotlib
+
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    axis = _time_axis(rec)
+    fig, axes = plt.subplots(4, 1, figsize=(10, 10), sharex=True)
+    ta, sa, applied = rec.applied_wrench.arrays()
+    te, se, estimated = rec.estimated_wrench.arrays()
+    t_end = axis(np.array([rec.t_end]))[0] if math.isfinite(rec.t_end) else None
+    colors = ('tab:red', 'tab:green', 'tab:blue')
+    for row, (offset, what, unit) in enumerate(((3, 'force', 'N'), (0, 'torque', 'N m'))):
+        ax = axes[row]
+        for k in range(3):
+            label = 'xyz'[k]
+            if te.size:
+                ax.plot(axis(te, se), estimated[:, offset + k], color=colors[k], lw=1.2,
+                        label=f'estimated {what} {label}')
+            if ta.size:
+                times = np.concatenate([axis(ta, sa), [t_end if t_end is not None else axis(ta, sa)[-1]]])
+                values = np.concatenate([applied[:, offset + k], applied[-1:, offset + k]])
+                ax.step(times, values, where='post', color=colors[k], ls='--', lw=1.0,
+                        label=f'applied {what} {label}')
+        ax.set_ylabel(f'{what} at tool0 [{unit}]')
+        ax.legend(loc='upper right', ncol=2, fontsize=7)
+        ax.grid(alpha=0.3)
+    tc, _, flags = rec.contact.arrays()
+    if tc.size:
+        times = np.concatenate([axis(tc), [t_end if t_end is not None else axis(tc)[-1]]])
+        axes[2].step(times, np.concatenate([flags[:, 0], flags[-1:, 0]]), where='post', color='k')
+    axes[2].set_ylabel('~/contact')
+    axes[2].set_yticks([0, 1], ['false', 'true'])
+    axes[2].grid(alpha=0.3)
+    tt, st, e = rec.tracking_error.arrays()
+    if tt.size:
+        axes[3].plot(axis(tt, st), 1e3 * np.linalg.norm(e, axis=1), color='tab:purple')
+    axes[3].set_ylabel('|tracking error| [mrad]')
+    axes[3].set_xlabel('time from the trajectory start [s]')
+    axes[3].grid(alpha=0.3)
+    if t_end is not None:
+        axes[3].set_xlim(min(-0.5, axes[3].get_xlim()[0]), t_end)
+    fig.suptitle(f'{rec.robot_name}: a push on the arm during the trajectory, and what the '
+                 'external_torque_estimator made of it')
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 # --- plot --------------------------------------------------------------------------------------
 
 def _stamp_ok(stamps) -> bool:
-    return stamps.size > 0 and bool(np.all(stamps > 0))
+    """Stamped messages (-1: no stamp); the simulation's first state is stamped 0."""
+    return stamps.size > 0 and bool(np.all(stamps >= 0)) and bool(stamps.max() > 0)
 
 
 def _time_axis(rec: Recording):
@@ -632,16 +779,24 @@ def run_demo(opts) -> tuple[Recording, DemoReport | None, list[str]]:
 
         # 3. Follow it, then hold for a moment: on the simulated clock when the states carry it
         # (an overloaded CPU makes the simulation slower than real time), else on the wall clock.
+        # A push on the arm from PUSH_SPAN[0] to PUSH_SPAN[1] of the trajectory (simulator_node's
+        # ~/external_wrench), which the external torque estimator should see.
         span = opts.duration + opts.settle
         wall_limit = 3.0 * span + 30.0
         stamp0 = rec.joint_states.stamp[-1]
-        if stamp0 > 0:
-            finished = _spin_until(executor, lambda: (
-                not graph_alive() or rec.joint_states.stamp[-1] >= stamp0 + span * 1e9),
-                wall_limit)
-        else:
-            _spin_for(executor, span)
-            finished = True
+        phases = [(PUSH_SPAN[0] * opts.duration, PUSH if opts.push else None),
+                  (PUSH_SPAN[1] * opts.duration, np.zeros(6) if opts.push else None), (span, None)]
+        finished = True
+        for until, then in phases:
+            if stamp0 > 0:
+                finished = _spin_until(executor, lambda: (
+                    not graph_alive() or rec.joint_states.stamp[-1] >= stamp0 + until * 1e9), wall_limit)
+            else:
+                _spin_for(executor, until - (time.monotonic() - rec.t_start))
+            if not finished or not graph_alive():
+                break
+            if then is not None:
+                recorder.apply(then)
         rec.t_end = time.monotonic()
         recorder.active = False
         if not graph_alive():
@@ -678,7 +833,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help='recording time after the trajectory ends [s] (default: 1)')
     parser.add_argument('--output', default=os.path.join('out', 'demo.png'),
                         help='PNG file to write (default: out/demo.png)')
-    parser.add_argument('--no-plot', action='store_true', help='do not draw the PNG')
+    parser.add_argument('--no-plot', action='store_true', help='do not draw the PNGs')
+    parser.add_argument('--no-push', dest='push', action='store_false',
+                        help='do not push on the arm during the trajectory')
     parser.add_argument('--mode', choices=('bringup', 'processes', 'in-process'),
                         default='bringup',
                         help='bringup: the three nodes in one `python -m robot_dynamics_ros.bringup` '
@@ -720,9 +877,15 @@ def main(args: Sequence[str] | None = None) -> int:
             print(f'demo FAILED: {problem}', file=sys.stderr)
         return 1
     print(report_text(rec, report))
+    summary = contact_summary(rec) if opts.push else None
+    if opts.push:
+        print(contact_text(summary))
     if not opts.no_plot and rec.joint_names:
         path = plot(rec, report, opts.output)
         print(f'\nplot: {path}')
+        if opts.push:
+            path = plot_contact(rec, Path(opts.output).with_name('contact.png'))
+            print(f'plot: {path}')
     print(f'demo took {time.monotonic() - started:.1f} s')
     for problem in report.problems:
         print(f'demo FAILED: {problem}', file=sys.stderr)

@@ -123,3 +123,7 @@ def test_demo_runs(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert 'RMS error' in result.stdout and '/joint_states' in result.stdout
     assert str(png) in result.stdout and png.is_file()
+    # the push during the trajectory, seen by the external torque estimator
+    contact = tmp_path / 'contact.png'
+    assert 'push on the arm' in result.stdout and contact.is_file()
+    assert '~/contact: true during the push, false after it' in result.stdout, result.stdout
