@@ -126,12 +126,16 @@ class Probe:
         self.pub = self.node.create_publisher(JointState, "/joint_states", 10)
         self.send_ns = []
         self.publishing = False
-        self.commands, self.gravity, self.clock = [], [], []
+        self.commands, self.gravity, self.estimates, self.clock = [], [], [], []
         self.node.create_subscription(Float64MultiArray, "/effort_controller/commands",
                                       lambda m: self.commands.append((time.monotonic_ns(), m.data)), 1000)
         self.node.create_subscription(JointState, "/dynamics_node/gravity_torques",
                                       lambda m: self.gravity.append((time.monotonic_ns(), m.header.stamp.sec,
                                                                      m.header.stamp.nanosec)), 1000)
+        self.node.create_subscription(
+            JointState, "/external_torque_estimator/external_torques",
+            lambda m: self.estimates.append((time.monotonic_ns(), m.header.stamp.sec,
+                                             m.header.stamp.nanosec)), 1000)
         self.node.create_subscription(Clock, "/clock",
                                       lambda m: self.clock.append((time.monotonic_ns(), m.clock.sec,
                                                                    m.clock.nanosec)), qos_profile_sensor_data)
@@ -152,6 +156,7 @@ class Probe:
         msg.name = self.names
         msg.position = self.position(k)
         msg.velocity = self.zeros
+        msg.effort = self.zeros         # (the external torque estimator needs efforts; others ignore them)
         self.send_ns.append(time.monotonic_ns())
         self.pub.publish(msg)
 
@@ -265,13 +270,19 @@ def measure_ready(probe, env, log_dir, runs, timeout=30.0):
 
 
 def measure_round_trip(probe, kind, env, log_dir, duration, warmup=1.0, drain=0.5, timeout=30.0):
-    """kind 'controller' (computed_torque_node) or 'dynamics' (dynamics_node) at 1 kHz."""
+    """kind 'controller' (computed_torque_node), 'dynamics' (dynamics_node) or 'estimator'
+    (external_torque_estimator) at 1 kHz."""
     probe.publishing = True
     if kind == "controller":
         module = "robot_dynamics_ros.nodes.computed_torque_node"
         params = _node_params({"kp": "[0.0]", "kd": "[0.0]", "control_rate": "0.0"})
         log = probe.commands
         topic = "/effort_controller/commands"
+    elif kind == "estimator":
+        module = "robot_dynamics_ros.nodes.external_torque_estimator"
+        params = _node_params()
+        log = probe.estimates
+        topic = "/external_torque_estimator/external_torques"
     else:
         module = "robot_dynamics_ros.nodes.dynamics_node"
         params = _node_params()
@@ -390,6 +401,7 @@ def run(domain_id, *, duration, sim_duration, ready_runs, do_node=True, do_sim=T
                 out["ready"] = measure_ready(probe, env, log_dir, ready_runs)
                 out["controller"] = measure_round_trip(probe, "controller", env, log_dir, duration)
                 out["dynamics"] = measure_round_trip(probe, "dynamics", env, log_dir, duration)
+                out["estimator"] = measure_round_trip(probe, "estimator", env, log_dir, duration)
         if do_sim:
             if "simulator_node" in missing:
                 out["skipped_sim"] = "simulator_node not there yet"

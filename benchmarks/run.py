@@ -528,7 +528,7 @@ def print_ros(r):
         for note in rd_["notes"]:
             print("  " + note)
     rows = []
-    for key in ("controller", "dynamics"):
+    for key in ("controller", "dynamics", "estimator"):
         if key not in r:
             continue
         x = r[key]
@@ -546,7 +546,8 @@ def print_ros(r):
               "Node path: /joint_states at 1 kHz from this process -> node process -> back (round trip)")
         print("  Panda, joints = 7 arm joints. Controller: kp = kd = 0, its command g(q_k) decoded against "
               "a table to the sequence k;\n  dynamics_node: k from the copied header stamp (also computes c, "
-              "M, Λ each message). See benchmarks/README.md.")
+              "M, Λ each message); external_torque_estimator: k from the copied header stamp (also\n  "
+              "publishes the tip wrench each message). See benchmarks/README.md.")
     if "simulator" in r:
         s = r["simulator"]
         if "error" in s:

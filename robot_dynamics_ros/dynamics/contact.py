@@ -156,12 +156,16 @@ def external_wrench(model: Model, q: ArrayLike, tau_ext: ArrayLike, frame: str |
     the wrench dual to the space twist). Least squares: with n > 6 the best fit; with fewer than six
     joints, or a singular J, the minimum-norm F (the components the joints cannot feel are zero).
     damping λ > 0: the damped least squares min |Jᵀ F − τ_ext|² + λ |F|², i.e. F = (J Jᵀ + λ 1)⁻¹ J τ_ext.
-    Both by numpy's SVD least squares of the stacked system [Jᵀ; √λ 1] F = [τ_ext; 0]. Sign: this is
+    Both by numpy's SVD least squares (of Jᵀ F = τ_ext, or of the stacked system [Jᵀ; √λ 1] F =
+    [τ_ext; 0] with damping). Sign: this is
     the wrench on the robot, −F_tip of eq. 9.81 (the wrench the robot exerts).
     """
     tau_ext = _checks.vector(model, tau_ext, "tau_ext")
     damping = _checks.scalar(damping, "damping", minimum=0.0)
     J = jacobian(model, q, frame, reference, data=data)
-    A = np.vstack([J.T, np.sqrt(damping) * np.eye(6)])
-    F = np.linalg.lstsq(A, np.concatenate([tau_ext, np.zeros(6)]), rcond=None)[0]
+    if damping == 0.0:
+        F = np.linalg.lstsq(J.T, tau_ext, rcond=None)[0]
+    else:
+        A = np.vstack([J.T, np.sqrt(damping) * np.eye(6)])
+        F = np.linalg.lstsq(A, np.concatenate([tau_ext, np.zeros(6)]), rcond=None)[0]
     return _checks.finite(F, "external wrench", "q, tau_ext and damping")

@@ -50,6 +50,7 @@ from robot_dynamics_ros.nodes.common import WarningThrottle, describe, float_arr
 from robot_dynamics_ros.nodes.conversions import index_map, make_joint_state
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
 from robot_dynamics_ros.nodes.model_source import ModelSource
+from robot_dynamics_ros.nodes.serialized import SerializedMessage
 from robot_dynamics_ros.task_frame import task_frame
 
 __all__ = ['ExternalTorqueEstimator', 'main']
@@ -174,7 +175,9 @@ class ExternalTorqueEstimator(Node):
             self._input.reset(None)
             return
         self._to_order = index_map(model.joint_names, joint_order)
-        self._torques_msg = make_joint_state(joint_order, effort=np.zeros(model.nq))
+        # serialized once: each state only rewrites the numbers and the stamp (nodes/serialized.py)
+        self._torques_out = SerializedMessage(make_joint_state(joint_order, effort=np.zeros(model.nq)),
+                                              'effort', stamped=True)
         self._wrench_msg = WrenchStamped()
         self._wrench_msg.header.frame_id = frame or ''
         self._input.reset(model)
@@ -206,13 +209,13 @@ class ExternalTorqueEstimator(Node):
             return
         if estimate.restarted is not None and estimate.restarted != 'first state':
             self._throttle.warn('estimate/restart', f'observer started again: {estimate.restarted}')
-        tau_ext = estimate.tau_ext[self._to_order]
-        if not np.isfinite(tau_ext).all():
+        out = self._torques_out
+        np.take(estimate.tau_ext, self._to_order, out=out.values)
+        if not np.isfinite(out.values).all():
             self._throttle.warn('nonfinite/estimate', 'the estimate is not finite: not published')
             return
-        self._torques_msg.header.stamp = stamp
-        self._torques_msg.effort = tau_ext.tolist()
-        self._pub_torques.publish(self._torques_msg)
+        out.set_stamp(stamp.sec, stamp.nanosec)
+        self._pub_torques.publish(out.serialized())
         if estimate.wrench is not None and np.isfinite(estimate.wrench).all():
             w = self._wrench_msg
             w.header.stamp = stamp
