@@ -15,8 +15,8 @@ The observer (De Luca and Mattone, ICRA 2003; Haddadin, De Luca and Albu-Schäff
     r(t) = K ( p(t) − p(0) − ∫₀ᵗ (τ + β + r) ds )
 
 satisfies ṙ = K (τ_ext − r): each r_i is τ_ext,i seen through a first-order low-pass filter of
-bandwidth K_i (1/s), with no joint acceleration needed. p and β come from one recursion over the
-tree (kernels/momentum.py): neither M nor C is formed.
+bandwidth K_i (1/s), with no joint acceleration needed. p and β come from recursions over the
+tree (kernels/momentum.py, two RNEA passes): neither M nor C is formed.
 """
 from __future__ import annotations
 
@@ -34,9 +34,9 @@ def momentum_balance(model: Model, q: ArrayLike, qd: ArrayLike,
                      data: Data | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(p, β): the generalized momentum p = M(q) q̇ (n,), in N·m·s (N·s for prismatic joints), and
     β = C(q, q̇)ᵀ q̇ − g(q) (n,), in N·m, so that ṗ = τ + τ_ext + β along any motion (no friction
-    here). C is the Christoffel-consistent Coriolis matrix (coriolis_matrix). One recursion, O(n):
-    p_i = S_iᵀ h_i and (Cᵀ q̇)_i = Ṡ_iᵀ h_i with h_i the composite momentum of the subtree at body i
-    (kernels/momentum.py derives it)."""
+    here). C is the Christoffel-consistent Coriolis matrix (coriolis_matrix). O(n), two RNEA passes:
+    p_i = S_iᵀ h_i and (Cᵀ q̇)_i = Ṡ_iᵀ h_i with h_i the composite momentum of the subtree at body i,
+    which RNEA with q̇ = 0, q̈ = q̇ leaves in its wrench recursion (kernels/momentum.py derives it)."""
     p, beta = np.empty(model.nq), np.empty(model.nq)
     try:
         _k.momentum_balance(model._data.buffer if data is None else _checks.buffer(model, data), q, qd,

@@ -11,8 +11,8 @@ from .model import Data, Model
 
 def kinetic_energy(model: Model, q: ArrayLike, qd: ArrayLike, data: Data | None = None) -> float:
     """K = ½ q̇ᵀ M(q) q̇ (eq. 9.10) in J, equal to ½ Σ_i V_iᵀ G_i V_i (eq. 9.59) summed over the
-    links' twists. The momentum M(q) q̇ comes from the composite momenta of the subtrees
-    (momentum_balance; kernels/momentum.py): O(n) time and memory, M is never formed."""
+    links' twists. The momentum M(q) q̇ comes from inverse dynamics with q̇ = 0, q̈ = q̇ and no
+    gravity (eq. 9.81 with c = g = 0; momentum_balance): O(n) time and memory, M is never formed."""
     p = np.empty(model.nq)         # M(q) q̇
     try:
         _k.momentum(model._data.buffer if data is None else _checks.buffer(model, data), q, qd, p)

@@ -94,7 +94,7 @@ from robot_dynamics_ros.cdr import (
     read_joint_trajectory,
 )
 from robot_dynamics_ros.dynamics.limits import saturate_effort
-from robot_dynamics_ros.input_guard import BadInput, StateContinuity, bounded, short_list
+from robot_dynamics_ros.input_guard import BadInput, bounded, short_list
 from robot_dynamics_ros.interpolation import JointLimits
 from robot_dynamics_ros.nodes.common import WarningThrottle, describe, gain_vector, run_node
 from robot_dynamics_ros.nodes.conversions import (
@@ -201,13 +201,6 @@ class ComputedTorqueController(Node):
         self.declare_parameter('friction_compensation', False, describe(
             'In gravity_compensation mode, also the URDF friction torques (damping, friction) of '
             'the measured velocity.'))
-        self.declare_parameter('max_state_jump', 0.05, describe(
-            'rad a revolute joint may move between consecutive joint states beyond what its '
-            'velocity explains; more (or a stamp going backwards) drops the reference and holds '
-            'the new position (0 = never).', min_value=0.0))
-        self.declare_parameter('max_state_jump_prismatic', 0.01, describe(
-            'm a prismatic joint may move between consecutive joint states beyond what its '
-            'velocity explains (0 = never).', min_value=0.0))
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
         self.enabled = bool(self.get_parameter('start_enabled').value)
@@ -244,7 +237,8 @@ class ComputedTorqueController(Node):
         self.create_service(SetBool, '~/enable', self._on_enable)
         self.create_service(Trigger, '~/hold', self._on_hold)
         self._input = JointStateInput(self, self._throttle, self._on_state,
-                                      continuity=self._continuity,
+                                      state_jumps=(0.05, 0.01, 'drops the reference and holds the new '
+                                                   'position'),
                                       on_discontinuity=self._on_discontinuity)
         self._make_timer()
         self._source = ModelSource(self, self._on_model, warm_up=self._warm_up_calls,
@@ -270,9 +264,6 @@ class ComputedTorqueController(Node):
                 elif p.name == 'disabled_mode' and p.value not in DISABLED_MODES:
                     raise ValueError(f'disabled_mode must be one of {list(DISABLED_MODES)}, got '
                                      f'{bounded(repr(p.value), 100)}')
-                elif p.name in ('max_state_jump', 'max_state_jump_prismatic') \
-                        and not (math.isfinite(p.value) and p.value >= 0.0):
-                    raise ValueError(f'{p.name} must be finite and >= 0, got {p.value}')
         except ValueError as exc:
             return SetParametersResult(successful=False, reason=bounded(exc))
         return SetParametersResult(successful=True)
@@ -287,8 +278,6 @@ class ComputedTorqueController(Node):
             self._make_timer()
         if names & {'max_trajectory_points', 'max_pending_references'}:
             self._read_limits()
-        if names & {'max_state_jump', 'max_state_jump_prismatic'}:
-            self._input.refresh_continuity()
         self._friction_compensation = bool(self.get_parameter('friction_compensation').value)
         if 'disabled_mode' in names:
             mode = self.get_parameter('disabled_mode').value
@@ -333,13 +322,6 @@ class ComputedTorqueController(Node):
         ones = np.ones(model.nq)
         return (lambda q, qd: rd.computed_torque(model, q, qd, q, qd, qd, ones, ones),
                 lambda q, qd: rd.gravity_torques(model, q))
-
-    def _continuity(self, model):
-        """The state-continuity check of ``model``'s joints from max_state_jump(_prismatic)."""
-        revolute = float(self.get_parameter('max_state_jump').value)
-        prismatic = float(self.get_parameter('max_state_jump_prismatic').value)
-        return StateContinuity(model.joint_names, [prismatic if t == 'prismatic' else revolute
-                                                   for t in model.joint_types])
 
     def _on_model(self, model, joint_order):
         self.model = model

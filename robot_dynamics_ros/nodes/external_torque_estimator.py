@@ -45,7 +45,7 @@ from std_srvs.srv import Trigger
 
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.contact_estimation import ContactEstimation
-from robot_dynamics_ros.input_guard import StateContinuity, bounded
+from robot_dynamics_ros.input_guard import bounded
 from robot_dynamics_ros.nodes.common import WarningThrottle, describe, float_array, run_node
 from robot_dynamics_ros.nodes.conversions import index_map, make_joint_state
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
@@ -82,11 +82,6 @@ class ExternalTorqueEstimator(Node):
         self.declare_parameter('state_timeout', 0.5, describe(
             's between two states (by their stamps) beyond which the observer starts again.',
             min_value=1e-6))
-        self.declare_parameter('max_state_jump', 0.2, describe(
-            'rad a revolute joint may move between states beyond what its velocity explains; a '
-            'larger jump starts the observer again (0 = never).', min_value=0.0))
-        self.declare_parameter('max_state_jump_prismatic', 0.05, describe(
-            'm, the same for prismatic joints.', min_value=0.0))
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
 
@@ -94,7 +89,8 @@ class ExternalTorqueEstimator(Node):
         self._pub_wrench = self.create_publisher(WrenchStamped, '~/external_wrench', 10)
         self._pub_contact = self.create_publisher(Bool, '~/contact', _CONTACT_QOS)
         self.create_service(Trigger, '~/zero', self._on_zero)
-        self._input = JointStateInput(self, self._throttle, self._on_state, continuity=self._continuity,
+        self._input = JointStateInput(self, self._throttle, self._on_state,
+                                      state_jumps=(0.2, 0.05, 'starts the observer again'),
                                       on_discontinuity=self._on_discontinuity, track_effort=True)
         self._source = ModelSource(self, self._on_model, warm_up=self._warm_up_calls,
                                    throttle=self._throttle)
@@ -116,8 +112,6 @@ class ExternalTorqueEstimator(Node):
                                          f'got {bounded(repr(values.tolist()), 200)}')
                 elif p.name == 'state_timeout' and not (math.isfinite(p.value) and p.value > 0.0):
                     raise ValueError(f'state_timeout must be > 0, got {p.value}')
-                elif p.name in ('max_state_jump', 'max_state_jump_prismatic') and not p.value >= 0.0:
-                    raise ValueError(f'{p.name} must be >= 0, got {p.value}')
             except ValueError as exc:
                 return SetParametersResult(successful=False, reason=str(exc))
         return SetParametersResult(successful=True)
@@ -134,14 +128,6 @@ class ExternalTorqueEstimator(Node):
                 e.friction = self.get_parameter('friction').value
             if 'state_timeout' in names:
                 e.state_timeout = self.get_parameter('state_timeout').value
-        if names & {'max_state_jump', 'max_state_jump_prismatic'}:
-            self._input.refresh_continuity()
-
-    def _continuity(self, model):
-        revolute = float(self.get_parameter('max_state_jump').value)
-        prismatic = float(self.get_parameter('max_state_jump_prismatic').value)
-        return StateContinuity(model.joint_names, [prismatic if t == 'prismatic' else revolute
-                                                   for t in model.joint_types])
 
     # -- model ------------------------------------------------------------------------------
     @staticmethod

@@ -21,9 +21,10 @@ Joints the model does not track (a gripper's) are ignored entirely: their values
 do not matter.
 
 With ``track_effort`` the cache also merges the efforts (``cache.efforts()``; a tracked joint's
-non-finite effort drops the message). With ``continuity`` (a function model ->
-``input_guard.StateContinuity`` or None), a complete
-state that does not continue the previous one (its stamp goes backwards, a joint jumps) calls
+non-finite effort drops the message). With ``state_jumps`` = (revolute default, prismatic default,
+what the node then does), the node gets the parameters ``max_state_jump`` (rad) and
+``max_state_jump_prismatic`` (m) (>= 0; 0 = never), and a complete state that does not continue the
+previous one (its stamp goes backwards, a joint jumps: ``input_guard.StateContinuity``) calls
 ``on_discontinuity(description)`` before ``on_state(msg)``.
 
 Parameters (declared on the node; settable at run time, >= 0):
@@ -37,25 +38,26 @@ import math
 from rcl_interfaces.msg import SetParametersResult
 from sensor_msgs.msg import JointState
 
-from robot_dynamics_ros.input_guard import BadInput, StateLimits, short_list
+from robot_dynamics_ros.input_guard import BadInput, StateContinuity, StateLimits, short_list
 from robot_dynamics_ros.nodes.common import describe
 from robot_dynamics_ros.nodes.conversions import JointStateCache
 
-__all__ = ['JointStateInput', 'TOLERANCE_PARAMETERS']
+__all__ = ['JointStateInput', 'JUMP_PARAMETERS', 'TOLERANCE_PARAMETERS']
 
 # parameter name -> StateLimits argument
 TOLERANCE_PARAMETERS = {'position_tolerance': 'position_tolerance',
                         'position_tolerance_prismatic': 'prismatic_tolerance',
                         'velocity_limit_factor': 'velocity_factor'}
+JUMP_PARAMETERS = ('max_state_jump', 'max_state_jump_prismatic')
 
 
 class JointStateInput:
     def __init__(self, node, throttle, on_state=None, topic='joint_states', qos=10,
-                 continuity=None, on_discontinuity=None, track_effort=False):
+                 state_jumps=None, on_discontinuity=None, track_effort=False):
         self._node = node
         self._throttle = throttle
         self._on_state = on_state
-        self._continuity = continuity
+        self._jumps = state_jumps is not None
         self._on_discontinuity = on_discontinuity
         self._track_effort = track_effort
         self.cache = None
@@ -70,6 +72,15 @@ class JointStateInput:
         node.declare_parameter('velocity_limit_factor', 10.0, describe(
             'A measured |velocity| above this times the URDF velocity limit is dropped as a '
             'sensor error (0 = no per-joint bound: only |velocity| < 1e6).', min_value=0.0))
+        if state_jumps is not None:
+            revolute, prismatic, consequence = state_jumps
+            node.declare_parameter('max_state_jump', revolute, describe(
+                'rad a revolute joint may move between consecutive joint states beyond what its '
+                f'velocity explains; more (or a stamp going backwards) {consequence} (0 = never).',
+                min_value=0.0))
+            node.declare_parameter('max_state_jump_prismatic', prismatic, describe(
+                'm a prismatic joint may move between consecutive joint states beyond what its '
+                'velocity explains (0 = never).', min_value=0.0))
         node.add_on_set_parameters_callback(self._validate_parameters)
         node.add_post_set_parameters_callback(self._apply_parameters)
         self._model = None
@@ -79,7 +90,8 @@ class JointStateInput:
     @staticmethod
     def _validate_parameters(params):
         for p in params:
-            if p.name in TOLERANCE_PARAMETERS and not (math.isfinite(p.value) and p.value >= 0.0):
+            if (p.name in TOLERANCE_PARAMETERS or p.name in JUMP_PARAMETERS) \
+                    and not (math.isfinite(p.value) and p.value >= 0.0):
                 return SetParametersResult(successful=False,
                                            reason=f'{p.name} must be finite and >= 0, got {p.value}')
         return SetParametersResult(successful=True)
@@ -87,6 +99,8 @@ class JointStateInput:
     def _apply_parameters(self, params):
         if self.cache is not None and any(p.name in TOLERANCE_PARAMETERS for p in params):
             self.cache.limits = self._limits(self._model)
+        if any(p.name in JUMP_PARAMETERS for p in params):
+            self.refresh_continuity()
 
     def _limits(self, model):
         values = {arg: float(self._node.get_parameter(name).value)
@@ -105,8 +119,12 @@ class JointStateInput:
 
     def refresh_continuity(self):
         """(Re)build the continuity check from the node's current settings (no previous state)."""
-        if self.cache is not None and self._continuity is not None:
-            self.cache.continuity = self._continuity(self._model)
+        if self.cache is not None and self._jumps:
+            revolute = float(self._node.get_parameter('max_state_jump').value)
+            prismatic = float(self._node.get_parameter('max_state_jump_prismatic').value)
+            self.cache.continuity = StateContinuity(
+                self._model.joint_names,
+                [prismatic if t == 'prismatic' else revolute for t in self._model.joint_types])
 
     def now_ns(self):
         return self._node.get_clock().now().nanoseconds

@@ -80,7 +80,17 @@ def test_a_wrench_applied_in_simulation_is_recovered(graph, ur5e_xml, ur5e_model
     recovered = _as_array(wrenches[-1])
     assert wrenches[-1].header.frame_id == 'tool0'
     assert np.abs(recovered - WRENCH).max() < 0.05 * np.abs(WRENCH).max(), (recovered, WRENCH)
-    # tare while pushed: the estimate becomes zero; then the push removed reads as -J^T W
+    # the push removed: back to zero, contact false
+    push.publish(_wrench_msg(np.zeros(6)))
+    n = len(torques)
+    assert ros.spin_until(lambda: len(torques) > n + 500, 30.0)
+    assert contact[-1].data is False
+    assert np.abs(_efforts(torques[-1])).max() < 0.01 * np.abs(expected).max()
+    # tare while pushed again: the estimate becomes zero; then the push removed reads as -J^T W
+    push.publish(_wrench_msg(WRENCH))
+    n = len(torques)
+    assert ros.spin_until(lambda: len(torques) > n + 500, 30.0)
+    at_tare = rd.jacobian(ur5e_model, np.array(sim.q), 'tool0', 'body').T @ WRENCH
     answer = ros.call(Trigger, f'/{name}/zero', Trigger.Request())
     assert answer.success
     n = len(torques)
@@ -89,7 +99,7 @@ def test_a_wrench_applied_in_simulation_is_recovered(graph, ur5e_xml, ur5e_model
     push.publish(_wrench_msg(np.zeros(6)))
     n = len(torques)
     assert ros.spin_until(lambda: len(torques) > n + 500, 30.0)
-    assert np.abs(_efforts(torques[-1]) + expected).max() < 0.05 * np.abs(expected).max()
+    assert np.abs(_efforts(torques[-1]) + at_tare).max() < 0.05 * np.abs(at_tare).max()
     assert all(np.isfinite(_efforts(m)).all() for m in torques)
     print(f'\nwrench recovered to {np.abs(recovered - WRENCH).max() / np.abs(WRENCH).max():.1e} of |W|max, '
           f'torques to {np.abs(estimated - expected).max() / np.abs(expected).max():.1e}')

@@ -215,7 +215,8 @@ def crba(d, q, M):
 
 @_entry(types.none(_D, _VI, _VI, _V))
 def momentum(d, q, qd, p):
-    """The generalized momentum p = M(q) q̇ without forming M (momentum.py), O(n) time and memory."""
+    """The generalized momentum p = M(q) q̇ without forming M: RNEA with q̇ = 0, q̈ = q̇ and no gravity
+    (momentum.py), O(n) time and memory."""
     check_state(d, q, qd)
     momentum_balance_of_state(d, d, q, qd, p, p, False)
     if not all_finite(p):

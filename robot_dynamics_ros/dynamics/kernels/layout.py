@@ -163,8 +163,7 @@ W_U_TORQUE = _w + 115   # 1  u_i = tau_i - S_i^T p^A_i
 W_GC_BODY = _w + 116    # 10 composite rigid-body inertia of the subtree at i, ten parameters in {i} (CRBA)
 W_GC_BASE = _w + 126    # 36 composite spatial inertia of the subtree at i in {0}, row-major (Coriolis)
 W_BC_BASE = _w + 162    # 36 composite Coriolis factor B^c_i in {0}, row-major (Coriolis)
-W_H_BODY = _w + 198     # 6  composite momentum h_i = sum of G_k V_k over the subtree at i, in {i} (momentum)
-DATA_WIDTH = _w + 204
+DATA_WIDTH = _w + 198
 W_MIMIC_M = DATA_WIDTH  # nq (models with mimic joints only): M_r, then its Cholesky factor (forward dynamics)
 
 

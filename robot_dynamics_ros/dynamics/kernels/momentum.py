@@ -1,5 +1,5 @@
-"""The generalized momentum p = M(q) q̇ and its balance, ṗ = τ + τ_ext + C(q, q̇)^T q̇ - g(q), in one
-recursion: what a momentum observer needs at each sample, without forming M or C.
+"""The generalized momentum p = M(q) q̇ and its balance, ṗ = τ + τ_ext + C(q, q̇)^T q̇ - g(q): what a
+momentum observer needs at each sample, from two RNEA passes, without forming M or C.
 
 With M q̈ + C q̇ + g = τ + τ_ext and Ṁ = C + C^T (C Christoffel-consistent: the skew symmetry of
 Ṁ - 2C, eq. 9.87), ṗ = Ṁ q̇ + M q̈ = τ + τ_ext + C^T q̇ - g. In the base frame {0}, with S_i the screw
@@ -11,113 +11,47 @@ axis of joint i, V_k body k's twist and G_k its spatial inertia there:
 and along q̈ = 0, ḣ_i sums the bodies' G_k dV_k/dt - [ad_{V_k}]^T G_k V_k (eq. 9.56 with q̈ = 0), so
 S_i^T ḣ_i = (C q̇)_i and therefore
 
-    (C^T q̇)_i = Ṡ_i^T h_i = ([ad_{V_i}] S_i)^T h_i        (Ṡ_i = [V_i, S_i])
+    (C^T q̇)_i = Ṡ_i^T h_i = ([ad_{V_i}] S_i)^T h_i = ([ad_{V_i}] A_i)^T h_i      (Ṡ_i = [V_i, S_i])
 
-In each body's own frame {i} (as rnea.py; A_i the joint screw in {i}, Ṡ_i^T h_i is frame-invariant):
+the last form in body i's own frame {i} (A_i the joint screw there; the product is frame-invariant).
+RNEA (rnea.py) computes every piece. Run with q̇ = 0 and q̈ = q̇ and no gravity, its acceleration
+recursion (9.55) becomes the twist recursion (9.54), so its dV_i/dt column holds V_i, its wrench F_i
+(9.56) is G_i V_i plus the children's: h_i, and its τ_i = A_i^T h_i (9.57) is p_i. Run with
+q̇ = q̈ = 0, it gives g(q). So
 
-  forward (base to tips), V_0 = 0, dV_0/dt = (0, -g) (gravity only: q̇ and q̈ do not enter):
-    T_{λ(i),i} = T_tree,i exp([A_i] q_i)                                        (9.53)
-    V_i = [Ad_{T_{i,λ(i)}}] V_λ(i) + A_i q̇_i                                    (9.54)
-    dV^g_i/dt = [Ad_{T_{i,λ(i)}}] dV^g_λ(i)/dt                                  (9.55, q̇ = q̈ = 0)
-  backward (tips to base):
-    h_i = G_i V_i + Σ_children [Ad_{T_{c,i}}]^T h_c                             (composite momentum)
-    F^g_i = G_i dV^g_i/dt + Σ_children [Ad_{T_{c,i}}]^T F^g_c                   (9.56: g's wrenches)
-    p_i = A_i^T h_i
-    β_i = (C^T q̇ - g)_i = ([ad_{V_i}] A_i)^T h_i - A_i^T F^g_i                  (9.57 for g)
+    β = C^T q̇ - g:   β ← -RNEA(q, 0, 0, gravity);   p ← RNEA(q, 0, q̇, no gravity);
+                     β_i += ([ad_{V_i}] A_i)^T h_i = -A_i^T (-[ad_{V_i}]^T h_i)
 
 With mimic joints (layout.py) both are projected onto the coordinates like τ (p_r = G^T p: M_r q̇_r;
 β_r = G^T β: C_r^T q̇_r - g_r, with C_r = G^T C G).
 """
 import numpy as np
 
-from .kinematics import joint_transform
-from .layout import (
-    COL_GRAVITY,
-    W_F_BODY,
-    W_H_BODY,
-    W_P_PARENT,
-    W_R_PARENT,
-    W_V_BODY,
-    W_VDOT_BODY,
-    body_position,
-    body_rate,
-    coordinate,
-    has_mimic,
-    inline,
-    is_prismatic,
-    multiplier,
-    n_bodies,
-    parent,
-)
-from .rows import row3, row6, row9, set_row3, set_row6, set_row9
-from .spatial import (
-    ZERO6,
-    add6,
-    adjoint_inverse,
-    adjoint_inverse_transpose,
-    axis_dot,
-    body_inertia,
-    inertia_times,
-    neg_ad_transpose,
-    plus_axis,
-)
+from .layout import W_F_BODY, W_VDOT_BODY, coordinate, has_mimic, inline, is_prismatic, multiplier, n_bodies
+from .rnea import rnea
+from .rows import row6
+from .spatial import axis_dot, neg_ad_transpose
 
 
 @inline
 def momentum_balance(mb, w, q, qd, p, beta, with_beta):
-    """p = M(q) q̇ and, when with_beta, β = C(q, q̇)^T q̇ - g(q) into p and beta (nq each), one
-    recursion (module docstring); with_beta False (a constant) computes p alone (beta unused)."""
-    n = n_bodies(mb)
-    mimic = has_mimic(mb)
-    gravity_acceleration = (0.0, 0.0, 0.0, -mb[0, COL_GRAVITY], -mb[0, COL_GRAVITY + 1],
-                            -mb[0, COL_GRAVITY + 2])                                     # dV_0/dt = (0, -g)
-    for i in range(n):
-        R, p_parent = joint_transform(mb, i, body_position(mb, q, i, mimic))            # (9.53)
-        set_row9(w, i, W_R_PARENT, R)
-        set_row3(w, i, W_P_PARENT, p_parent)
-        lam = parent(mb, i)
-        V = ZERO6
-        Vdot_lam = gravity_acceleration
-        if lam >= 0:
-            V = adjoint_inverse(R, p_parent, row6(w, lam, W_V_BODY))                     # (9.54)
-            Vdot_lam = row6(w, lam, W_VDOT_BODY)
-        V = plus_axis(is_prismatic(mb, i), V, body_rate(mb, qd, i, mimic))
-        set_row6(w, i, W_V_BODY, V)
-        G = body_inertia(mb, i)
-        set_row6(w, i, W_H_BODY, inertia_times(G, V))                                     # G_i V_i
-        if with_beta:
-            Vdot = adjoint_inverse(R, p_parent, Vdot_lam)                                 # (9.55), g only
-            set_row6(w, i, W_VDOT_BODY, Vdot)
-            set_row6(w, i, W_F_BODY, inertia_times(G, Vdot))                              # G_i dV^g_i/dt
-    if mimic:                   # p_r = G^T p and β_r = G^T β are accumulated
-        for c in range(p.shape[0]):
-            p[c] = 0.0
-            if with_beta:
-                beta[c] = 0.0
-    for i in range(n - 1, -1, -1):
-        prismatic = is_prismatic(mb, i)
-        h = row6(w, i, W_H_BODY)
-        p_i = axis_dot(prismatic, h)                                                      # A_i^T h_i
-        if mimic:
-            p[coordinate(mb, i)] += multiplier(mb, i) * p_i                                # G^T
-        else:
-            p[i] = p_i
-        lam = parent(mb, i)
-        R, p_parent = row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT)
-        if lam >= 0:
-            h_lam = add6(row6(w, lam, W_H_BODY), adjoint_inverse_transpose(R, p_parent, h))  # h_λ += Ad^T h_i
-            set_row6(w, lam, W_H_BODY, h_lam)
-        if with_beta:
-            F = row6(w, i, W_F_BODY)
-            # ([ad_V] A)^T h - A^T F = -A^T (-[ad_V]^T h + F)
-            beta_i = -axis_dot(prismatic, add6(neg_ad_transpose(row6(w, i, W_V_BODY), h), F))
+    """p = M(q) q̇ and, when with_beta, β = C(q, q̇)^T q̇ - g(q) into p and beta (nq each), from two
+    RNEA passes (module docstring); with_beta False (a constant) computes p alone (beta unused)."""
+    if with_beta:
+        rnea(mb, w, q, q, q, False, False, True, -1, q, beta, False)                   # β = g(q)
+        for c in range(beta.shape[0]):
+            beta[c] = -beta[c]                                                            # β = -g
+    # p = M q̇ (the joint poses are those of this q): V_i in the dV/dt column, h_i in the wrench column
+    rnea(mb, w, q, qd, qd, False, True, False, -1, q, p, with_beta)
+    if with_beta:
+        mimic = has_mimic(mb)
+        for i in range(n_bodies(mb)):
+            V, h = row6(w, i, W_VDOT_BODY), row6(w, i, W_F_BODY)
+            ct_i = -axis_dot(is_prismatic(mb, i), neg_ad_transpose(V, h))                 # ([ad_V] A)^T h
             if mimic:
-                beta[coordinate(mb, i)] += multiplier(mb, i) * beta_i
+                beta[coordinate(mb, i)] += multiplier(mb, i) * ct_i                       # G^T
             else:
-                beta[i] = beta_i
-            if lam >= 0:
-                F_lam = add6(row6(w, lam, W_F_BODY), adjoint_inverse_transpose(R, p_parent, F))
-                set_row6(w, lam, W_F_BODY, F_lam)
+                beta[i] += ct_i
 
 
 @inline
