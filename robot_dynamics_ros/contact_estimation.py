@@ -99,10 +99,11 @@ class ContactEstimation:
         self._restart_reason = reason
         self._last_stamp_ns = None
 
-    def update(self, q, qd, tau, stamp_ns):
+    def update(self, q, qd, tau, stamp_ns, with_wrench=True):
         """The estimate at this state (Estimate), or None for a state with the previous one's stamp.
-        Raises ValueError for a state the observer cannot take (non-finite, wrong size): the node
-        drops it; the observer is unchanged."""
+        with_wrench False leaves the wrench out (None: nobody listens to it). Raises ValueError for
+        a state the observer cannot take (non-finite, wrong size): the node drops it; the observer
+        is unchanged."""
         reason = self._restart_reason
         if reason is None:
             dt = (stamp_ns - self._last_stamp_ns) * 1e-9
@@ -120,7 +121,8 @@ class ContactEstimation:
         self._restart_reason = None
         self._last_stamp_ns = stamp_ns
         tau_ext = r - self._offset
-        wrench = None if self.frame is None else rd.external_wrench(self.model, q, tau_ext, self.frame)
+        wrench = (rd.external_wrench(self.model, q, tau_ext, self.frame)
+                  if with_wrench and self.frame is not None else None)
         self._latest = r
         return Estimate(tau_ext, wrench, bool(np.any(np.abs(tau_ext) > self._threshold)), reason)
 

@@ -16,7 +16,8 @@ M q̈ + c + g (+ friction) = τ + τ_ext, from each joint state's position, velo
   (``tip_link`` / model.tip_frame), in that frame's coordinates, ``header.frame_id`` = the frame: the
   convention of simulator_node's ``~/external_wrench`` input, so that a wrench applied in
   simulation comes back unchanged. Least squares of Jᵀ F = τ̂_ext (minimum norm where fewer than six
-  joints move the frame). Not published for a tree with several tips and no ``tip_link``.
+  joints move the frame). Not published for a tree with several tips and no ``tip_link``, and not
+  computed while nobody subscribes to it.
 - out ``~/contact`` (std_msgs/Bool, reliable, transient local): published when the model is ready
   and whenever it changes; true while any |τ̂_ext,i| exceeds ``contact_threshold``.
 - service ``~/zero`` (std_srvs/Trigger): tare: the current estimate becomes the zero (model errors
@@ -187,7 +188,8 @@ class ExternalTorqueEstimator(Node):
         stamp = msg.header.stamp
         stamp_ns = stamp.sec * 1_000_000_000 + stamp.nanosec or self._input.last_ns
         try:
-            estimate = e.update(q, qd, tau, stamp_ns)
+            # the wrench (a least-squares solve) only when someone subscribes to it
+            estimate = e.update(q, qd, tau, stamp_ns, self._pub_wrench.get_subscription_count() > 0)
         except ValueError as exc:
             self._throttle.warn('estimate/state', f'cannot estimate at this state: {exc}')
             return
