@@ -265,6 +265,10 @@ FRAMED = dict(frame=("tool0", FRAME), reference=("space", REFERENCE), data=(None
 TASK = dict(FRAMED, damping=(0.0, DAMPING))
 STEP = dict(STATE, tau=(TAU, V), dt=(0.01, DT), **TIP, **EXTRAS)
 
+T_DES = rd.frame_pose(MODEL, QD, "tool0")       # a reachable pose (that of another configuration)
+TASK_GAIN = st.one_of(_number(st.floats(0.0, 100.0), EXTREME), _array((6,), scalar=True),
+                      _array((6, 6), scalar=True))
+
 # name: (function, {argument: (good value, strategy)}, arguments whose shapes must agree)
 FUNCTIONS = {
     "inverse_dynamics": (rd.inverse_dynamics, dict(STATE, qdd=(QDD, V), **TIP, **EXTRAS), ()),
@@ -307,6 +311,12 @@ FUNCTIONS = {
                  ("tau", "steps")),
     "saturate_effort": (rd.saturate_effort, dict(tau=(TAU, V)), ()),
     "momentum_balance": (rd.momentum_balance, dict(STATE, data=(None, DATA)), ()),
+    "task_space_control": (rd.task_space_control,
+                           dict(STATE, T_des=(T_DES, _array((4, 4))), V_des=(WRENCH, W), Vdot_des=(WRENCH, W),
+                                kp=(100.0, TASK_GAIN), kd=(20.0, TASK_GAIN), frame=("tool0", FRAME),
+                                nullspace_q=(Q, _array((N,), optional=True)),
+                                nullspace_kp=(10.0, _number(st.floats(0.0, 100.0), EXTREME)),
+                                damping=(0.0, DAMPING), data=(None, DATA)), ()),
     "external_wrench": (rd.external_wrench, dict(q=(Q, V), tau_ext=(TAU, V), frame=("tool0", FRAME),
                                                  reference=("body", REFERENCE), damping=(0.0, DAMPING),
                                                  data=(None, DATA)), ()),

@@ -1,0 +1,109 @@
+"""Task-space computed torque: the operational-space law on the task-space dynamics F = Λ V̇ + η
+(eqs. 9.97-9.99), in the body frame {b} of a frame on the robot, angular first.
+
+    T = T_sb(q),  T_bd = T⁻¹ T_des,  X_e = log(T_bd)          (the error twist, in {b})
+    V_b = J_b q̇,  V_d,b = [Ad_{T_bd}] V_des                   (V_des in the desired frame's own coordinates)
+    V_e = V_d,b − V_b
+    a = d/dt(V_d,b) + K_p X_e + K_d V_e,   d/dt(V_d,b) = [Ad_{T_bd}] V̇_des + [ad_{V_d,b}] V_b
+    F = Λ_b a + η_b                                             (eqs. 9.98-9.99, body Jacobian)
+    τ = J_bᵀ F + (1 − J_bᵀ J̄ᵀ)(τ₀ + c + g),   J̄ = M⁻¹ J_bᵀ Λ_b (dynamically consistent)
+    τ₀ = M (K_p0 (q₀ − q) − K_d0 q̇)                            (the posture; 0 without q₀)
+
+d/dt(V_d,b): with T_bd = T_sb⁻¹ T_sd, Ṫ_bd = −[V_b] T_bd + T_bd [V_des], so d/dt [Ad_{T_bd}] =
+[Ad_{T_bd}][ad_{V_des}] − [ad_{V_b}][Ad_{T_bd}], and [ad_{V_des}] V_des = 0.
+
+With damping = 0 the closed loop satisfies J_b q̈ + J̇_b q̇ = a exactly: M q̈ + c + g = τ gives
+J_b q̈ = Λ⁻¹ F − J_b M⁻¹ (c + g) + J_b M⁻¹ (1 − J_bᵀ J̄ᵀ)(…) = a + Λ⁻¹ η − J_b M⁻¹ (c + g) = a − J̇_b q̇,
+because J_b M⁻¹ (1 − J_bᵀ J̄ᵀ) = 0: nothing projected into the null space changes a task
+acceleration. There, the bias c + g is compensated along with the posture torque, so that a
+redundant arm's self-motion (an elbow) neither falls under gravity nor drifts: the null-space
+motion is q̈ = (1 − J̄ J_b)(K_p0 (q₀ − q) − K_d0 q̇) (a non-redundant arm has none).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from . import _checks
+from .all_terms import all_terms_and_pose
+from .model import Data, Model
+from .spatial import ad, adjoint, inverse_transform, log_transform
+
+
+def task_space_control(model: Model, q: ArrayLike, qd: ArrayLike, T_des: ArrayLike,
+                       V_des: ArrayLike | None = None, Vdot_des: ArrayLike | None = None,
+                       kp: ArrayLike = 100.0, kd: ArrayLike = 20.0, frame: str | None = None,
+                       nullspace_q: ArrayLike | None = None, nullspace_kp: ArrayLike = 0.0,
+                       nullspace_kd: ArrayLike | None = None, damping: float = 0.0,
+                       data: Data | None = None) -> np.ndarray:
+    """τ (n,) in N·m (N) of the task-space computed-torque law (module docstring) that drives the body
+    frame {b} of `frame` (default model.tip_frame) to the pose T_des (4, 4; in the root frame, m).
+
+    V_des, Vdot_des: the desired twist (rad/s, m/s) and its derivative, angular first, in the desired
+    frame's own coordinates (None = 0). kp (1/s²), kd (1/s): a scalar, 6 values (angular first) or a
+    6×6 matrix. nullspace_q: the posture q₀ (n,) held in the null space with nullspace_kp (1/s²) and
+    nullspace_kd (1/s; default 2√kp), scalars or (n,); None = no posture. damping: added to J M⁻¹ Jᵀ
+    before inverting it, as in task_space_inertia; with damping = 0, fewer than six joints moving the
+    frame or a singular J_b raise a ValueError that asks for damping > 0.
+
+    With damping = 0 the closed loop satisfies J_b q̈ + J̇_b q̇ = a exactly, and the posture torque
+    changes no task acceleration.
+    """
+    T_des = _rigid_transform(T_des, "T_des")
+    V_des = np.zeros(6) if V_des is None else _checks.vector(model, V_des, "V_des", 6)
+    Vdot_des = np.zeros(6) if Vdot_des is None else _checks.vector(model, Vdot_des, "Vdot_des", 6)
+    frame = model.tip_frame if frame is None else frame
+    terms, T = all_terms_and_pose(model, q, qd, frame, "body", damping, data)
+    q, qd = _checks.vector(model, q, "q"), _checks.vector(model, qd, "qd")
+    M, bias, J, Lam, eta = terms.M, terms.c + terms.g, terms.J, terms.Lambda, terms.eta
+    T_bd = inverse_transform(T) @ T_des
+    Ad = adjoint(T_bd)
+    V_b = J @ qd
+    Vd_b = Ad @ V_des                                               # V_des in {b}
+    a = (Ad @ Vdot_des + ad(Vd_b) @ V_b                             # d/dt(V_d,b)
+         + _task_gain(kp, log_transform(T_bd), "kp")                # K_p X_e
+         + _task_gain(kd, Vd_b - V_b, "kd"))                        # K_d V_e
+    F = Lam @ a + eta                                               # (9.98-9.99)
+    tau0 = bias.copy()
+    if nullspace_q is not None:
+        kp0 = _joint_gain(model, nullspace_kp, "nullspace_kp")
+        kd0 = 2.0 * np.sqrt(kp0) if nullspace_kd is None else _joint_gain(model, nullspace_kd, "nullspace_kd")
+        tau0 += M @ (kp0 * (_checks.vector(model, nullspace_q, "nullspace_q") - q) - kd0 * qd)
+    # (1 − J_bᵀ J̄ᵀ) τ₀ = τ₀ − J_bᵀ Λ J_b M⁻¹ τ₀   (M⁻¹ τ₀ by a solve, no M⁻¹ formed)
+    projected = tau0 - J.T @ (Lam @ (J @ np.linalg.solve(M, tau0)))
+    return _checks.finite(J.T @ F + projected, "task-space control torque",
+                          "q, qd, T_des, V_des, Vdot_des, kp, kd, nullspace_q, nullspace_kp, nullspace_kd "
+                          "and damping")
+
+
+def _rigid_transform(T, name):
+    """T as a (4, 4) rigid transform (rotation orthonormal with det +1 to 1e-6, last row 0 0 0 1), or a
+    ValueError naming it."""
+    T = _checks.real_array(T, name, "a 4x4 homogeneous transform")
+    if T.shape != (4, 4) or not np.isfinite(T).all():
+        raise ValueError(f"{name} must be a finite 4x4 homogeneous transform, got shape {T.shape}")
+    R = T[:3, :3]
+    if (np.abs(R.T @ R - np.eye(3)).max() > 1e-6 or abs(np.linalg.det(R) - 1.0) > 1e-6
+            or np.abs(T[3] - (0.0, 0.0, 0.0, 1.0)).max() > 1e-12):
+        raise ValueError(f"{name} is not a rigid transform: its rotation must be orthonormal with "
+                         "determinant +1 and its last row 0 0 0 1")
+    return T
+
+
+def _task_gain(k, x, name):
+    """K x for a task-space gain: a scalar, 6 values (angular first) or a 6x6 matrix."""
+    k = _checks.real_array(k, name, "a number, 6 numbers or a 6x6 matrix")
+    if k.shape not in ((), (6,), (6, 6)) or not np.isfinite(k).all():
+        raise ValueError(f"{name} must be a finite number, 6 numbers (angular first) or a 6x6 matrix, "
+                         f"got shape {k.shape}")
+    # C order: K x then rounds as for a float64 matrix (BLAS takes another path if it is strided)
+    return np.ascontiguousarray(k) @ x if k.ndim == 2 else k * x
+
+
+def _joint_gain(model, k, name):
+    """A null-space gain: a number >= 0 or one per joint, as an (n,) array."""
+    k = _checks.real_array(k, name, f"a number or a vector of length {model.nq}")
+    k = _checks.vector(model, np.full(model.nq, k) if k.ndim == 0 else k, name)
+    if np.any(k < 0.0):
+        raise ValueError(f"{name} must be >= 0")
+    return k
