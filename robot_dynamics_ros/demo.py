@@ -838,7 +838,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help='do not push on the arm during the trajectory')
     parser.add_argument('--mode', choices=('bringup', 'processes', 'in-process'),
                         default='bringup',
-                        help='bringup: the graph's nodes in one `python -m robot_dynamics_ros.bringup` '
+                        help='bringup: every node of the graph in one `python -m robot_dynamics_ros.bringup` '
                              'process, the recorder here (default); processes: one process per '
                              'node; in-process: nodes and recorder in this process')
     parser.add_argument('--executor', choices=('events', 'single', 'multi'), default='events',
