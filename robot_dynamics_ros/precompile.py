@@ -25,8 +25,8 @@ import time
 _FIRST = 'rnea'
 # Then, in the workers, the entry points that take longest to compile, the longest first; each pair
 # that would compile the same recursions at the same time (step and simulate) kept apart.
-_SLOW_FIRST = ('all_terms', 'step', 'task_space_inertia', 'aba_batch', 'mass_matrix_derivatives',
-               'fd_via_mass_matrix', 'coriolis_matrix', 'simulate')
+_SLOW_FIRST = ('all_terms', 'step', 'task_space_control', 'task_space_inertia', 'aba_batch',
+               'mass_matrix_derivatives', 'fd_via_mass_matrix', 'coriolis_matrix', 'simulate')
 
 
 def _compile(name):

@@ -25,9 +25,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _checks
-from .all_terms import all_terms_and_pose
+from .all_terms import _term_arrays
+from .kernels import all_terms as _all_terms, entries as _k
 from .model import Data, Model
-from .spatial import ad, adjoint, inverse_transform, log_transform
 
 
 def task_space_control(model: Model, q: ArrayLike, qd: ArrayLike, T_des: ArrayLike,
@@ -49,31 +49,42 @@ def task_space_control(model: Model, q: ArrayLike, qd: ArrayLike, T_des: ArrayLi
     With damping = 0 the closed loop satisfies J_b q̈ + J̇_b q̇ = a exactly, and the posture torque
     changes no task acceleration.
     """
+    n = model.nq
     T_des = _rigid_transform(T_des, "T_des")
-    V_des = np.zeros(6) if V_des is None else _checks.vector(model, V_des, "V_des", 6)
-    Vdot_des = np.zeros(6) if Vdot_des is None else _checks.vector(model, Vdot_des, "Vdot_des", 6)
-    frame = model.tip_frame if frame is None else frame
-    terms, T = all_terms_and_pose(model, q, qd, frame, "body", damping, data)
-    q, qd = _checks.vector(model, q, "q"), _checks.vector(model, qd, "qd")
-    M, bias, J, Lam, eta = terms.M, terms.c + terms.g, terms.J, terms.Lambda, terms.eta
-    T_bd = inverse_transform(T) @ T_des
-    Ad = adjoint(T_bd)
-    V_b = J @ qd
-    Vd_b = Ad @ V_des                                               # V_des in {b}
-    a = (Ad @ Vdot_des + ad(Vd_b) @ V_b                             # d/dt(V_d,b)
-         + _task_gain(kp, log_transform(T_bd), "kp")                # K_p X_e
-         + _task_gain(kd, Vd_b - V_b, "kd"))                        # K_d V_e
-    F = Lam @ a + eta                                               # (9.98-9.99)
-    tau0 = bias.copy()
-    if nullspace_q is not None:
+    V_des = _ZERO6 if V_des is None else V_des
+    Vdot_des = _ZERO6 if Vdot_des is None else Vdot_des
+    Kp, Kd = _task_gain(kp, "kp"), _task_gain(kd, "kd")
+    posture = nullspace_q is not None
+    if posture:
         kp0 = _joint_gain(model, nullspace_kp, "nullspace_kp")
         kd0 = 2.0 * np.sqrt(kp0) if nullspace_kd is None else _joint_gain(model, nullspace_kd, "nullspace_kd")
-        tau0 += M @ (kp0 * (_checks.vector(model, nullspace_q, "nullspace_q") - q) - kd0 * qd)
-    # (1 − J_bᵀ J̄ᵀ) τ₀ = τ₀ − J_bᵀ Λ J_b M⁻¹ τ₀   (M⁻¹ τ₀ by a solve, no M⁻¹ formed)
-    projected = tau0 - J.T @ (Lam @ (J @ np.linalg.solve(M, tau0)))
-    return _checks.finite(J.T @ F + projected, "task-space control torque",
-                          "q, qd, T_des, V_des, Vdot_des, kp, kd, nullspace_q, nullspace_kp, nullspace_kd "
-                          "and damping")
+    else:
+        nullspace_q, kp0, kd0 = q, _ZERO6[:0], _ZERO6[:0]
+    if damping.__class__ is not float or not 0.0 <= damping < np.inf:
+        damping = _checks.scalar(damping, "damping", minimum=0.0)
+    frame_index = model.frame_index(model.tip_frame if frame is None else frame)
+    tau = np.empty(n)
+    arrays = _term_arrays(n)
+    work = np.empty((6, max(n, 6)))
+    try:
+        status = _k.task_space_control(_checks.buffer(model, data), q, qd, frame_index, damping, T_des, V_des,
+                                       Vdot_des, Kp, Kd, posture, nullspace_q, kp0, kd0, tau, *arrays, work)
+    except _checks.KERNEL_ERRORS as error:
+        checked = (_checks.vector(model, q, "q"), _checks.vector(model, qd, "qd"),
+                   _checks.vector(model, V_des, "V_des", 6), _checks.vector(model, Vdot_des, "Vdot_des", 6),
+                   _checks.vector(model, nullspace_q, "nullspace_q") if posture else None)
+        if all(a is b for a, b in zip(checked, (q, qd, V_des, Vdot_des, nullspace_q if posture else None))):
+            raise error          # not the arguments' fault: an overflow
+        return task_space_control(model, checked[0], checked[1], T_des, checked[2], checked[3], Kp, Kd, frame,
+                                  checked[4], nullspace_kp, nullspace_kd, damping, data)
+    if status == _all_terms.STATUS_M_NOT_POSITIVE_DEFINITE:
+        raise ValueError(_k.NOT_POSITIVE_DEFINITE)
+    if status == _all_terms.STATUS_TASK_SPACE_SINGULAR:
+        raise ValueError(_k.SINGULAR_TASK_SPACE)
+    return tau
+
+
+_ZERO6 = np.zeros(6)
 
 
 def _rigid_transform(T, name):
@@ -87,17 +98,19 @@ def _rigid_transform(T, name):
             or np.abs(T[3] - (0.0, 0.0, 0.0, 1.0)).max() > 1e-12):
         raise ValueError(f"{name} is not a rigid transform: its rotation must be orthonormal with "
                          "determinant +1 and its last row 0 0 0 1")
-    return T
+    return _checks._kernel_ready(T)
 
 
-def _task_gain(k, x, name):
-    """K x for a task-space gain: a scalar, 6 values (angular first) or a 6x6 matrix."""
+def _task_gain(k, name):
+    """A task-space gain as the 6x6 matrix K (C order): a scalar (k 1), 6 values (diag, angular first)
+    or a 6x6 matrix."""
     k = _checks.real_array(k, name, "a number, 6 numbers or a 6x6 matrix")
     if k.shape not in ((), (6,), (6, 6)) or not np.isfinite(k).all():
         raise ValueError(f"{name} must be a finite number, 6 numbers (angular first) or a 6x6 matrix, "
                          f"got shape {k.shape}")
-    # C order: K x then rounds as for a float64 matrix (BLAS takes another path if it is strided)
-    return np.ascontiguousarray(k) @ x if k.ndim == 2 else k * x
+    if k.ndim == 2:
+        return _checks._kernel_ready(k)
+    return np.diag(np.broadcast_to(k, (6,)).astype(np.float64))
 
 
 def _joint_gain(model, k, name):

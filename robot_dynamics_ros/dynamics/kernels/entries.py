@@ -45,6 +45,7 @@ from .layout import OPTIONS, all_finite, check_state, check_vector, has_mimic, i
 from .linalg import cholesky_in_place, cholesky_solve_in_place, task_space_inertia_from_cholesky
 from .momentum import momentum_balance as momentum_balance_of_state, observer_reset, observer_step
 from .rnea import rnea as recursive_newton_euler
+from .task_space_control import task_space_control as task_space_law
 
 ENTRY_NAMES = []     # every entry point, in the order declared
 
@@ -130,6 +131,8 @@ OVERFLOW_J = _overflowed("J(q)", "q")
 OVERFLOW_DJ = _overflowed("dJ/dt", "q, qd")
 OVERFLOW_LAMBDA = _overflowed("task-space inertia Lambda", "q")
 OVERFLOW_TERMS = _overflowed("M, c, g, J, Lambda or eta", "q, qd")
+OVERFLOW_TASK_CONTROL = _overflowed("task-space control torque", "q, qd, T_des, V_des, Vdot_des, kp, kd, "
+                                    "nullspace_q, nullspace_kp, nullspace_kd and damping")
 OVERFLOW_STEP = _diverged("integration", "q, qd, tau, dt, f_tip, friction")
 OVERFLOW_SIMULATION = _diverged("simulation", "q0, qd0, tau, dt, f_tip, friction")
 
@@ -446,6 +449,26 @@ def all_terms(d, q, qd, frame, reference, damping, M, c, g, J, Lam, eta, T, scra
     if frame >= 0 and not (all_finite(J) and all_finite(T)
                            and (status != STATUS_OK or (all_finite(Lam) and all_finite(eta)))):
         raise ValueError(OVERFLOW_TERMS)
+    return status
+
+
+# ---- task-space control (task_space_control.py) ------------------------------------------------------
+@_entry(_I(_D, _VI, _VI, _I, _F, _MI, _VI, _VI, _MI, _MI, types.boolean, _VI, _VI, _VI, _V, _M, _V, _V, _M,
+           _M, _V, _M, _M, _M))
+def task_space_control(d, q, qd, frame, damping, T_des, V_des, Vdot_des, Kp, Kd, posture, q0, kp0, kd0,
+                       tau, M, c, g, J, Lam, eta, T, scratch, work):
+    """τ of the task-space law; returns all_terms.STATUS_* (tau unset unless STATUS_OK)."""
+    n = check_state(d, q, qd)
+    check_vector(d, V_des, 6)
+    check_vector(d, Vdot_des, 6)
+    if posture:
+        check_vector(d, q0, n)
+    if not (all_finite(T_des) and all_finite(Kp) and all_finite(Kd) and all_finite(kp0) and all_finite(kd0)):
+        raise ValueError("invalid task-space target or gains")
+    status = task_space_law(d, d, q, qd, frame, damping, T_des, V_des, Vdot_des, Kp, Kd, posture, q0, kp0,
+                            kd0, tau, M, c, g, J, Lam, eta, T, scratch, work)
+    if status == STATUS_OK and not all_finite(tau):
+        raise ValueError(OVERFLOW_TASK_CONTROL)
     return status
 
 

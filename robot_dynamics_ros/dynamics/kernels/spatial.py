@@ -14,6 +14,8 @@ Every helper is inlined into the kernels that call it; the tuples stay in regist
     [ad_V] X        = (w x wX, v x wX + w x vX)            the Lie bracket [V, X] (eq. 9.28)
     -[ad_V]^T P     = (w x m + v x f, w x f)               P = (m, f)  (eq. 9.31)
 """
+import numpy as np
+
 from .layout import COL_MASS, inline
 
 ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
@@ -85,6 +87,56 @@ def dot6(a, b):
 
 
 # ---- changes of frame ----------------------------------------------------------------------------------
+@inline
+def adjoint(R, p, V):
+    """[Ad_T] V for T = (R, p) = T_ab: a twist in {b} re-expressed in {a} (eq. 3.83):
+    (R w, p x R w + R v)."""
+    w_a = rotate(R, (V[0], V[1], V[2]))
+    v_a = add3(cross(p, w_a), rotate(R, (V[3], V[4], V[5])))
+    return w_a[0], w_a[1], w_a[2], v_a[0], v_a[1], v_a[2]
+
+
+@inline
+def log_transform(R, p):
+    """The twist S θ = (ω θ, v θ) with (R, p) = e^{[S] θ} (the textbook's MatrixLog6, eqs. 3.53-3.54,
+    3.91-3.92), 0 <= θ <= π, robust near 0 and π: θ = atan2(|vee(R - R^T)|/2, (tr R - 1)/2); near π
+    the axis from the symmetric part (R + R^T)/2 - cos θ 1 = (1 - cos θ) ω ω^T;
+    v θ = (1 - ½[ωθ] + (1 - (θ/2) cot(θ/2))/θ² [ωθ]²) p."""
+    sx, sy, sz = 0.5 * (R[7] - R[5]), 0.5 * (R[2] - R[6]), 0.5 * (R[3] - R[1])         # sin θ ω
+    c = 0.5 * (R[0] + R[4] + R[8] - 1.0)
+    s = np.sqrt(sx * sx + sy * sy + sz * sz)
+    theta = np.arctan2(s, c)
+    if theta < 1e-4:                                     # θ / sin θ = 1 + θ²/6 + 7θ⁴/360 + ...
+        f = 1.0 + theta * theta / 6.0 + 7.0 * theta ** 4 / 360.0
+        w = (sx * f, sy * f, sz * f)
+    elif np.pi - theta > 1e-4:
+        f = theta / s
+        w = (sx * f, sy * f, sz * f)
+    else:
+        b0, b4, b8 = R[0] - c, R[4] - c, R[8] - c          # diagonal of (1 - cos θ) ω ω^T
+        if b0 >= b4 and b0 >= b8:
+            col = (b0, 0.5 * (R[3] + R[1]), 0.5 * (R[6] + R[2]))
+            bkk = b0
+        elif b4 >= b8:
+            col = (0.5 * (R[1] + R[3]), b4, 0.5 * (R[7] + R[5]))
+            bkk = b4
+        else:
+            col = (0.5 * (R[2] + R[6]), 0.5 * (R[5] + R[7]), b8)
+            bkk = b8
+        f = theta / np.sqrt((1.0 - c) * bkk)
+        if col[0] * sx + col[1] * sy + col[2] * sz < 0.0:
+            f = -f
+        w = (col[0] * f, col[1] * f, col[2] * f)
+    if theta < 1e-3:                                     # (1 - (θ/2) cot(θ/2))/θ² = 1/12 + θ²/720 + ...
+        beta = 1.0 / 12.0 + theta * theta / 720.0 + theta ** 4 / 30240.0
+    else:
+        beta = (1.0 - 0.5 * theta / np.tan(0.5 * theta)) / (theta * theta)
+    wp = cross(w, p)
+    wwp = cross(w, wp)
+    return (w[0], w[1], w[2], p[0] - 0.5 * wp[0] + beta * wwp[0], p[1] - 0.5 * wp[1] + beta * wwp[1],
+            p[2] - 0.5 * wp[2] + beta * wwp[2])
+
+
 @inline
 def adjoint_inverse(R, p, V):
     """[Ad_{T^-1}] V for T = (R, p) = T_ab: a twist in {a} re-expressed in {b} (eq. 9.54 with
