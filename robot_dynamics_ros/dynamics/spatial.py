@@ -75,35 +75,3 @@ def exp_twist(S, theta):
     G = np.eye(3) * theta + (1 - np.cos(theta)) * W + (theta - np.sin(theta)) * W @ W
     return transform(R, G @ v)
 
-
-def log_rotation(R):
-    """ω θ (3,) with R = e^{[ω] θ}, 0 <= θ <= π (eqs. 3.53-3.54, robust near 0 and π): θ from
-    atan2(|vee(R - R^T)|/2, (tr R - 1)/2); near π the axis from the symmetric part (R + R^T)/2."""
-    s_vec = 0.5 * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])   # sin θ ω
-    c = 0.5 * (np.trace(R) - 1.0)
-    s = float(np.linalg.norm(s_vec))
-    theta = np.arctan2(s, c)
-    if theta < 1e-4:                                     # θ / sin θ = 1 + θ²/6 + 7θ⁴/360 + ...
-        return s_vec * (1.0 + theta * theta / 6.0 + 7.0 * theta ** 4 / 360.0)
-    if np.pi - theta > 1e-4:
-        return s_vec * (theta / s)
-    B = 0.5 * (R + R.T) - c * np.eye(3)                   # (1 - cos θ) ω ω^T
-    k = int(np.argmax(np.diag(B)))
-    w = B[:, k] / np.sqrt((1.0 - c) * B[k, k])
-    if w @ s_vec < 0.0:
-        w = -w
-    return theta * w
-
-
-def log_transform(T):
-    """The twist S θ = (ω θ, v θ) (6,), angular first, with T = e^{[S] θ} (the textbook's MatrixLog6,
-    eqs. 3.91-3.92): v θ = G(θ)^-1 p with G^-1 = 1 - ½[ωθ] + (1 - (θ/2) cot(θ/2))/θ² [ωθ]²."""
-    R, p = T[:3, :3], T[:3, 3]
-    w = log_rotation(R)
-    theta = float(np.linalg.norm(w))
-    if theta < 1e-3:                                      # (1 - (θ/2) cot(θ/2))/θ² = 1/12 + θ²/720 + ...
-        beta = 1.0 / 12.0 + theta * theta / 720.0 + theta ** 4 / 30240.0
-    else:
-        beta = (1.0 - 0.5 * theta / np.tan(0.5 * theta)) / (theta * theta)
-    W = skew(w)
-    return np.concatenate([w, p - 0.5 * W @ p + beta * W @ (W @ p)])
