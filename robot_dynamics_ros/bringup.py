@@ -6,10 +6,11 @@
 
 Two graphs, the same ones launch/simulation.launch.py and launch/dynamics.launch.py start:
 
-- ``simulation``: simulator_node + computed_torque_controller + dynamics_node on the default robot
-  (urdf/ur5e.urdf), parameters from config/simulation.yaml;
-- ``dynamics``: dynamics_node alone, for a real robot, parameters from config/dynamics.yaml; the URDF
-  comes from --urdf or, without it, from the /robot_description topic.
+- ``simulation``: simulator_node + computed_torque_controller + dynamics_node +
+  external_torque_estimator on the default robot (urdf/ur5e.urdf), parameters from
+  config/simulation.yaml;
+- ``dynamics``: dynamics_node + external_torque_estimator, for a real robot, parameters from
+  config/dynamics.yaml; the URDF comes from --urdf or, without it, from the /robot_description topic.
 
 Parameters reach the nodes exactly as ``ros2 launch`` passes them: each node gets the node-specific
 ROS arguments ``--ros-args --params-file CONFIG -p name:=value ...`` (the YAML is parsed by rcl,

@@ -4,20 +4,24 @@
         [--mode bringup|processes|in-process] [--ros-args ...]
     make demo
 
-1. Starts the simulation graph (simulator_node + computed_torque_controller + dynamics_node, from
-   config/simulation.yaml) with ``python -m robot_dynamics_ros.bringup --graph simulation`` in one
+1. Starts the simulation graph (simulator_node + computed_torque_controller + dynamics_node +
+   external_torque_estimator, from config/simulation.yaml) with ``python -m robot_dynamics_ros.bringup --graph simulation`` in one
    child process, while this process records (two processes: the graph and the recorder each get
    a core). ``--mode processes``: one process per node; ``--mode in-process``: everything here.
 2. Waits for /joint_states, then sends a JointTrajectory to /computed_torque_controller/joint_trajectory:
    every joint leaves its current position and comes back, q_j(t) = q0_j + A_j sin^4(pi k_j t / T)
    (zero velocity and acceleration at both ends), as knots every 0.5 s with positions, velocities
    and accelerations.
-3. Records /joint_states, the controller's ~/tracking_error and effort_controller/commands, and
-   the dynamics node's outputs; prints per-joint RMS and maximum tracking error and the rate of
-   every topic, and draws desired vs actual positions, errors and torques to out/demo.png.
+3. From PUSH_SPAN[0] to PUSH_SPAN[1] of the trajectory, pushes on the tool through the simulator's
+   ~/external_wrench (PUSH; --no-push: not).
+4. Records /joint_states, the controller's ~/tracking_error and effort_controller/commands, the
+   dynamics node's outputs and the external torque estimator's wrench and contact flag; prints
+   per-joint RMS and maximum tracking error (outside the push) and the rate of every topic, and the
+   applied vs estimated wrench; draws desired vs actual positions, errors and torques to
+   out/demo.png, and the push to out/contact.png.
 
 Exit code 0 when the arm tracked the trajectory; 1 when something did not arrive, was not finite,
-or the tracking error exceeded --max-error.
+or the tracking error outside the push exceeded --max-error.
 """
 
 from __future__ import annotations
