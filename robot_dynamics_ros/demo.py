@@ -5,8 +5,8 @@
     make demo
 
 1. Starts the simulation graph (simulator_node + computed_torque_controller + dynamics_node +
-   external_torque_estimator, from config/simulation.yaml) with ``python -m robot_dynamics_ros.bringup --graph simulation`` in one
-   child process, while this process records (two processes: the graph and the recorder each get
+   external_torque_estimator, from config/simulation.yaml) with
+   ``python -m robot_dynamics_ros.bringup --graph simulation`` in one child process, while this process records (two processes: the graph and the recorder each get
    a core). ``--mode processes``: one process per node; ``--mode in-process``: everything here.
 2. Waits for /joint_states, then sends a JointTrajectory to /computed_torque_controller/joint_trajectory:
    every joint leaves its current position and comes back, q_j(t) = q0_j + A_j sin^4(pi k_j t / T)
