@@ -6,8 +6,9 @@
 
 1. Starts the simulation graph (simulator_node + computed_torque_controller + dynamics_node +
    external_torque_estimator, from config/simulation.yaml) with
-   ``python -m robot_dynamics_ros.bringup --graph simulation`` in one child process, while this process records (two processes: the graph and the recorder each get
-   a core). ``--mode processes``: one process per node; ``--mode in-process``: everything here.
+   ``python -m robot_dynamics_ros.bringup --graph simulation`` in one child process, while this
+   process records (two processes: the graph and the recorder each get a core).
+   ``--mode processes``: one process per node; ``--mode in-process``: everything here.
 2. Waits for /joint_states, then sends a JointTrajectory to /computed_torque_controller/joint_trajectory:
    every joint leaves its current position and comes back, q_j(t) = q0_j + A_j sin^4(pi k_j t / T)
    (zero velocity and acceleration at both ends), as knots every 0.5 s with positions, velocities
