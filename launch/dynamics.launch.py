@@ -65,10 +65,9 @@ def generate_launch_description():
         ),
     ]
 
-    dynamics = Node(
+    # The two nodes take the same file, URDF, clock, topic and log level.
+    common = dict(
         package=PACKAGE,
-        executable='dynamics_node',
-        name='dynamics_node',
         namespace=LaunchConfiguration('namespace'),
         output='screen',
         parameters=[
@@ -82,21 +81,6 @@ def generate_launch_description():
         remappings=[('/joint_states', LaunchConfiguration('joint_states_topic'))],
         ros_arguments=['--log-level', LaunchConfiguration('log_level')],
     )
-    estimator = Node(
-        package=PACKAGE,
-        executable='external_torque_estimator',
-        name='external_torque_estimator',
-        namespace=LaunchConfiguration('namespace'),
-        output='screen',
-        parameters=[
-            LaunchConfiguration('config'),
-            {
-                'urdf_path': ParameterValue(LaunchConfiguration('urdf'), value_type=str),
-                'use_sim_time': ParameterValue(LaunchConfiguration('use_sim_time'),
-                                               value_type=bool),
-            },
-        ],
-        remappings=[('/joint_states', LaunchConfiguration('joint_states_topic'))],
-        ros_arguments=['--log-level', LaunchConfiguration('log_level')],
-    )
+    dynamics = Node(executable='dynamics_node', name='dynamics_node', **common)
+    estimator = Node(executable='external_torque_estimator', name='external_torque_estimator', **common)
     return LaunchDescription(arguments + [dynamics, estimator])

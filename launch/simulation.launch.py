@@ -92,28 +92,10 @@ def generate_launch_description():
         ],
         ros_arguments=ros_arguments,
     )
-    controller = Node(
-        package=PACKAGE,
-        executable='computed_torque_controller',
-        name='computed_torque_controller',
-        output='screen',
-        parameters=[config, urdf_path, follows_clock],
-        ros_arguments=ros_arguments,
-    )
-    dynamics = Node(
-        package=PACKAGE,
-        executable='dynamics_node',
-        name='dynamics_node',
-        output='screen',
-        parameters=[config, urdf_path, follows_clock],
-        ros_arguments=ros_arguments,
-    )
-    estimator = Node(
-        package=PACKAGE,
-        executable='external_torque_estimator',
-        name='external_torque_estimator',
-        output='screen',
-        parameters=[config, urdf_path, follows_clock],
-        ros_arguments=ros_arguments,
-    )
+    # The nodes that follow the simulator's clock take the same file, URDF, clock and log level.
+    follower = dict(package=PACKAGE, output='screen', parameters=[config, urdf_path, follows_clock],
+                    ros_arguments=ros_arguments)
+    controller = Node(executable='computed_torque_controller', name='computed_torque_controller', **follower)
+    dynamics = Node(executable='dynamics_node', name='dynamics_node', **follower)
+    estimator = Node(executable='external_torque_estimator', name='external_torque_estimator', **follower)
     return LaunchDescription(arguments + [simulator, controller, dynamics, estimator])
