@@ -110,10 +110,7 @@ class MomentumObserver:
         except _checks.KERNEL_ERRORS as error:
             self._started = False
             self._r[:] = 0.0
-            checked = (_checks.vector(self.model, q, "q"), _checks.vector(self.model, qd, "qd"))
-            if checked[0] is q and checked[1] is qd:
-                raise error          # not the arguments' fault: an overflow
-            return self.reset(*checked)
+            return self.reset(*_checks.retry_args(self.model, error, (q, "q"), (qd, "qd")))
         self._started = True
 
     def update(self, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, dt: float) -> np.ndarray:

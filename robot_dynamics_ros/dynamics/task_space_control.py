@@ -70,13 +70,11 @@ def task_space_control(model: Model, q: ArrayLike, qd: ArrayLike, T_des: ArrayLi
         status = _k.task_space_control(_checks.buffer(model, data), q, qd, frame_index, damping, T_des, V_des,
                                        Vdot_des, Kp, Kd, posture, nullspace_q, kp0, kd0, tau, *arrays, work)
     except _checks.KERNEL_ERRORS as error:
-        checked = (_checks.vector(model, q, "q"), _checks.vector(model, qd, "qd"),
-                   _checks.vector(model, V_des, "V_des", 6), _checks.vector(model, Vdot_des, "Vdot_des", 6),
-                   _checks.vector(model, nullspace_q, "nullspace_q") if posture else None)
-        if all(a is b for a, b in zip(checked, (q, qd, V_des, Vdot_des, nullspace_q if posture else None))):
-            raise error          # not the arguments' fault: an overflow
-        return task_space_control(model, checked[0], checked[1], T_des, checked[2], checked[3], Kp, Kd, frame,
-                                  checked[4], nullspace_kp, nullspace_kd, damping, data)
+        q, qd, V_des, Vdot_des, nullspace_q = _checks.retry_args(
+            model, error, (q, "q"), (qd, "qd"), (V_des, "V_des", 6), (Vdot_des, "Vdot_des", 6),
+            (nullspace_q, "nullspace_q"))
+        return task_space_control(model, q, qd, T_des, V_des, Vdot_des, Kp, Kd, frame,
+                                  nullspace_q if posture else None, nullspace_kp, nullspace_kd, damping, data)
     if status == _all_terms.STATUS_M_NOT_POSITIVE_DEFINITE:
         raise ValueError(_k.NOT_POSITIVE_DEFINITE)
     if status == _all_terms.STATUS_TASK_SPACE_SINGULAR:

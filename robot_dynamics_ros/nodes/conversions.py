@@ -234,7 +234,8 @@ class JointStateCache:
                                          '(length mismatch)')
             tau = np.asarray(msg.effort, dtype=np.float64)
             tau = tau if entries is None else tau[entries]
-            _finite_or_raise(tau, [self.joint_names[i] for i in joints], 'effort')
+            if not np.isfinite(tau).all():
+                _finite_or_raise(tau, [self.joint_names[i] for i in joints], 'effort')
         discontinuity = None
         if self.continuity is not None:
             stamp = msg.header.stamp

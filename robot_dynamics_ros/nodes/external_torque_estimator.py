@@ -46,8 +46,7 @@ from std_srvs.srv import Trigger
 
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.contact_estimation import ContactEstimation
-from robot_dynamics_ros.input_guard import bounded
-from robot_dynamics_ros.nodes.common import WarningThrottle, describe, float_array, run_node
+from robot_dynamics_ros.nodes.common import WarningThrottle, describe, float_array, gain_vector, run_node
 from robot_dynamics_ros.nodes.conversions import index_map, make_joint_state
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
 from robot_dynamics_ros.nodes.model_source import ModelSource
@@ -103,14 +102,12 @@ class ExternalTorqueEstimator(Node):
         for p in params:
             try:
                 if p.name in _PER_JOINT:
-                    values = float_array(p.name, p.value)
-                    if values.size not in ((1,) if n is None else (1, n)):
-                        raise ValueError(f"parameter '{p.name}' must have 1"
-                                         f"{'' if n is None else f' or {n}'} values, got {values.size}")
-                    if np.any(values <= 0.0) if p.name == 'observer_gain' else np.any(values < 0.0):
-                        raise ValueError(f"parameter '{p.name}' must be "
-                                         f"{'> 0' if p.name == 'observer_gain' else '>= 0'}, "
-                                         f'got {bounded(repr(values.tolist()), 200)}')
+                    values = gain_vector(p.name, p.value, n)            # 1 or n values, each >= 0
+                    if n is None and values.size != 1:
+                        raise ValueError(f"parameter '{p.name}' must have 1 value until the model is "
+                                         f'known, got {values.size}')
+                    if p.name == 'observer_gain' and np.any(values == 0.0):
+                        raise ValueError("parameter 'observer_gain' must be > 0")
                 elif p.name == 'state_timeout' and not (math.isfinite(p.value) and p.value > 0.0):
                     raise ValueError(f'state_timeout must be > 0, got {p.value}')
             except ValueError as exc:

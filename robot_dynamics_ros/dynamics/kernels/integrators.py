@@ -11,7 +11,7 @@ import numpy as np
 
 from .aba import aba
 from .crba import crba
-from .layout import W_MIMIC_M, has_mimic, n_coordinates, subroutine
+from .layout import W_MIMIC_M, has_mimic, inline, n_coordinates, subroutine
 from .linalg import cholesky_in_place, cholesky_solve_in_place
 from .rnea import rnea
 
@@ -22,6 +22,12 @@ METHOD_RK4 = 2
 FD_OK = 0
 FD_OVERFLOW = 1
 FD_NOT_POSITIVE_DEFINITE = 2
+
+
+@inline
+def friction_torque(viscous, coulomb, qd, i):
+    """τ_f,i = F_v,i q̇_i + F_s,i sgn(q̇_i): coordinate i's viscous and Coulomb friction torque."""
+    return viscous[i] * qd[i] + coulomb[i] * np.sign(qd[i])
 
 
 @subroutine
@@ -58,7 +64,7 @@ def joint_acceleration(mb, w, q, qd, tau, frame, f_tip, viscous, coulomb, tau_ne
     not inlined: an RK4 step calls it four times. With mimic joints, a failed solve (M_r not positive
     definite, an overflow) gives NaN, which the step's check reports."""
     for i in range(tau.shape[0]):
-        tau_net[i] = tau[i] - (viscous[i] * qd[i] + coulomb[i] * np.sign(qd[i]))
+        tau_net[i] = tau[i] - friction_torque(viscous, coulomb, qd, i)
     if has_mimic(mb):
         if fd_mimic(mb, w, q, qd, tau_net, frame, f_tip, qdd) != FD_OK:
             for i in range(qdd.shape[0]):

@@ -27,6 +27,7 @@ With mimic joints (layout.py) both are projected onto the coordinates like τ (p
 """
 import numpy as np
 
+from .integrators import friction_torque
 from .layout import W_F_BODY, W_VDOT_BODY, coordinate, has_mimic, inline, is_prismatic, multiplier, n_bodies
 from .rnea import rnea
 from .rows import row6
@@ -73,7 +74,7 @@ def observer_step(mb, w, q, qd, tau, dt, gain, viscous, coulomb, state, r):
     momentum_balance(mb, w, q, qd, p, beta, True)
     finite = True
     for c in range(p.shape[0]):
-        beta[c] -= viscous[c] * qd[c] + coulomb[c] * np.sign(qd[c])                      # - τ_f
+        beta[c] -= friction_torque(viscous, coulomb, qd, c)                              # - τ_f
         increment = dt * tau[c] + 0.5 * dt * (beta_previous[c] + beta[c])
         r_new[c] = gain[c] * (p[c] - (z[c] + increment + 0.5 * dt * r[c])) / (1.0 + 0.5 * dt * gain[c])
         p[c] = increment                                                                 # kept for the commit
@@ -94,5 +95,5 @@ def observer_reset(mb, w, q, qd, viscous, coulomb, state, r):
     z, beta_previous = state[0], state[1]
     momentum_balance(mb, w, q, qd, z, beta_previous, True)
     for c in range(z.shape[0]):
-        beta_previous[c] -= viscous[c] * qd[c] + coulomb[c] * np.sign(qd[c])
+        beta_previous[c] -= friction_torque(viscous, coulomb, qd, c)
         r[c] = 0.0
