@@ -602,7 +602,7 @@ class Data:
     each thread its own Data(model). compute_all_terms(..., data=d) returns d's own result arrays.
     """
 
-    __slots__ = ("buffer", "model", "all_terms_arrays")
+    __slots__ = ("buffer", "model", "all_terms_arrays", "control_arrays")
 
     def __init__(self, model):
         # a model with mimic joints: nq more columns for M_r in its forward dynamics (kernels/layout.py)
@@ -612,6 +612,8 @@ class Data:
         object.__setattr__(self, "model", model)
         # compute_all_terms's results with this Data (allocated on its first use, then refilled)
         object.__setattr__(self, "all_terms_arrays", None)
+        # task_space_control's intermediate terms (allocated on its first use; never returned)
+        object.__setattr__(self, "control_arrays", None)
 
     def __setattr__(self, name, value):
         raise AttributeError("Data is fixed to its model: make a new Data(model)")

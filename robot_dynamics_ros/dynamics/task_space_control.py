@@ -27,6 +27,7 @@ from numpy.typing import ArrayLike
 from . import _checks
 from .all_terms import _term_arrays
 from .kernels import all_terms as _all_terms, entries as _k
+from .kernels.spatial import RIGID_TOLERANCE
 from .model import Data, Model
 
 
@@ -49,32 +50,32 @@ def task_space_control(model: Model, q: ArrayLike, qd: ArrayLike, T_des: ArrayLi
     With damping = 0 the closed loop satisfies J_b q̈ + J̇_b q̇ = a exactly, and the posture torque
     changes no task acceleration.
     """
+    # Fast path: float gains and float64 arrays go to the kernel as they are; it checks sizes,
+    # finiteness, that T_des is rigid and the null-space gains >= 0, and raises otherwise. The error
+    # path then checks each argument again, to say which one is wrong.
     n = model.nq
-    T_des = _rigid_transform(T_des, "T_des")
-    V_des = _ZERO6 if V_des is None else V_des
-    Vdot_des = _ZERO6 if Vdot_des is None else Vdot_des
-    Kp, Kd = _task_gain(kp, "kp"), _task_gain(kd, "kd")
+    buf = _checks.buffer(model, data)
+    arrays = _control_arrays(model, data)
     posture = nullspace_q is not None
-    if posture:
-        kp0 = _joint_gain(model, nullspace_kp, "nullspace_kp")
-        kd0 = 2.0 * np.sqrt(kp0) if nullspace_kd is None else _joint_gain(model, nullspace_kd, "nullspace_kd")
-    else:
-        nullspace_q, kp0, kd0 = q, _ZERO6[:0], _ZERO6[:0]
-    if damping.__class__ is not float or not 0.0 <= damping < np.inf:
-        damping = _checks.scalar(damping, "damping", minimum=0.0)
-    frame_index = model.frame_index(model.tip_frame if frame is None else frame)
-    tau = np.empty(n)
-    arrays = _term_arrays(n)
-    work = np.empty((6, max(n, 6)))
     try:
-        status = _k.task_space_control(_checks.buffer(model, data), q, qd, frame_index, damping, T_des, V_des,
-                                       Vdot_des, Kp, Kd, posture, nullspace_q, kp0, kd0, tau, *arrays, work)
+        Kp, Kd = _task_gain(kp), _task_gain(kd)
+        if posture:
+            kp0 = _joint_gain(n, nullspace_kp)
+            kd0 = (2.0 * np.sqrt(np.maximum(kp0, 0.0)) if nullspace_kd is None    # (kp0 < 0: the kernel
+                   else _joint_gain(n, nullspace_kd))                              # refuses it)
+        else:
+            nullspace_q, kp0, kd0 = q, _ZERO6[:0], _ZERO6[:0]
+        if damping.__class__ is not float or not 0.0 <= damping < np.inf:
+            damping = _checks.scalar(damping, "damping", minimum=0.0)
+        frame_index = model.frame_index(model.tip_frame if frame is None else frame)
+        tau = np.empty(n)
+        status = _k.task_space_control(buf, q, qd, frame_index, damping, T_des,
+                                       _ZERO6 if V_des is None else V_des,
+                                       _ZERO6 if Vdot_des is None else Vdot_des, Kp, Kd, posture, nullspace_q,
+                                       kp0, kd0, tau, *arrays)
     except _checks.KERNEL_ERRORS as error:
-        q, qd, V_des, Vdot_des, nullspace_q = _checks.retry_args(
-            model, error, (q, "q"), (qd, "qd"), (V_des, "V_des", 6), (Vdot_des, "Vdot_des", 6),
-            (nullspace_q, "nullspace_q"))
-        return task_space_control(model, q, qd, T_des, V_des, Vdot_des, Kp, Kd, frame,
-                                  nullspace_q if posture else None, nullspace_kp, nullspace_kd, damping, data)
+        return _checked_call(model, error, q, qd, T_des, V_des, Vdot_des, kp, kd, frame,
+                             nullspace_q if posture else None, nullspace_kp, nullspace_kd, damping, data)
     if status == _all_terms.STATUS_M_NOT_POSITIVE_DEFINITE:
         raise ValueError(_k.NOT_POSITIVE_DEFINITE)
     if status == _all_terms.STATUS_TASK_SPACE_SINGULAR:
@@ -82,7 +83,48 @@ def task_space_control(model: Model, q: ArrayLike, qd: ArrayLike, T_des: ArrayLi
     return tau
 
 
+def _checked_call(model, error, q, qd, T_des, V_des, Vdot_des, kp, kd, frame, nullspace_q, nullspace_kp,
+                  nullspace_kd, damping, data):
+    """The error path of task_space_control: every argument checked and converted (a ValueError naming
+    the first wrong one), then the call again; when none had to change, `error` again (it was not the
+    input's: an unknown frame, a Data of another model, an overflow)."""
+    checked = (_rigid_transform(T_des, "T_des"), _checked_task_gain(kp, "kp"),
+               _checked_task_gain(kd, "kd"))
+    if nullspace_q is not None:
+        checked += (_checked_joint_gain(model, nullspace_kp, "nullspace_kp"), None if nullspace_kd is None
+                    else _checked_joint_gain(model, nullspace_kd, "nullspace_kd"))
+    else:
+        checked += (nullspace_kp, nullspace_kd)
+    damping = _checks.scalar(damping, "damping", minimum=0.0)
+    model.frame_index(model.tip_frame if frame is None else frame)     # (a ValueError naming it)
+    specs = ((q, "q"), (qd, "qd"), (_ZERO6 if V_des is None else V_des, "V_des", 6),
+             (_ZERO6 if Vdot_des is None else Vdot_des, "Vdot_des", 6)) + (
+             ((nullspace_q, "nullspace_q"),) if nullspace_q is not None else ())
+    vectors = tuple(_checks.vector(model, *spec) for spec in specs)
+    if (all(v is spec[0] for v, spec in zip(vectors, specs))
+            and all(c is x for c, x in zip(checked, (T_des, kp, kd, nullspace_kp, nullspace_kd)))):
+        raise error
+    q, qd, V_des, Vdot_des = vectors[:4]
+    T_des, Kp, Kd, nullspace_kp, nullspace_kd = checked
+    return task_space_control(model, q, qd, T_des, V_des, Vdot_des, Kp, Kd, frame,
+                              vectors[4] if nullspace_q is not None else None, nullspace_kp, nullspace_kd,
+                              damping, data)
+
+
+def _control_arrays(model, data):
+    """The kernel's intermediate arrays (all_terms' M, c, g, J, Λ, η, T, scratch and a (6, max(n, 6))
+    scratch), kept in `data` (default: the model's Data) and refilled by every call: they are never
+    returned, and a call holds the GIL throughout (Data's docstring)."""
+    data = model._data if data is None else data
+    arrays = data.control_arrays
+    if arrays is None:
+        arrays = _term_arrays(model.nq) + (np.empty((6, max(model.nq, 6))),)
+        object.__setattr__(data, "control_arrays", arrays)
+    return arrays
+
+
 _ZERO6 = np.zeros(6)
+_EYE6 = np.eye(6)
 
 
 def _rigid_transform(T, name):
@@ -90,18 +132,30 @@ def _rigid_transform(T, name):
     ValueError naming it."""
     T = _checks.real_array(T, name, "a 4x4 homogeneous transform")
     if T.shape != (4, 4) or not np.isfinite(T).all():
-        raise ValueError(f"{name} must be a finite 4x4 homogeneous transform, got shape {T.shape}")
+        raise ValueError(f"{name} must be a finite 4x4 homogeneous transform, got shape {T.shape}"
+                         + ("" if T.shape != (4, 4) else " with NaN or inf"))
     R = T[:3, :3]
-    if (np.abs(R.T @ R - np.eye(3)).max() > 1e-6 or abs(np.linalg.det(R) - 1.0) > 1e-6
+    if (np.abs(R.T @ R - np.eye(3)).max() > RIGID_TOLERANCE
+            or abs(np.linalg.det(R) - 1.0) > RIGID_TOLERANCE
             or np.abs(T[3] - (0.0, 0.0, 0.0, 1.0)).max() > 1e-12):
         raise ValueError(f"{name} is not a rigid transform: its rotation must be orthonormal with "
                          "determinant +1 and its last row 0 0 0 1")
     return _checks._kernel_ready(T)
 
 
-def _task_gain(k, name):
+def _task_gain(k):
+    """A task-space gain as the 6x6 matrix K the kernel takes, unchecked (the kernel checks it): a float
+    (k 1), 6 float64 values (their diagonal) or a 6x6 float64 array; other forms through the checks."""
+    if k.__class__ is float:
+        return k * _EYE6
+    if k.__class__ is np.ndarray and k.dtype == np.float64 and k.shape in ((6,), (6, 6)):
+        return np.diag(k) if k.ndim == 1 else k
+    raise TypeError("a task-space gain to be checked")
+
+
+def _checked_task_gain(k, name):
     """A task-space gain as the 6x6 matrix K (C order): a scalar (k 1), 6 values (diag, angular first)
-    or a 6x6 matrix."""
+    or a 6x6 matrix; a ValueError naming it otherwise."""
     k = _checks.real_array(k, name, "a number, 6 numbers or a 6x6 matrix")
     if k.shape not in ((), (6,), (6, 6)) or not np.isfinite(k).all():
         raise ValueError(f"{name} must be a finite number, 6 numbers (angular first) or a 6x6 matrix, "
@@ -111,8 +165,18 @@ def _task_gain(k, name):
     return np.diag(np.broadcast_to(k, (6,)).astype(np.float64))
 
 
-def _joint_gain(model, k, name):
-    """A null-space gain: a number >= 0 or one per joint, as an (n,) array."""
+def _joint_gain(n, k):
+    """A null-space gain as the (n,) vector the kernel takes, unchecked (the kernel checks it)."""
+    if k.__class__ is float:
+        return np.full(n, k)
+    if k.__class__ is np.ndarray and k.dtype == np.float64 and k.shape == (n,):
+        return k
+    raise TypeError("a null-space gain to be checked")
+
+
+def _checked_joint_gain(model, k, name):
+    """A null-space gain: a number >= 0 or one per joint, as an (n,) array; a ValueError naming it
+    otherwise."""
     k = _checks.real_array(k, name, f"a number or a vector of length {model.nq}")
     k = _checks.vector(model, np.full(model.nq, k) if k.ndim == 0 else k, name)
     if np.any(k < 0.0):

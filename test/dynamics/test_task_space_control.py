@@ -66,9 +66,36 @@ def test_bad_arguments_are_refused_naming_them():
             rd.task_space_control(model, **arguments)
     with pytest.raises(ValueError, match="nullspace_kp"):
         rd.task_space_control(model, q, qd, T, nullspace_q=q, nullspace_kp=-1.0)
+    with pytest.raises(ValueError, match="nullspace_kd"):
+        rd.task_space_control(model, q, qd, T, nullspace_q=q, nullspace_kp=1.0, nullspace_kd=[-1.0] * 6)
     # a list is a transform too
     np.testing.assert_array_equal(rd.task_space_control(model, q, qd, T.tolist()),
                                   rd.task_space_control(model, q, qd, T))
+
+
+def test_every_form_of_a_gain_gives_the_same_torque():
+    """A number, 6 numbers, a 6x6 matrix (any dtype, list or strided array) are one gain; the null-space
+    gains a number or one per joint (damping > 0: the six joints of a UR5e then leave the posture a
+    share of the torque)."""
+    model = rd.load_urdf(str(UR5E), tip_link="tool0")
+    q, qd = np.array([0.3, -1.2, 1.4, -1.0, -1.4, 0.3]), np.full(6, 0.2)
+    T = rd.frame_pose(model, q + 0.1)
+    posture = dict(nullspace_q=np.zeros(6), nullspace_kp=9.0, damping=0.05)
+    expected = rd.task_space_control(model, q, qd, T, kp=50.0, kd=10.0, **posture)
+    K = np.zeros((12, 12))
+    K[::2, ::2] = 50.0 * np.eye(6)
+    for kp, kd in ((50, 10), ([50.0] * 6, np.full(6, 10, dtype=np.int32)),
+                   (50.0 * np.eye(6), (10.0 * np.eye(6)).tolist()),
+                   (K[::2, ::2], np.full(6, 10.0, dtype=np.float32))):
+        np.testing.assert_allclose(rd.task_space_control(model, q, qd, T, kp=kp, kd=kd, **posture), expected,
+                                   rtol=1e-12, atol=1e-12)
+    for kp0, kd0 in ((9, None), (np.full(6, 9.0), 6.0), ([9.0] * 6, [6.0] * 6)):
+        tau = rd.task_space_control(model, q, qd, T, kp=50.0, kd=10.0, nullspace_q=np.zeros(6),
+                                    nullspace_kp=kp0, nullspace_kd=kd0, damping=0.05)
+        np.testing.assert_allclose(tau, expected, rtol=1e-12, atol=1e-12)
+    other = rd.task_space_control(model, q, qd, T, kp=50.0, kd=10.0, nullspace_q=np.zeros(6),
+                                  nullspace_kp=4.0, damping=0.05)
+    assert np.abs(other - expected).max() > 1e-6, "the null-space gains must reach the torque"
 
 
 def test_fewer_than_six_joints_ask_for_damping():

@@ -41,10 +41,21 @@ from .kinematics import (  # noqa: F401  (codes the entries take)
     frame_pose as pose_of_frame,
     urdf_body_poses,
 )
-from .layout import OPTIONS, all_finite, check_state, check_vector, has_mimic, inline, n_bodies, n_coordinates
+from .layout import (
+    OPTIONS,
+    all_finite,
+    check_state,
+    check_vector,
+    has_mimic,
+    inline,
+    n_bodies,
+    n_coordinates,
+    non_negative,
+)
 from .linalg import cholesky_in_place, cholesky_solve_in_place, task_space_inertia_from_cholesky
 from .momentum import momentum_balance as momentum_balance_of_state, observer_reset, observer_step
 from .rnea import rnea as recursive_newton_euler
+from .spatial import is_rigid_transform
 from .task_space_control import task_space_control as task_space_law
 
 ENTRY_NAMES = []     # every entry point, in the order declared
@@ -463,7 +474,11 @@ def task_space_control(d, q, qd, frame, damping, T_des, V_des, Vdot_des, Kp, Kd,
     check_vector(d, Vdot_des, 6)
     if posture:
         check_vector(d, q0, n)
-    if not (all_finite(T_des) and all_finite(Kp) and all_finite(Kd) and all_finite(kp0) and all_finite(kd0)):
+        check_vector(d, kp0, n)
+        check_vector(d, kd0, n)
+    if not (T_des.shape == (4, 4) and Kp.shape == (6, 6) and Kd.shape == (6, 6) and all_finite(T_des)
+            and all_finite(Kp) and all_finite(Kd) and is_rigid_transform(T_des) and non_negative(kp0)
+            and non_negative(kd0)):
         raise ValueError("invalid task-space target or gains")
     status = task_space_law(d, d, q, qd, frame, damping, T_des, V_des, Vdot_des, Kp, Kd, posture, q0, kp0,
                             kd0, tau, M, c, g, J, Lam, eta, T, scratch, work)

@@ -267,6 +267,15 @@ def all_finite(x):
 
 
 @inline
+def non_negative(x):
+    """True when every entry of the vector x is >= 0 (NaN is not)."""
+    for v in x:
+        if not v >= 0.0:
+            return False
+    return True
+
+
+@inline
 def check_vector(d, x, n):
     """x is a finite vector of length n, and an array object the kernels read right: exactly a
     numpy.ndarray like the Data buffer d, aligned, in native byte order (native.py says why the

@@ -86,6 +86,27 @@ def dot6(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
 
 
+# ---- rigid transforms -----------------------------------------------------------------------------
+RIGID_TOLERANCE = 1e-6      # |R^T R - 1| and |det R - 1| of a rigid transform given as a 4x4 array
+
+
+@inline
+def is_rigid_transform(T):
+    """Whether the 4x4 array T is a rigid transform: R^T R = 1 and det R = 1 to RIGID_TOLERANCE (entry
+    by entry), last row 0 0 0 1 to 1e-12. Assumes finite entries."""
+    if max(abs(T[3, 0]), abs(T[3, 1]), abs(T[3, 2]), abs(T[3, 3] - 1.0)) > 1e-12:
+        return False
+    for a in range(3):
+        for b in range(3):
+            s = T[0, a] * T[0, b] + T[1, a] * T[1, b] + T[2, a] * T[2, b] - (1.0 if a == b else 0.0)
+            if abs(s) > RIGID_TOLERANCE:
+                return False
+    det = (T[0, 0] * (T[1, 1] * T[2, 2] - T[1, 2] * T[2, 1])
+           - T[0, 1] * (T[1, 0] * T[2, 2] - T[1, 2] * T[2, 0])
+           + T[0, 2] * (T[1, 0] * T[2, 1] - T[1, 1] * T[2, 0]))
+    return abs(det - 1.0) <= RIGID_TOLERANCE
+
+
 # ---- changes of frame ----------------------------------------------------------------------------------
 @inline
 def adjoint(R, p, V):
