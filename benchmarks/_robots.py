@@ -132,6 +132,31 @@ def pin_task_space_inertia(pm, pd, q, frame_id):
     return np.linalg.inv(J @ Minv @ J.T)
 
 
+def pin_task_space_control(pm, pd, frame_id, q, v, T_des, V_des, Vdot_des, kp, kd, q0, kp0, kd0):
+    """The task-space computed torque of rd.task_space_control composed from Pinocchio calls and numpy
+    (linear-first Motions; scalar gains): computeAllTerms (M, nle, kinematics), the frame Jacobian and
+    its time variation in the frame (LOCAL), M = L Lᵀ (numpy Cholesky), Λ = (J M⁻¹ Jᵀ)⁻¹,
+    X_e = log6(T⁻¹ T_des), the feed-forward transport by SE3 and Motion actions, then
+    τ = Jᵀ (Λ a + η) + (1 − Jᵀ J̄ᵀ)(M (kp0 (q0 − q) − kd0 q̇) + nle)."""
+    pin.computeAllTerms(pm, pd, q, v)
+    pin.computeJointJacobiansTimeVariation(pm, pd, q, v)
+    pin.updateFramePlacement(pm, pd, frame_id)
+    J = pin.getFrameJacobian(pm, pd, frame_id, pin.LOCAL)
+    dJ = pin.getFrameJacobianTimeVariation(pm, pd, frame_id, pin.LOCAL)
+    M = np.triu(pd.M) + np.triu(pd.M, 1).T
+    L = np.linalg.cholesky(M)
+    Minv_Jt = np.linalg.solve(L.T, np.linalg.solve(L, J.T))
+    Lam = np.linalg.inv(J @ Minv_Jt)
+    T_bd = pd.oMf[frame_id].actInv(T_des)
+    V_b = pin.Motion(J @ v)
+    Vd_b = T_bd.act(V_des)
+    a = ((T_bd.act(Vdot_des) + Vd_b.cross(V_b)).vector + kp * pin.log6(T_bd).vector
+         + kd * (Vd_b.vector - V_b.vector))
+    F = Lam @ (a + Minv_Jt.T @ pd.nle - dJ @ v)
+    tau0 = M @ (kp0 * (q0 - q) - kd0 * v) + pd.nle
+    return J.T @ F + tau0 - J.T @ (Lam @ (Minv_Jt.T @ tau0))
+
+
 class PinMomentumObserver:
     """The momentum observer's step composed from Pinocchio calls (the way one writes it without
     robot_dynamics_ros): p = crba(q) q̇, β = computeCoriolisMatrix(q, q̇)ᵀ q̇ − computeGeneralizedGravity(q),

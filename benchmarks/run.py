@@ -48,14 +48,16 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.dynamics.spatial import exp_twist
 
 import _robots as R
 import _timing as T
 
-SECTIONS = ("single", "batch", "contact", "scaling", "startup", "node", "sim")
+SECTIONS = ("single", "batch", "contact", "task_space", "scaling", "startup", "node", "sim")
 SINGLE_TARGET = 1.0
 BATCH_TARGET = 0.35
 CONTACT_TARGET = 0.3
+TASK_SPACE_TARGET = 0.3
 SIM_TARGET_X = 50.0
 METHOD = ("one process; for each case ours and Pinocchio's are timed back to back in every round "
           "(order alternating), rounds cycle through the same random states for both; each round is a "
@@ -214,15 +216,58 @@ def section_contact(opts):
                       [(P(q[k]), P(qd[k]), P(tau[k]), 1e-3) for k in range(opts.states)],
                       target=CONTACT_TARGET,
                       note="crba + computeCoriolisMatrix + computeGeneralizedGravity + numpy")
-        res = T.run_interleaved([case], opts.rounds, opts.round_s)
-        for r in res.values():
-            r["check_rel_error"] = check
-        out["robots"][pair.name] = {"description": pair.description, "n": pair.n, "results": res}
-        rows = [(fn, us(r.get("ours_s")), us(r.get("pin_s")), rat(r.get("ratio")), f"<= {CONTACT_TARGET:g}",
-                 verdict(r.get("met")), err(r.get("check_rel_error"))) for fn, r in res.items()]
-        table(["function", "ours us", "pin us", "ratio", "target", "met", "check"], rows,
-              f"Contact sensing: {pair.name} ({pair.description}); pin side: crba + computeCoriolisMatrix + "
-              "computeGeneralizedGravity + the same update in numpy")
+        out["robots"][pair.name] = _run_one_case(
+            opts, pair, case, check, CONTACT_TARGET,
+            f"Contact sensing: {pair.name} ({pair.description}); pin side: crba + computeCoriolisMatrix + "
+            "computeGeneralizedGravity + the same update in numpy")
+    return out
+
+
+def _run_one_case(opts, pair, case, check, target, title):
+    """Time one case against its Pinocchio composition, print its table; the robot's result."""
+    res = T.run_interleaved([case], opts.rounds, opts.round_s)
+    for r in res.values():
+        r["check_rel_error"] = check
+    rows = [(fn, us(r.get("ours_s")), us(r.get("pin_s")), rat(r.get("ratio")), f"<= {target:g}",
+             verdict(r.get("met")), err(r.get("check_rel_error"))) for fn, r in res.items()]
+    table(["function", "ours us", "pin us", "ratio", "target", "met", "check"], rows, title)
+    return {"description": pair.description, "n": pair.n, "results": res}
+
+
+# ----------------------------------------------------------------------------------------------
+# task-space control: one call of the law
+
+def section_task_space(opts):
+    """task_space_control against the same law composed from Pinocchio calls in Python
+    (_robots.pin_task_space_control), Panda (with a null-space posture) and UR5, at the tip frame, the
+    desired pose 0.4 rad and about 0.1 m away with a desired twist and its derivative; check: τ of both on
+    4 states."""
+    out = {"method": METHOD, "states": opts.states, "rounds": opts.rounds, "robots": {}}
+    for pair in (R.panda(), R.ur5()):
+        m, P = pair.ours, pair.to_pin
+        S = pair.random_states(opts.states, seed=17)
+        rng = np.random.default_rng(3)
+        ours, theirs = [], []
+        for k in range(opts.states):
+            q, qd = S["q"][k].copy(), S["qd"][k].copy()
+            T_des = rd.frame_pose(m, q) @ exp_twist(np.r_[0.6, 0.0, 0.8, 0.05, 0.02, 0.1], 0.4)
+            V_des, Vdot_des = rng.normal(size=6), rng.normal(size=6)
+            q0 = np.zeros(m.nq)
+            ours.append((m, q, qd, T_des, V_des, Vdot_des, 100.0, 20.0, None, q0, 25.0))
+            theirs.append((pair.pm, pair.pd, pair.frame_id, P(q), P(qd), pin.SE3(T_des[:3, :3], T_des[:3, 3]),
+                           pin.Motion(V_des[R.SWAP6]), pin.Motion(Vdot_des[R.SWAP6]), 100.0, 20.0, P(q0), 25.0,
+                           10.0))
+        inv = np.argsort(pair.perm)
+        check = max(rel_error(rd.task_space_control(*ours[k]), R.pin_task_space_control(*theirs[k])[inv])
+                    for k in range(4))
+        case = T.Case("task_space_control", rd.task_space_control, ours, R.pin_task_space_control, theirs,
+                      target=TASK_SPACE_TARGET,
+                      note="computeAllTerms + frame Jacobian and its time variation + Cholesky + log6 + numpy")
+        out["robots"][pair.name] = _run_one_case(
+            opts, pair, case, check, TASK_SPACE_TARGET,
+            f"Task-space control: {pair.name} ({pair.description}; frame {pair.frame}, posture q0 = 0 with "
+            "kp0 = 25); pin side: computeAllTerms + computeJointJacobiansTimeVariation + frame Jacobian and "
+            "its time variation (LOCAL) + Cholesky + log6 + the law in numpy")
     return out
 
 
@@ -613,10 +658,11 @@ def summary(res):
             for fn, r in d["results"].items():
                 rows.append((f"batch {tag}", f"{rob} {fn}", rat(r.get("ratio")), f"<= {BATCH_TARGET}",
                              verdict(r.get("met"))))
-    for rob, d in res.get("contact", {}).get("robots", {}).items():
-        for fn, r in d["results"].items():
-            rows.append(("contact", f"{rob} {fn}", rat(r.get("ratio")), f"<= {CONTACT_TARGET:g}",
-                         verdict(r.get("met"))))
+    for section, target in (("contact", CONTACT_TARGET), ("task_space", TASK_SPACE_TARGET)):
+        for rob, d in res.get(section, {}).get("robots", {}).items():
+            for fn, r in d["results"].items():
+                rows.append((section, f"{rob} {fn}", rat(r.get("ratio")), f"<= {target:g}",
+                             verdict(r.get("met"))))
     ros = res.get("ros", {})
     if "ready" in ros:
         rows.append(("startup", "dynamics_node ready (warm)", f"{ros['ready']['median_s']:.3f} s"
@@ -711,6 +757,8 @@ def main(argv=None):
             print_batch(res["batch"], res.get("batch_2threads"))
     if "contact" in opts.only:
         guarded("contact", section_contact, opts)
+    if "task_space" in opts.only:
+        guarded("task_space", section_task_space, opts)
     if "scaling" in opts.only:
         guarded("scaling", section_scaling, opts)
     if "startup" in opts.only:
