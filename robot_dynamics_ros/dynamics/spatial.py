@@ -1,9 +1,14 @@
 """Rigid-body motions and spatial algebra (Modern Robotics ch. 3 and 8), angular first.
 
 Twist V = (w, v), wrench F = (m, f). These numpy helpers serve model construction, the textbook's
-parameterisation and the tests; the compiled kernels use their own scalar loops of the same formulas.
+parameterisation, trajectories of poses (pose_profile) and the tests; the compiled kernels use their own
+scalar loops of the same formulas (log_transform is the kernels' own, compiled).
 """
 import numpy as np
+
+from . import _checks
+from .kernels import entries as _k
+from .kernels.spatial import RIGID_TOLERANCE
 
 
 def skew(x):
@@ -67,11 +72,53 @@ def spatial_inertia(mass, com, inertia_com):
 
 def exp_twist(S, theta):
     """e^{[S] theta} for a screw axis S = (w, v) with |w| = 1 or (w = 0, |v| = 1) (eq. 3.88)."""
-    w, v = np.asarray(S[:3], float), np.asarray(S[3:], float)
-    if np.linalg.norm(w) < 1e-12:
-        return transform(np.eye(3), v * theta)
-    W = skew(w)
-    R = np.eye(3) + np.sin(theta) * W + (1 - np.cos(theta)) * W @ W
-    G = np.eye(3) * theta + (1 - np.cos(theta)) * W + (theta - np.sin(theta)) * W @ W
-    return transform(R, G @ v)
+    return exp_coordinates(np.asarray(S, dtype=np.float64) * theta)
 
+
+def exp_coordinates(X):
+    """e^{[X]} (4 x 4) for any twist X = (ω, v) = S θ (6,), angular first, θ = |ω| (eq. 3.88 with the unit
+    axis folded in): R = 1 + A [ω] + B [ω]², p = (1 + B [ω] + C [ω]²) v with A = sin θ / θ,
+    B = (1 - cos θ) / θ², C = (θ - sin θ) / θ³ (their Taylor series below θ = 1e-3). The inverse of
+    log_transform."""
+    X = np.asarray(X, dtype=np.float64)
+    w, v = X[:3], X[3:]
+    t2 = float(w @ w)
+    if t2 < 1e-6:
+        A = 1.0 - t2 / 6.0 + t2 * t2 / 120.0
+        B = 0.5 - t2 / 24.0 + t2 * t2 / 720.0
+        C = 1.0 / 6.0 - t2 / 120.0 + t2 * t2 / 5040.0
+    else:
+        theta = np.sqrt(t2)
+        A, B, C = np.sin(theta) / theta, (1.0 - np.cos(theta)) / t2, (theta - np.sin(theta)) / (t2 * theta)
+    W = skew(w)
+    W2 = W @ W
+    return transform(np.eye(3) + A * W + B * W2, v + B * (W @ v) + C * (W2 @ v))
+
+
+def log_transform(T):
+    """The twist X = S θ (6,), angular first, with e^{[S] θ} = T and 0 <= θ <= π (the textbook's
+    MatrixLog6, eqs. 3.91-3.92; near θ = 0 and π as kernels/spatial.log_transform says): the twist that
+    takes the identity to T in unit time, in T's frame and the identity's alike. T: a 4 x 4 rigid
+    transform (rotation orthonormal with det +1 to 1e-6, last row 0 0 0 1), else a ValueError."""
+    X = np.empty(6)
+    try:
+        _k.log_transform(T, X)
+    except _checks.KERNEL_ERRORS:
+        _k.log_transform(rigid_transform(T, "T"), X)
+    return X
+
+
+def rigid_transform(T, name):
+    """T as a (4, 4) float64 rigid transform the kernels take (rotation orthonormal with det +1 to
+    RIGID_TOLERANCE, last row 0 0 0 1), or a ValueError naming it."""
+    T = _checks.real_array(T, name, "a 4x4 homogeneous transform")
+    if T.shape != (4, 4) or not np.isfinite(T).all():
+        raise ValueError(f"{name} must be a finite 4x4 homogeneous transform, got shape {T.shape}"
+                         + ("" if T.shape != (4, 4) else " with NaN or inf"))
+    R = T[:3, :3]
+    if (np.abs(R.T @ R - np.eye(3)).max() > RIGID_TOLERANCE
+            or abs(np.linalg.det(R) - 1.0) > RIGID_TOLERANCE
+            or np.abs(T[3] - (0.0, 0.0, 0.0, 1.0)).max() > 1e-12):
+        raise ValueError(f"{name} is not a rigid transform: its rotation must be orthonormal with "
+                         "determinant +1 and its last row 0 0 0 1")
+    return _checks._kernel_ready(T)

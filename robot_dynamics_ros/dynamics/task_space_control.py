@@ -27,8 +27,8 @@ from numpy.typing import ArrayLike
 from . import _checks
 from .all_terms import _term_arrays
 from .kernels import all_terms as _all_terms, entries as _k
-from .kernels.spatial import RIGID_TOLERANCE
 from .model import Data, Model
+from .spatial import rigid_transform
 
 
 def task_space_control(model: Model, q: ArrayLike, qd: ArrayLike, T_des: ArrayLike,
@@ -88,7 +88,7 @@ def _checked_call(model, error, q, qd, T_des, V_des, Vdot_des, kp, kd, frame, nu
     """The error path of task_space_control: every argument checked and converted (a ValueError naming
     the first wrong one), then the call again; when none had to change, `error` again (it was not the
     input's: an unknown frame, a Data of another model, an overflow)."""
-    checked = (_rigid_transform(T_des, "T_des"), _checked_task_gain(kp, "kp"),
+    checked = (rigid_transform(T_des, "T_des"), _checked_task_gain(kp, "kp"),
                _checked_task_gain(kd, "kd"))
     if nullspace_q is not None:
         checked += (_checked_joint_gain(model, nullspace_kp, "nullspace_kp"), None if nullspace_kd is None
@@ -125,22 +125,6 @@ def _control_arrays(model, data):
 
 _ZERO6 = np.zeros(6)
 _EYE6 = np.eye(6)
-
-
-def _rigid_transform(T, name):
-    """T as a (4, 4) rigid transform (rotation orthonormal with det +1 to 1e-6, last row 0 0 0 1), or a
-    ValueError naming it."""
-    T = _checks.real_array(T, name, "a 4x4 homogeneous transform")
-    if T.shape != (4, 4) or not np.isfinite(T).all():
-        raise ValueError(f"{name} must be a finite 4x4 homogeneous transform, got shape {T.shape}"
-                         + ("" if T.shape != (4, 4) else " with NaN or inf"))
-    R = T[:3, :3]
-    if (np.abs(R.T @ R - np.eye(3)).max() > RIGID_TOLERANCE
-            or abs(np.linalg.det(R) - 1.0) > RIGID_TOLERANCE
-            or np.abs(T[3] - (0.0, 0.0, 0.0, 1.0)).max() > 1e-12):
-        raise ValueError(f"{name} is not a rigid transform: its rotation must be orthonormal with "
-                         "determinant +1 and its last row 0 0 0 1")
-    return _checks._kernel_ready(T)
 
 
 def _task_gain(k):

@@ -55,7 +55,7 @@ from .layout import (
 from .linalg import cholesky_in_place, cholesky_solve_in_place, task_space_inertia_from_cholesky
 from .momentum import momentum_balance as momentum_balance_of_state, observer_reset, observer_step
 from .rnea import rnea as recursive_newton_euler
-from .spatial import is_rigid_transform
+from .spatial import is_rigid_transform, log_transform as matrix_log
 from .task_space_control import task_space_control as task_space_law
 
 ENTRY_NAMES = []     # every entry point, in the order declared
@@ -485,6 +485,18 @@ def task_space_control(d, q, qd, frame, damping, T_des, V_des, Vdot_des, Kp, Kd,
     if status == STATUS_OK and not all_finite(tau):
         raise ValueError(OVERFLOW_TASK_CONTROL)
     return status
+
+
+# ---- the matrix logarithm of a rigid transform (spatial.py) ------------------------------------------
+@_entry(types.none(_MI, _V))
+def log_transform(T, X):
+    """X (6) = S θ with e^{[S] θ} = T (4 x 4 rigid transform); ValueError when T is not one."""
+    if not (T.shape == (4, 4) and X.shape[0] == 6 and all_finite(T) and is_rigid_transform(T)):
+        raise ValueError("invalid rigid transform")
+    R = (T[0, 0], T[0, 1], T[0, 2], T[1, 0], T[1, 1], T[1, 2], T[2, 0], T[2, 1], T[2, 2])
+    S = matrix_log(R, (T[0, 3], T[1, 3], T[2, 3]))
+    for i in range(6):
+        X[i] = S[i]
 
 
 # ---- integration (integrators.py) --------------------------------------------------------------------
