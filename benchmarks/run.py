@@ -254,15 +254,16 @@ def section_task_space(opts):
             V_des, Vdot_des = rng.normal(size=6), rng.normal(size=6)
             q0 = np.zeros(m.nq)
             ours.append((m, q, qd, T_des, V_des, Vdot_des, 100.0, 20.0, None, q0, 25.0))
-            theirs.append((pair.pm, pair.pd, pair.frame_id, P(q), P(qd), pin.SE3(T_des[:3, :3], T_des[:3, 3]),
-                           pin.Motion(V_des[R.SWAP6]), pin.Motion(Vdot_des[R.SWAP6]), 100.0, 20.0, P(q0), 25.0,
-                           10.0))
+            theirs.append((pair.pm, pair.pd, pair.frame_id, P(q), P(qd),
+                           pin.SE3(T_des[:3, :3], T_des[:3, 3]), pin.Motion(V_des[R.SWAP6]),
+                           pin.Motion(Vdot_des[R.SWAP6]), 100.0, 20.0, P(q0), 25.0, 10.0))
         inv = np.argsort(pair.perm)
         check = max(rel_error(rd.task_space_control(*ours[k]), R.pin_task_space_control(*theirs[k])[inv])
                     for k in range(4))
         case = T.Case("task_space_control", rd.task_space_control, ours, R.pin_task_space_control, theirs,
                       target=TASK_SPACE_TARGET,
-                      note="computeAllTerms + frame Jacobian and its time variation + Cholesky + log6 + numpy")
+                      note="computeAllTerms + frame Jacobian and its time variation + Cholesky + log6 "
+                           "+ numpy")
         out["robots"][pair.name] = _run_one_case(
             opts, pair, case, check, TASK_SPACE_TARGET,
             f"Task-space control: {pair.name} ({pair.description}; frame {pair.frame}, posture q0 = 0 with "

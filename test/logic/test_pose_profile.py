@@ -62,7 +62,8 @@ def test_body_twist_of_the_exponential_is_pinocchios_jexp6():
 @pytest.mark.parametrize("seed", range(4))
 def test_a_moving_start_twist_and_derivative_match_finite_differences(seed):
     rng = np.random.default_rng(seed)
-    profile = ScrewProfile(_pose(rng), _pose(rng, 2.0, 0.5), 0.0, 2.0, rng.normal(size=6), rng.normal(size=6) * 3)
+    profile = ScrewProfile(_pose(rng), _pose(rng, 2.0, 0.5), 0.0, 2.0, rng.normal(size=6),
+                           rng.normal(size=6) * 3)
     for t in (0.1, 0.7, 1.3, 1.9):
         _, V, V_dot = profile.sample(t)
         V_fd, V_dot_fd = _twist_by_differences(profile, t)
