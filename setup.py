@@ -74,6 +74,7 @@ setup(
             'computed_torque_controller = robot_dynamics_ros.nodes.launcher:computed_torque_controller',
             'simulator_node = robot_dynamics_ros.nodes.launcher:simulator_node',
             'external_torque_estimator = robot_dynamics_ros.nodes.launcher:external_torque_estimator',
+            'task_space_controller = robot_dynamics_ros.nodes.launcher:task_space_controller',
             'bringup = robot_dynamics_ros.bringup:main',
             'demo = robot_dynamics_ros.demo:main',
         ],

@@ -1,10 +1,10 @@
-"""Simulated arm under computed-torque control, with the dynamics node and the external torque
-estimator.
+"""Simulated arm under computed-torque control (joint space, or task space with controller:=task_space),
+with the dynamics node and the external torque estimator.
 
-    ros2 launch robot_dynamics_ros simulation.launch.py [urdf:=FILE] [config:=FILE]
-        [use_sim_time:=true] [real_time_factor:=1.0] [log_level:=info]
+    ros2 launch robot_dynamics_ros simulation.launch.py [controller:=computed_torque|task_space]
+        [urdf:=FILE] [config:=FILE] [use_sim_time:=true] [real_time_factor:=1.0] [log_level:=info]
 
-    simulator_node --/joint_states--+--> computed_torque_controller --+
+    simulator_node --/joint_states--+--> computed_torque_controller --+   (or task_space_controller)
           ^                         |                                  |
           |                         +--> dynamics_node --> ~/gravity_torques, ~/mass_matrix, ...
           |                         +--> external_torque_estimator --> ~/external_torques,
@@ -12,14 +12,17 @@ estimator.
           +------------- effort_controller/commands -------------------+
 
 The same graph as `python -m robot_dynamics_ros.bringup --graph simulation` (nodes listed in
-robot_dynamics_ros/bringup.py, GRAPHS['simulation']), from the same parameter file,
-config/simulation.yaml. Send a trajectory to /computed_torque_controller/joint_trajectory
-(trajectory_msgs/JointTrajectory), or run `python -m robot_dynamics_ros.demo`.
+robot_dynamics_ros/bringup.py, GRAPHS['simulation'] and CONTROLLERS), from the same parameter file,
+config/simulation.yaml. Exactly one controller commands the simulator. Send a trajectory to
+/computed_torque_controller/joint_trajectory (trajectory_msgs/JointTrajectory), or with
+controller:=task_space a tool pose to /task_space_controller/target_pose (geometry_msgs/PoseStamped),
+or run `python -m robot_dynamics_ros.demo [--task-space]`.
 """
 
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch.conditions import IfCondition
+from launch.substitutions import EqualsSubstitution, LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
@@ -37,6 +40,14 @@ def generate_launch_description():
 
     arguments = [
         DeclareLaunchArgument(
+            'controller',
+            default_value='computed_torque',
+            choices=['computed_torque', 'task_space'],
+            description='The controller that commands the simulator: computed_torque '
+                        '(computed_torque_controller, joint trajectories) or task_space '
+                        '(task_space_controller, tool poses).',
+        ),
+        DeclareLaunchArgument(
             'urdf',
             default_value=PathJoinSubstitution([share, 'urdf', 'ur5e.urdf']),
             description='URDF of the simulated robot, loaded by all four nodes (urdf_path); '
@@ -47,7 +58,7 @@ def generate_launch_description():
             'config',
             default_value=PathJoinSubstitution([share, 'config', 'simulation.yaml']),
             description='Parameter file with simulator_node, computed_torque_controller, '
-                        'dynamics_node and external_torque_estimator sections '
+                        'task_space_controller, dynamics_node and external_torque_estimator sections '
                         '(<node_name>: ros__parameters: ...).',
         ),
         DeclareLaunchArgument(
@@ -95,7 +106,12 @@ def generate_launch_description():
     # The nodes that follow the simulator's clock take the same file, URDF, clock and log level.
     follower = dict(package=PACKAGE, output='screen', parameters=[config, urdf_path, follows_clock],
                     ros_arguments=ros_arguments)
-    controller = Node(executable='computed_torque_controller', name='computed_torque_controller', **follower)
+    def when(name):
+        return IfCondition(EqualsSubstitution(LaunchConfiguration('controller'), name))
+    controller = Node(executable='computed_torque_controller', name='computed_torque_controller',
+                      condition=when('computed_torque'), **follower)
+    task_space = Node(executable='task_space_controller', name='task_space_controller',
+                      condition=when('task_space'), **follower)
     dynamics = Node(executable='dynamics_node', name='dynamics_node', **follower)
     estimator = Node(executable='external_torque_estimator', name='external_torque_estimator', **follower)
-    return LaunchDescription(arguments + [simulator, controller, dynamics, estimator])
+    return LaunchDescription(arguments + [simulator, controller, task_space, dynamics, estimator])

@@ -1,14 +1,15 @@
 """The node graph, described once, started without ``ros2 launch``.
 
     python -m robot_dynamics_ros.bringup [--graph simulation|dynamics] [--config FILE] [--urdf FILE]
-        [--processes] [--executor events|single|multi] [--real-time-factor X]
+        [--controller computed_torque|task_space] [--processes] [--executor events|single|multi]
+        [--real-time-factor X]
         [--use-sim-time true|false] [--duration S] [--ros-args ...]
 
 Two graphs, the same ones launch/simulation.launch.py and launch/dynamics.launch.py start:
 
-- ``simulation``: simulator_node + computed_torque_controller + dynamics_node +
-  external_torque_estimator on the default robot (urdf/ur5e.urdf), parameters from
-  config/simulation.yaml;
+- ``simulation``: simulator_node + computed_torque_controller (or, ``--controller task_space``,
+  task_space_controller) + dynamics_node + external_torque_estimator on the default robot
+  (urdf/ur5e.urdf), parameters from config/simulation.yaml;
 - ``dynamics``: dynamics_node + external_torque_estimator, for a real robot, parameters from
   config/dynamics.yaml; the URDF comes from --urdf or, without it, from the /robot_description topic.
 
@@ -45,11 +46,13 @@ from typing import Any, Iterable, Sequence
 from robot_dynamics_ros import resources
 
 __all__ = [
+    'CONTROLLERS',
     'DEFAULT_CONFIGS',
     'GRAPHS',
     'GraphConfig',
     'NodeSpec',
     'create_nodes',
+    'every_node',
     'main',
     'make_executor',
     'resolve_graph',
@@ -94,12 +97,30 @@ ESTIMATOR = NodeSpec(
     'external_torque_estimator', 'external_torque_estimator',
     'robot_dynamics_ros.nodes.external_torque_estimator', 'ExternalTorqueEstimator',
 )
+TASK_SPACE_CONTROLLER = NodeSpec(
+    'task_space_controller', 'task_space_controller',
+    'robot_dynamics_ros.nodes.task_space_controller', 'TaskSpaceController',
+)
 
 #: The graphs, in start order (the simulator first: it publishes /robot_description and /clock).
 GRAPHS: dict[str, tuple[NodeSpec, ...]] = {
     'simulation': (SIMULATOR, CONTROLLER, DYNAMICS, ESTIMATOR),
     'dynamics': (DYNAMICS, ESTIMATOR),
 }
+
+#: The controllers a graph with a controller can run instead of computed_torque_controller
+#: (--controller; launch argument controller:=...): exactly one commands the simulator.
+CONTROLLERS = {'computed_torque': CONTROLLER, 'task_space': TASK_SPACE_CONTROLLER}
+
+
+def every_node(graph: str) -> tuple[NodeSpec, ...]:
+    """Every node a graph may run, whichever controller: its config file has a section for each, its
+    launch file a Node for each (the controllers under a condition), in this order."""
+    nodes: list[NodeSpec] = []
+    for spec in GRAPHS[graph]:
+        nodes += CONTROLLERS.values() if spec == CONTROLLER else [spec]
+    return tuple(nodes)
+
 
 #: The parameter file (under config/) each graph reads unless --config is given.
 DEFAULT_CONFIGS = {'simulation': 'simulation.yaml', 'dynamics': 'dynamics.yaml'}
@@ -184,14 +205,20 @@ def resolve_graph(
     use_sim_time: bool | None = None,
     real_time_factor: float | None = None,
     ros_args: Iterable[str] = (),
+    controller: str = 'computed_torque',
 ) -> GraphConfig:
     """Resolve file names (shipped file names or paths) and defaults into a GraphConfig.
 
     The simulation graph defaults to the package's urdf/ur5e.urdf; the dynamics graph to no URDF
-    (the node then waits for /robot_description).
+    (the node then waits for /robot_description). ``controller``: which of CONTROLLERS the graph
+    runs (a graph without a controller takes only the default).
     """
     if graph not in GRAPHS:
         raise ValueError(f'graph must be one of {sorted(GRAPHS)}, got {graph!r}')
+    if controller not in CONTROLLERS:
+        raise ValueError(f'controller must be one of {sorted(CONTROLLERS)}, got {controller!r}')
+    if CONTROLLER not in GRAPHS[graph] and controller != 'computed_torque':
+        raise ValueError(f'the {graph} graph runs no controller')
     config_path = resources.config_file(str(config) if config else DEFAULT_CONFIGS[graph])
     if urdf:
         urdf_path: Path | None = resources.urdf_file(str(urdf))
@@ -201,7 +228,7 @@ def resolve_graph(
         urdf_path = None
     return GraphConfig(
         graph=graph,
-        nodes=GRAPHS[graph],
+        nodes=tuple(CONTROLLERS[controller] if spec == CONTROLLER else spec for spec in GRAPHS[graph]),
         config=config_path,
         urdf=urdf_path,
         use_sim_time=use_sim_time,
@@ -488,6 +515,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--graph', choices=sorted(GRAPHS), default='simulation',
                         help='simulation: simulator + computed-torque controller + dynamics node; '
                              'dynamics: dynamics node alone, for a real robot (default: simulation)')
+    parser.add_argument('--controller', choices=sorted(CONTROLLERS), default='computed_torque',
+                        help='the simulation graph\'s controller: computed_torque (joint '
+                             'trajectories) or task_space (tool poses on '
+                             '/task_space_controller/target_pose) (default: computed_torque)')
     parser.add_argument('--config', metavar='FILE',
                         help='parameter file (<node_name>: ros__parameters: ...), a path or the '
                              'name of a file in the package\'s config/ '
@@ -518,7 +549,7 @@ def main(args: Sequence[str] | None = None) -> int:
     try:
         gc = resolve_graph(
             opts.graph, config=opts.config, urdf=opts.urdf, use_sim_time=opts.use_sim_time,
-            real_time_factor=opts.real_time_factor, ros_args=ros,
+            real_time_factor=opts.real_time_factor, ros_args=ros, controller=opts.controller,
         )
     except (FileNotFoundError, ValueError) as exc:
         _log(f'error: {exc}')

@@ -47,7 +47,7 @@ from robot_dynamics_ros.dynamics.spatial import ad, exp_coordinates, inverse_tra
 from robot_dynamics_ros.interpolation import PiecewisePolynomial
 
 __all__ = ['ScrewProfile', 'PoseReference', 'screw_duration', 'body_twist_of_exponential',
-           'MIN_DURATION']
+           'MIN_DURATION', 'reach']
 
 MIN_DURATION = 0.05         # s: the shortest profile (a target next to the desired pose)
 _PEAK_SPEED = 15.0 / 8.0    # max ṡ of the quintic time scaling, times its duration
@@ -162,3 +162,21 @@ class PoseReference:
         if self._held is None:
             raise ValueError('no desired pose yet: hold() or move_to() first')
         return self._held.copy(), _ZERO6.copy(), _ZERO6.copy()
+
+
+def reach(model, frame):
+    """An upper bound (m) on the distance of ``frame``'s origin from the root link's over every
+    configuration: the lengths of the joint placements from the frame's body to the root, plus the
+    frame's placement, plus each prismatic joint's largest travel (inf without position limits). A
+    target farther than this is out of reach whatever the joints do."""
+    f = model.frame_index(frame)
+    total = float(np.linalg.norm(model.frame_placement[f][:3, 3]))
+    i = int(model.frame_body[f])
+    while i >= 0:
+        total += float(np.linalg.norm(model.T_tree[i][:3, 3]))
+        if model.body_joint_types[i] == 'prismatic':
+            c = model.body_coordinate[i]
+            travel = max(abs(model.lower[c]), abs(model.upper[c]))
+            total += abs(model.body_multiplier[i]) * travel + abs(model.body_offset[i])
+        i = int(model.parent[i])
+    return total

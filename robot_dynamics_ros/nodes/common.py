@@ -20,7 +20,11 @@ from rclpy.signals import SignalHandlerOptions
 from robot_dynamics_ros.input_guard import WarningThrottle, bounded
 
 __all__ = ['describe', 'float_array', 'gain_vector', 'string_list', 'WarningThrottle',
-           'make_executor', 'run_node', 'spin_for']
+           'make_executor', 'run_node', 'spin_for', 'control_rate_error', 'control_timer',
+           'MIN_CONTROL_RATE', 'MAX_CONTROL_RATE']
+
+MIN_CONTROL_RATE = 0.1          # Hz: the slowest timer rate accepted (0 = on every joint state)
+MAX_CONTROL_RATE = 10000.0
 
 
 def describe(description, *, read_only=False, dynamic_typing=False, min_value=None,
@@ -84,6 +88,28 @@ def gain_vector(name, value, n=None):
         raise ValueError(f"parameter '{name}' must have 1 or {n} entries (one per joint), "
                          f'got {gains.size}')
     return gains
+
+
+def control_rate_error(rate):
+    """Why a controller's control_rate (Hz) is refused, or None: 0 (one step per joint state) or
+    MIN_CONTROL_RATE to MAX_CONTROL_RATE (a timer that slow is no controller, and a tiny rate would
+    overflow the timer period)."""
+    if not (rate == 0.0 or MIN_CONTROL_RATE <= rate <= MAX_CONTROL_RATE):
+        return (f'control_rate must be 0 or {MIN_CONTROL_RATE} to {MAX_CONTROL_RATE:g} Hz, '
+                f'got {rate}')
+    return None
+
+
+def control_timer(node, old_timer, control_rate, state_timeout, step, watchdog):
+    """A controller's timer (``old_timer`` destroyed): ``step`` at control_rate, or (rate 0: a step
+    per joint state) a ``watchdog`` that detects stale states when state_timeout > 0; else None."""
+    if old_timer is not None:
+        node.destroy_timer(old_timer)
+    if control_rate > 0.0:
+        return node.create_timer(1.0 / control_rate, step)
+    if state_timeout > 0.0:
+        return node.create_timer(min(max(state_timeout / 2, 0.005), 0.5), watchdog)
+    return None
 
 
 def string_list(name, value):

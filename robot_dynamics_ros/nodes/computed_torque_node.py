@@ -82,7 +82,6 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
 
@@ -93,18 +92,26 @@ from robot_dynamics_ros.cdr import (
     joint_trajectory_sizes,
     read_joint_trajectory,
 )
-from robot_dynamics_ros.dynamics.limits import saturate_effort
 from robot_dynamics_ros.input_guard import BadInput, bounded, short_list
 from robot_dynamics_ros.interpolation import JointLimits
-from robot_dynamics_ros.nodes.common import WarningThrottle, describe, gain_vector, run_node
+from robot_dynamics_ros.nodes.common import (
+    MAX_CONTROL_RATE,
+    MIN_CONTROL_RATE,
+    WarningThrottle,
+    control_rate_error,
+    control_timer,
+    describe,
+    gain_vector,
+    run_node,
+)
 from robot_dynamics_ros.nodes.conversions import (
     all_finite,
     float64_field,
     index_map,
     joint_trajectory_arrays,
     make_joint_state,
-    vector_to_multiarray,
 )
+from robot_dynamics_ros.nodes.effort_command import EffortCommand
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
 from robot_dynamics_ros.nodes.model_source import ModelSource
 from robot_dynamics_ros.reference_schedule import (
@@ -117,8 +124,6 @@ from robot_dynamics_ros.reference_schedule import (
 __all__ = ['ComputedTorqueController', 'main', 'MIN_CONTROL_RATE', 'MAX_CONTROL_RATE',
            'INLINE_POINTS', 'DISABLED_MODES']
 
-MIN_CONTROL_RATE = 0.1          # Hz: the slowest timer rate accepted (0 = on every joint state)
-MAX_CONTROL_RATE = 10000.0
 DEFAULT_MAX_TRAJECTORY_POINTS = 10000
 INLINE_POINTS = 200             # longer references are interpolated in a worker thread
 _POLL_PERIOD = 0.005            # s between checks for a prepared reference (only while one is)
@@ -212,14 +217,13 @@ class ComputedTorqueController(Node):
         self._friction_compensation = bool(self.get_parameter('friction_compensation').value)
         self._state_timeout = float(self.get_parameter('state_timeout').value)
         self._control_rate = float(self.get_parameter('control_rate').value)
-        if 0.0 < self._control_rate < MIN_CONTROL_RATE:     # a start-up value: not validated
-            self.get_logger().error(f'control_rate {self._control_rate} Hz is below '
-                                    f'{MIN_CONTROL_RATE} Hz: using {MIN_CONTROL_RATE} Hz')
+        if control_rate_error(self._control_rate):          # a start-up value: not validated
+            self.get_logger().error(f'{control_rate_error(self._control_rate)}: using '
+                                    f'{MIN_CONTROL_RATE} Hz')
             self._control_rate = MIN_CONTROL_RATE
         self._read_limits()
 
-        self._pub_command = self.create_publisher(Float64MultiArray,
-                                                  'effort_controller/commands', 10)
+        self._command = EffortCommand(self, self._throttle)
         self._pub_error = self.create_publisher(JointState, '~/tracking_error', 10)
         # raw: the size is checked before rclpy converts the message
         self.create_subscription(JointTrajectory, TRAJECTORY_TOPIC, self._on_reference_raw, 10,
@@ -257,10 +261,8 @@ class ComputedTorqueController(Node):
                 elif p.name in ('control_rate', 'state_timeout'):
                     if not (math.isfinite(p.value) and p.value >= 0.0):
                         raise ValueError(f'{p.name} must be finite and >= 0, got {p.value}')
-                    if p.name == 'control_rate' and 0.0 < p.value < MIN_CONTROL_RATE:
-                        # 1/rate is the timer period: a tiny rate overflows it
-                        raise ValueError(f'control_rate must be 0 or at least {MIN_CONTROL_RATE} '
-                                         f'Hz, got {p.value}')
+                    if p.name == 'control_rate' and control_rate_error(p.value):
+                        raise ValueError(control_rate_error(p.value))
                 elif p.name == 'disabled_mode' and p.value not in DISABLED_MODES:
                     raise ValueError(f'disabled_mode must be one of {list(DISABLED_MODES)}, got '
                                      f'{bounded(repr(p.value), 100)}')
@@ -305,15 +307,9 @@ class ComputedTorqueController(Node):
 
     def _make_timer(self):
         """Control timer at control_rate, or (rate 0) a watchdog that detects stale states."""
-        if self._timer is not None:
-            self.destroy_timer(self._timer)
-            self._timer = None
-        if self._control_rate > 0.0:
-            # (a lambda: rclpy hands a TimerInfo to a callback that takes an argument)
-            self._timer = self.create_timer(1.0 / self._control_rate, lambda: self._step())
-        elif self._state_timeout > 0.0:
-            self._timer = self.create_timer(min(max(self._state_timeout / 2, 0.005), 0.5),
-                                            self._watchdog)
+        # (a lambda: rclpy hands a TimerInfo to a callback that takes an argument)
+        self._timer = control_timer(self, self._timer, self._control_rate, self._state_timeout,
+                                    lambda: self._step(), self._watchdog)
 
     # -- model ------------------------------------------------------------------------------
     @staticmethod
@@ -333,12 +329,13 @@ class ComputedTorqueController(Node):
         self._throttle.reset()
         if model is None:
             self._input.reset(None)
+            self._command.reset(None, None)
             self._kp = self._kd = None
             return
         self._to_order = index_map(model.joint_names, joint_order)
         self._to_model = index_map(joint_order, model.joint_names)
         # the outgoing messages, built once: each control step only refills their arrays
-        self._command_msg = vector_to_multiarray(np.zeros(model.nq))
+        self._command.reset(model, self._to_order)
         self._error_msg = make_joint_state(joint_order)
         self._input.reset(model)
         self._update_gains()
@@ -527,7 +524,7 @@ class ComputedTorqueController(Node):
         what to log."""
         if self._disabled_mode == 'zero_effort':
             if self.model is not None:
-                self._pub_command.publish(vector_to_multiarray(np.zeros(self.model.nq)))
+                self._command.publish_zero()
             return 'disabled (zero_effort): published one zero command, no commands from now on'
         if self.model is not None and self._input.complete:
             self._compensate()
@@ -622,18 +619,7 @@ class ComputedTorqueController(Node):
 
     def _publish_command(self, tau):
         """Saturate, check finite, publish in joint order; True when published."""
-        if not all_finite(tau):
-            self._throttle.warn('nonfinite/tau', 'computed torque is not finite: nothing published')
-            return False
-        tau, saturated = saturate_effort(self.model, tau)
-        for i in np.flatnonzero(saturated) if saturated.any() else ():
-            name = self.model.joint_names[i]
-            self._throttle.once(f'saturated/{name}',
-                                f'effort of {name} saturated at its URDF limit '
-                                f'{abs(tau[i]):g} (warned once per joint)')
-        self._command_msg.data = float64_field(tau[self._to_order])
-        self._pub_command.publish(self._command_msg)
-        return True
+        return self._command.publish(tau)
 
 
 def main(args=None):

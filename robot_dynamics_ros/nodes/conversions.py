@@ -7,6 +7,8 @@
   layout.dim = [rows (label "rows", size r, stride r·c), cols (label "cols", size c, stride c)].
 - ``vector_to_multiarray`` / ``multiarray_to_vector``: a flat vector (one dim, label "joints").
 - ``index_map``: reorder a vector between two joint orders.
+- ``pose_to_matrix`` / ``set_pose``: geometry_msgs/Pose <-> a 4x4 rigid transform (quaternion x, y,
+  z, w; a finite non-unit quaternion is normalised, a zero one refused).
 
 Bad input raises ``input_guard.BadInput`` (a ValueError with a ``kind``: the nodes throttle their
 warning per kind) with a message fit for a log line: its length does not grow with the message's
@@ -25,7 +27,10 @@ from robot_dynamics_ros.input_guard import BadInput, short_list
 
 __all__ = ['JointStateCache', 'Merged', 'joint_state_values', 'make_joint_state',
            'matrix_to_multiarray', 'multiarray_to_matrix', 'vector_to_multiarray',
-           'multiarray_to_vector', 'index_map', 'all_finite', 'joint_trajectory_arrays']
+           'multiarray_to_vector', 'index_map', 'all_finite', 'joint_trajectory_arrays',
+           'pose_to_matrix', 'set_pose', 'MIN_QUATERNION_NORM']
+
+MIN_QUATERNION_NORM = 1e-6      # a quaternion shorter than this is no rotation: refused
 
 
 def float64_field(values):
@@ -407,3 +412,46 @@ def joint_trajectory_arrays(msg):
         raise BadInput('times', f'time_from_start must be >= 0 and strictly increasing (point {k}: '
                                 f'{times[k]:.9g} s)')
     return names, times, q.copy(), optional[0][2], optional[1][2]
+
+
+def pose_to_matrix(pose):
+    """geometry_msgs/Pose -> T (4, 4): R of the unit quaternion q / |q| (x, y, z, w), p the position.
+    BadInput for a NaN or inf, or |q| < MIN_QUATERNION_NORM."""
+    p, o = pose.position, pose.orientation
+    values = (p.x, p.y, p.z, o.x, o.y, o.z, o.w)
+    if not all(math.isfinite(v) for v in values):
+        raise BadInput('nonfinite', 'the pose has NaN or inf values')
+    norm = math.hypot(o.x, o.y, o.z, o.w)          # (hypot: no overflow for 1e300 entries)
+    if norm < MIN_QUATERNION_NORM:
+        raise BadInput('quaternion', f'its orientation quaternion has norm {norm:.3g}: no rotation')
+    x, y, z, w = o.x / norm, o.y / norm, o.z / norm, o.w / norm
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w), p.x],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w), p.y],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y), p.z],
+                     [0.0, 0.0, 0.0, 1.0]])
+
+
+def set_pose(pose, T):
+    """Fill geometry_msgs/Pose from the rigid transform T (4, 4): the unit quaternion of R with w >= 0
+    (Shepperd's method: from the largest of 1 + tr R, 1 + 2 R_ii - tr R, so no division by a small
+    number)."""
+    R = T[:3, :3]
+    trace = R[0, 0] + R[1, 1] + R[2, 2]
+    k = int(np.argmax((trace, R[0, 0], R[1, 1], R[2, 2])))
+    if k == 0:
+        s = 2.0 * math.sqrt(1.0 + trace)                                  # s = 4 w
+        q = (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s, 0.25 * s
+    elif k == 1:
+        s = 2.0 * math.sqrt(1.0 + 2.0 * R[0, 0] - trace)                 # s = 4 x
+        q = 0.25 * s, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s, (R[2, 1] - R[1, 2]) / s
+    elif k == 2:
+        s = 2.0 * math.sqrt(1.0 + 2.0 * R[1, 1] - trace)                 # s = 4 y
+        q = (R[0, 1] + R[1, 0]) / s, 0.25 * s, (R[1, 2] + R[2, 1]) / s, (R[0, 2] - R[2, 0]) / s
+    else:
+        s = 2.0 * math.sqrt(1.0 + 2.0 * R[2, 2] - trace)                 # s = 4 z
+        q = (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s, (R[1, 0] - R[0, 1]) / s
+    sign = -1.0 if q[3] < 0.0 else 1.0
+    o = pose.orientation
+    o.x, o.y, o.z, o.w = (float(sign * v) for v in q)
+    pose.position.x, pose.position.y, pose.position.z = (float(v) for v in T[:3, 3])
+    return pose

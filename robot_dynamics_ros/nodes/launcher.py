@@ -40,3 +40,7 @@ def simulator_node():
 
 def external_torque_estimator():
     sys.exit(_run('external_torque_estimator'))
+
+
+def task_space_controller():
+    sys.exit(_run('task_space_controller'))

@@ -114,3 +114,16 @@ def test_a_target_at_the_desired_pose_takes_the_shortest_profile_and_an_empty_re
     T, V, _ = reference.sample(1.0 + MIN_DURATION / 2)
     np.testing.assert_allclose(T, np.eye(4), atol=1e-15)
     assert not V.any()
+
+
+def test_reach_bounds_the_frame_over_every_configuration():
+    from pathlib import Path
+
+    from robot_dynamics_ros import dynamics as rd
+    from robot_dynamics_ros.pose_profile import reach
+    model = rd.load_urdf(str(Path(__file__).resolve().parents[2] / "urdf" / "ur5e.urdf"), tip_link="tool0")
+    bound = reach(model, "tool0")
+    rng = np.random.default_rng(0)
+    farthest = max(np.linalg.norm(rd.frame_pose(model, q, "tool0")[:3, 3])
+                   for q in rng.uniform(-np.pi, np.pi, (2000, model.nq)))
+    assert farthest <= bound < 1.3 * farthest, (farthest, bound)

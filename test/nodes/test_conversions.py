@@ -218,3 +218,29 @@ def test_parameter_helpers():
     assert string_list('joints', []) == [] and string_list('joints', ['a']) == ['a']
     with pytest.raises(ValueError):
         string_list('joints', [1.0])
+
+
+def test_poses_and_quaternions_round_trip():
+    """set_pose then pose_to_matrix gives T back (rotations near 0 and π, about every axis); a scaled
+    quaternion is normalised (1e300 too); a zero or non-finite one is refused."""
+    from geometry_msgs.msg import Pose
+
+    from robot_dynamics_ros.dynamics.spatial import exp_coordinates
+    from robot_dynamics_ros.nodes.conversions import pose_to_matrix, set_pose
+    rng = np.random.default_rng(3)
+    for angle in (0.0, 1e-9, 0.5, 2.0, np.pi - 1e-9, np.pi):
+        for _ in range(10):
+            axis = rng.normal(size=3)
+            T = exp_coordinates(np.r_[angle * axis / np.linalg.norm(axis), rng.normal(size=3)])
+            pose = set_pose(Pose(), T)
+            o = pose.orientation
+            assert o.w >= 0.0 and abs(math.hypot(o.x, o.y, o.z, o.w) - 1.0) < 1e-15
+            np.testing.assert_allclose(pose_to_matrix(pose), T, atol=1e-14)
+    pose = Pose()
+    pose.orientation.x = pose.orientation.w = 1e300
+    quarter_turn = exp_coordinates([np.pi / 2, 0, 0, 0, 0, 0])
+    np.testing.assert_allclose(pose_to_matrix(pose)[:3, :3], quarter_turn[:3, :3], atol=1e-15)
+    for bad in (0.0, math.nan):
+        pose.orientation.x = pose.orientation.w = bad
+        with pytest.raises(BadInput):
+            pose_to_matrix(pose)

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import WrenchStamped
+from geometry_msgs.msg import PoseStamped, WrenchStamped
 from rcl_interfaces.srv import SetParameters
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
@@ -26,6 +26,7 @@ from robot_dynamics_ros.nodes.conversions import make_joint_state
 from robot_dynamics_ros.nodes.dynamics_node import DynamicsNode
 from robot_dynamics_ros.nodes.external_torque_estimator import ExternalTorqueEstimator
 from robot_dynamics_ros.nodes.simulator_node import SimulatorNode
+from robot_dynamics_ros.nodes.task_space_controller import TaskSpaceController
 
 from _node_harness import UR5E_HOME, UR5E_JOINTS
 
@@ -125,6 +126,34 @@ def _bad_wrenches():
     yield msg
 
 
+def _bad_targets():
+    for field, value in (('x', NAN), ('y', INF), ('z', 1e300)):
+        msg = PoseStamped()
+        msg.pose.orientation.w = 1.0
+        setattr(msg.pose.position, field, value)
+        yield msg
+    msg = PoseStamped()                                 # the zero quaternion
+    yield msg
+    msg = PoseStamped()
+    msg.pose.orientation.w = NAN
+    yield msg
+    msg = PoseStamped()
+    msg.header.frame_id = 'no_such_frame'
+    msg.pose.orientation.w = 1.0
+    yield msg
+    msg = PoseStamped()
+    msg.pose.orientation.w = 1e-300                     # finite, but no rotation
+    yield msg
+    msg = PoseStamped()
+    msg.pose.orientation.x = 1e300
+    msg.pose.orientation.w = 1e300                      # its norm overflows
+    yield msg
+    msg = PoseStamped()
+    msg.pose.position.x = 1e6                           # unreachable, but a pose
+    msg.pose.orientation.w = 1.0
+    yield msg
+
+
 def _bad_descriptions():
     yield String(data='')
     yield String(data='not xml at all')
@@ -134,7 +163,8 @@ def _bad_descriptions():
 
 
 BAD_MESSAGES = {JointState: _bad_joint_states, Float64MultiArray: _bad_commands,
-                JointTrajectory: _bad_references, WrenchStamped: _bad_wrenches, String: _bad_descriptions}
+                JointTrajectory: _bad_references, WrenchStamped: _bad_wrenches, String: _bad_descriptions,
+                PoseStamped: _bad_targets}
 
 
 def _numbers(msg):
@@ -311,6 +341,33 @@ def test_controller_survives_bad_input_and_holds_the_good_state(graph, ur5e_xml,
     np.testing.assert_allclose(commands[-1].data, rd.gravity_torques(ur5e_model, q), rtol=0, atol=1e-6)
     _assert_finite(outputs)
     assert all(all(math.isfinite(x) for x in c.data) for c in commands)
+
+
+def test_task_space_controller_survives_bad_input_and_holds_the_good_state(graph, ur5e_xml, ur5e_model):
+    """After every bad parameter, target and service call (a target 1000 km away included), the
+    controller at a still good state q, enabled and told to hold, commands g(q) and publishes no
+    non-finite value."""
+    ros = graph
+    node = ros.add(TaskSpaceController, {'robot_description': ur5e_xml, 'tip_link': 'tool0'})
+    state = ros.publisher(JointState, '/joint_states')
+    commands = ros.collect(Float64MultiArray, '/effort_controller/commands', qos=1000)
+    q = np.asarray(UR5E_HOME)
+    state.publish(_good_state(0, q))
+    assert ros.spin_until(lambda: commands, 10.0)
+    outputs, services = _fuzz(ros, node)
+    assert {f'/{node.get_name()}/enable', f'/{node.get_name()}/hold'} <= set(services)
+    assert ros.call(SetBool, f'/{node.get_name()}/enable', SetBool.Request(data=True)).success
+    for k in range(1, 5):
+        state.publish(_good_state(k, q))
+        ros.spin(0.01)
+    assert ros.call(Trigger, f'/{node.get_name()}/hold', Trigger.Request()).success
+    commands.clear()
+    for k in range(5, 40):
+        state.publish(_good_state(k, q))
+        ros.spin(0.01)
+    assert ros.spin_until(lambda: len(commands) >= 10, 10.0), 'no commands after the fuzzing'
+    np.testing.assert_allclose(commands[-1].data, rd.gravity_torques(ur5e_model, q), rtol=0, atol=1e-6)
+    _assert_finite(outputs)
 
 
 def test_simulator_survives_bad_input_and_simulates_correctly(graph, ur5e_xml, ur5e_model):

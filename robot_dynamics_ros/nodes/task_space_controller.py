@@ -1,0 +1,469 @@
+"""task_space_controller: the tool's pose under the task-space computed-torque law.
+
+    τ = J_bᵀ (Λ_b a + η_b) + (1 − J_bᵀ J̄ᵀ)(τ₀ + c + g),   a = d/dt(V_d,b) + K_p X_e + K_d V_e
+
+(robot_dynamics_ros.dynamics.task_space_control, in the body frame {b} of the tip frame, angular
+first); the desired pose moves to each target along a screw motion with a quintic time scaling
+(robot_dynamics_ros.pose_profile, ROS-free); efforts saturated at the URDF effort limits.
+
+Topics (joint vectors in the controller's joint order: ``joints`` parameter, else model order):
+
+- in  ``joint_states`` (sensor_msgs/JointState): measured q, q̇, merged by joint name.
+- in  ``~/target_pose`` (geometry_msgs/PoseStamped): where the tip frame is to go, in the root link's
+  frame (``header.frame_id`` empty or the root link). A new target never makes the desired pose jump:
+  it moves there from where it is (pose, twist and acceleration) within ``max_linear_velocity`` (the
+  frame origin's speed) and ``max_angular_velocity``, then holds it. A target in another frame, with
+  NaN or inf, with a zero quaternion, or farther from the root than the frame can reach
+  (pose_profile.reach: the chain's link lengths) is refused with a throttled warning, and the last
+  good target stays; a finite non-unit quaternion is normalised.
+- out ``effort_controller/commands`` (std_msgs/Float64MultiArray): τ, for ros2_control's
+  JointGroupEffortController (or simulator_node), as computed_torque_controller.
+- out ``~/pose_error`` (geometry_msgs/TwistStamped): X_e = log(T⁻¹ T_des), the twist that takes the
+  tip frame to the desired pose in unit time, in the tip frame (``header.frame_id``): angular in
+  rad, linear in m.
+- out ``~/desired_pose`` (geometry_msgs/PoseStamped): the current point of the profile, in the root
+  link's frame.
+
+Services:
+
+- ``~/enable`` (std_srvs/SetBool). Disabled, the target is discarded and the controller publishes the
+  gravity torque g(q) for every joint state (the arm floats where it is and can be guided by hand);
+  targets are refused. Enabled again: the pose at the next joint state is held.
+- ``~/hold`` (std_srvs/Trigger): discard the target, hold the measured pose of the tip frame.
+
+With no target the controller holds the pose of the first complete joint state. When any joint's
+state is older than ``state_timeout``: the gravity-only holding torque g(q) of the last state and a
+warning; when states resume, the pose at that moment is held. A joint state that does not continue
+the previous one (``max_state_jump``): the pose of that state is held. Where the law cannot be
+computed (a singular Jacobian with ``damping`` = 0, fewer than six joints moving the frame), the
+controller publishes g(q) and warns, naming the cause.
+
+Parameters: the model parameters of model_source (``tip_link`` picks the controlled frame; a tree with
+several tips needs it), plus, settable at run time and validated:
+
+- ``kp`` (1/s²), ``kd`` (1/s): 1 value, 2 = [rotation, translation] or 6 (angular first), each >= 0.
+- ``nullspace_kp`` (1/s²; 1 or n values, >= 0; 0 = no posture), ``nullspace_kd`` (1/s; empty =
+  2√nullspace_kp), ``nullspace_posture`` (rad / m, n values; empty = the first measured position):
+  the posture held in the null space of a redundant arm (it changes no task acceleration).
+- ``max_linear_velocity`` (m/s, > 0), ``max_angular_velocity`` (rad/s, > 0): of the desired pose.
+- ``damping`` (>= 0): added to J M⁻¹ Jᵀ before it is inverted (task_space_inertia).
+- ``control_rate`` (Hz; 0 = one command per joint state), ``state_timeout`` (s, 0 = off),
+  ``start_enabled`` (read-only), ``max_state_jump`` / ``max_state_jump_prismatic``, and the
+  plausibility bounds of joint_state_input.
+"""
+
+import math
+
+import numpy as np
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import PoseStamped, TwistStamped
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.node import Node
+from std_srvs.srv import SetBool, Trigger
+
+from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.dynamics.spatial import inverse_transform, log_transform
+from robot_dynamics_ros.input_guard import BadInput, bounded
+from robot_dynamics_ros.nodes.common import (
+    MIN_CONTROL_RATE,
+    WarningThrottle,
+    control_rate_error,
+    control_timer,
+    describe,
+    float_array,
+    gain_vector,
+    run_node,
+)
+from robot_dynamics_ros.nodes.conversions import index_map, pose_to_matrix, set_pose
+from robot_dynamics_ros.nodes.effort_command import EffortCommand
+from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
+from robot_dynamics_ros.nodes.model_source import ModelSource
+from robot_dynamics_ros.pose_profile import PoseReference, reach
+from robot_dynamics_ros.task_frame import task_frame
+
+__all__ = ['TaskSpaceController', 'main', 'task_gains']
+
+_COMPUTE_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError)
+
+
+def task_gains(name, value):
+    """A task-space gain parameter as 6 values, angular first: 1 value (all six), 2 ([rotation,
+    translation]) or 6; each >= 0. ValueError naming the parameter otherwise."""
+    gains = gain_vector(name, value)
+    if gains.size == 2:
+        return np.repeat(gains, 3)
+    if gains.size not in (1, 6):
+        raise ValueError(f"parameter '{name}' must have 1, 2 ([rotation, translation]) or 6 entries "
+                         f'(angular first), got {gains.size}')
+    return np.broadcast_to(gains, (6,)).copy()
+
+
+def _empty(value):
+    """An empty array parameter (rclpy types an empty default [] as a byte array)."""
+    return isinstance(value, (list, tuple, bytes)) and len(value) == 0
+
+
+def _stamp(now_ns):
+    return Time(sec=now_ns // 1_000_000_000, nanosec=now_ns % 1_000_000_000)
+
+
+class TaskSpaceController(Node):
+    """Task-space computed-torque controller of the tip frame's pose (module docstring)."""
+
+    def __init__(self, node_name='task_space_controller', **kwargs):
+        super().__init__(node_name, **kwargs)
+        self._throttle = WarningThrottle(self.get_logger())
+        self.model = None
+        self.joint_order = ()
+        self.frame = None
+        self._to_order = self._to_model = None
+        self._gains = None              # the law's keyword arguments while the parameters fit, else None
+        self._posture = None            # nullspace_posture in model order, None when empty
+        self._first_q = None            # the first measured position (the posture by default)
+        self._stale = False
+        self._timer = None
+        self.declare_parameter('kp', [100.0], describe(
+            'Pose gains K_p (1/s^2): 1 value, 2 = [rotation, translation], or 6 (angular first).',
+            dynamic_typing=True, additional_constraints='1, 2 or 6 numbers, each >= 0'))
+        self.declare_parameter('kd', [20.0], describe(
+            'Twist gains K_d (1/s): 1 value, 2 = [rotation, translation], or 6 (angular first).',
+            dynamic_typing=True, additional_constraints='1, 2 or 6 numbers, each >= 0'))
+        self.declare_parameter('nullspace_kp', [0.0], describe(
+            'Posture gain in the null space (1/s^2): 1 value or one per joint; 0 = no posture.',
+            dynamic_typing=True, additional_constraints='1 or n numbers, each >= 0'))
+        self.declare_parameter('nullspace_kd', [], describe(
+            'Posture damping in the null space (1/s): empty = 2 sqrt(nullspace_kp), else 1 or n values.',
+            dynamic_typing=True, additional_constraints='empty, or 1 or n numbers, each >= 0'))
+        self.declare_parameter('nullspace_posture', [], describe(
+            'The posture q0 held in the null space (rad / m, one per joint in the controller\'s joint '
+            'order); empty = the first measured position.',
+            dynamic_typing=True, additional_constraints='empty or n numbers'))
+        self.declare_parameter('max_linear_velocity', 0.1, describe(
+            'Peak speed (m/s) of the desired frame origin on its way to a target.', min_value=1e-6))
+        self.declare_parameter('max_angular_velocity', 0.5, describe(
+            'Peak angular speed (rad/s) of the desired frame on its way to a target.', min_value=1e-6))
+        self.declare_parameter('damping', 0.0, describe(
+            'Added to J M^-1 J^T before it is inverted (0 = exact law; > 0 near singularities or with '
+            'fewer than six joints).', min_value=0.0))
+        self.declare_parameter('control_rate', 0.0, describe(
+            'Control rate in Hz; 0 = compute and publish on every joint-state message.',
+            min_value=0.0, max_value=10000.0))
+        self.declare_parameter('state_timeout', 0.1, describe(
+            'Seconds without a joint state after which the controller stops tracking and publishes '
+            'the gravity-only holding torque (0 = never).', min_value=0.0))
+        self.declare_parameter('start_enabled', True, describe(
+            'Start enabled (holding the pose of the first joint state until a target arrives).',
+            read_only=True))
+        self.add_on_set_parameters_callback(self._validate_parameters)
+        self.add_post_set_parameters_callback(self._apply_parameters)
+        self.enabled = bool(self.get_parameter('start_enabled').value)
+        self._state_timeout = float(self.get_parameter('state_timeout').value)
+        self._control_rate = float(self.get_parameter('control_rate').value)
+        if control_rate_error(self._control_rate):          # a start-up value: not validated
+            self.get_logger().error(f'{control_rate_error(self._control_rate)}: using '
+                                    f'{MIN_CONTROL_RATE} Hz')
+            self._control_rate = MIN_CONTROL_RATE
+        self._reference = PoseReference()
+        self._read_speeds()
+
+        self._command = EffortCommand(self, self._throttle)
+        self._pub_error = self.create_publisher(TwistStamped, '~/pose_error', 10)
+        self._pub_desired = self.create_publisher(PoseStamped, '~/desired_pose', 10)
+        self._error_msg = TwistStamped()
+        self._desired_msg = PoseStamped()
+        self.create_subscription(PoseStamped, '~/target_pose', self._on_target, 10)
+        self.create_service(SetBool, '~/enable', self._on_enable)
+        self.create_service(Trigger, '~/hold', self._on_hold)
+        self._input = JointStateInput(self, self._throttle, self._on_state,
+                                      state_jumps=(0.05, 0.01, 'drops the target and holds the pose '
+                                                   'of the new state'),
+                                      on_discontinuity=self._on_discontinuity)
+        self._make_timer()
+        self._source = ModelSource(self, self._on_model, warm_up=self._warm_up_calls,
+                                   throttle=self._throttle)
+        self._source.start()
+
+    # -- parameters -------------------------------------------------------------------------
+    def _n(self):
+        return self.model.nq if self.model is not None else None
+
+    def _validate_parameters(self, params):
+        try:
+            for p in params:
+                if p.name in ('kp', 'kd'):
+                    task_gains(p.name, p.value)
+                elif p.name == 'nullspace_kp' or (p.name == 'nullspace_kd' and not _empty(p.value)):
+                    gain_vector(p.name, p.value, self._n())
+                elif p.name == 'nullspace_posture':
+                    posture = np.zeros(0) if _empty(p.value) else float_array(p.name, p.value)
+                    if posture.size and self.model is not None and posture.size != self.model.nq:
+                        raise ValueError(f"parameter 'nullspace_posture' must be empty or have "
+                                         f'{self.model.nq} entries, got {posture.size}')
+                elif p.name in ('max_linear_velocity', 'max_angular_velocity'):
+                    if not (math.isfinite(p.value) and p.value > 0.0):
+                        raise ValueError(f'{p.name} must be finite and > 0, got {p.value}')
+                elif p.name in ('damping', 'state_timeout', 'control_rate'):
+                    if not (math.isfinite(p.value) and p.value >= 0.0):
+                        raise ValueError(f'{p.name} must be finite and >= 0, got {p.value}')
+                    if p.name == 'control_rate' and control_rate_error(p.value):
+                        raise ValueError(control_rate_error(p.value))
+        except ValueError as exc:
+            return SetParametersResult(successful=False, reason=bounded(exc))
+        return SetParametersResult(successful=True)
+
+    def _apply_parameters(self, params):
+        names = {p.name for p in params}
+        if names & {'kp', 'kd', 'nullspace_kp', 'nullspace_kd', 'nullspace_posture', 'damping'}:
+            self._update_gains()
+        if names & {'max_linear_velocity', 'max_angular_velocity'}:
+            self._read_speeds()
+        if names & {'control_rate', 'state_timeout'}:
+            self._state_timeout = float(self.get_parameter('state_timeout').value)
+            self._control_rate = float(self.get_parameter('control_rate').value)
+            self._make_timer()
+
+    def _read_speeds(self):
+        self._reference.max_linear_velocity = float(self.get_parameter('max_linear_velocity').value)
+        self._reference.max_angular_velocity = float(self.get_parameter('max_angular_velocity').value)
+
+    def _update_gains(self):
+        """The law's gains and posture in model order; None (and an error) when they do not fit."""
+        self._gains = None
+        if self.model is None:
+            return
+        n = self.model.nq
+        get = self.get_parameter
+        try:
+            kp, kd = task_gains('kp', get('kp').value), task_gains('kd', get('kd').value)
+            kp0 = gain_vector('nullspace_kp', get('nullspace_kp').value, n)[self._to_model]
+            kd_value = get('nullspace_kd').value
+            kd0 = (2.0 * np.sqrt(kp0) if _empty(kd_value)
+                   else gain_vector('nullspace_kd', kd_value, n)[self._to_model])
+            posture = get('nullspace_posture').value
+            posture = np.zeros(0) if _empty(posture) else float_array('nullspace_posture', posture)
+            if posture.size not in (0, n):
+                raise ValueError(f"parameter 'nullspace_posture' must be empty or have {n} entries")
+        except ValueError as exc:
+            self.get_logger().error(bounded(f'{exc}: no commands until the gains are set correctly'))
+            return
+        law = dict(kp=kp, kd=kd, damping=float(get('damping').value))
+        if kp0.any() or kd0.any():
+            law.update(nullspace_kp=kp0, nullspace_kd=kd0)
+        self._posture = posture[self._to_model] if posture.size else None
+        self._gains = law
+
+    def _make_timer(self):
+        self._timer = control_timer(self, self._timer, self._control_rate, self._state_timeout,
+                                    lambda: self._step(), self._watchdog)
+
+    # -- model ------------------------------------------------------------------------------
+    @staticmethod
+    def _warm_up_calls(model):
+        """The core calls of a control step, to compile them before the first one."""
+        def law(q, qd):
+            T = rd.frame_pose(model, q)
+            log_transform(T)
+            return rd.task_space_control(model, q, qd, T, damping=1e-3, nullspace_q=q, nullspace_kp=1.0)
+        return law, lambda q, qd: rd.gravity_torques(model, q)
+
+    def _on_model(self, model, joint_order):
+        self.model = model
+        self.joint_order = joint_order
+        self._reference.clear()
+        self._stale = False
+        self._first_q = None
+        self._throttle.reset()
+        self._input.reset(model)
+        self.frame = None
+        if model is None:
+            self._gains = None
+            return
+        self._to_order = index_map(model.joint_names, joint_order)
+        self._to_model = index_map(joint_order, model.joint_names)
+        self._command.reset(model, self._to_order)
+        self.frame, reason = task_frame(model, self.get_parameter('tip_link').value)
+        if self.frame is None:
+            self.get_logger().error(f'{reason}: no task-space control (set tip_link); publishing '
+                                    'the gravity torques only')
+        self._reach = reach(model, self.frame) if self.frame is not None else 0.0
+        self._error_msg.header.frame_id = self.frame or ''
+        self._desired_msg.header.frame_id = model.root_link
+        self._update_gains()
+
+    # -- target -----------------------------------------------------------------------------
+    def _on_target(self, msg):
+        if self.model is None or self.frame is None:
+            self._throttle.warn('target/no_model', 'target rejected: no robot model (or no tip frame) yet')
+            return
+        if not self.enabled:
+            self._throttle.warn('target/disabled', 'target rejected: the controller is disabled (~/enable)')
+            return
+        frame_id = msg.header.frame_id
+        if frame_id not in ('', self.model.root_link):
+            self._throttle.warn('target/frame', f'target rejected: its frame_id '
+                                                f'{bounded(repr(frame_id), 100)} is not the root link '
+                                                f'{self.model.root_link!r} (or empty)')
+            return
+        try:
+            T_goal = pose_to_matrix(msg.pose)
+        except BadInput as exc:
+            self._throttle.warn(f'target/{exc.kind}', f'target rejected: {exc}')
+            return
+        distance = math.hypot(*T_goal[:3, 3])
+        if distance > self._reach:
+            self._throttle.warn('target/reach', f'target rejected: {distance:.4g} m from the root link, '
+                                                f'beyond the reach of {self.frame} ({self._reach:.3f} m '
+                                                'at most)')
+            return
+        now_ns = self.get_clock().now().nanoseconds
+        if not self._ensure_reference(now_ns):
+            self._throttle.warn('target/no_state', 'target rejected: no complete joint state yet')
+            return
+        duration = self._reference.move_to(T_goal, now_ns * 1e-9)
+        p = T_goal[:3, 3]
+        self.get_logger().info(f'new target ({p[0]:.4f}, {p[1]:.4f}, {p[2]:.4f}) m: '
+                               f'reached in {duration:.2f} s', throttle_duration_sec=1.0)
+
+    def _measured_pose(self):
+        q, _ = self._input.cache.arrays()
+        return rd.frame_pose(self.model, q, self.frame)
+
+    def _ensure_reference(self, now_ns):
+        """Hold the measured pose if nothing is desired yet; False while there is no complete state."""
+        if not self._input.complete:
+            return False
+        if self._reference.empty:
+            self._reference.hold(self._measured_pose(), now_ns * 1e-9)
+        return True
+
+    def _hold_here(self, now_ns=None):
+        now_ns = self.get_clock().now().nanoseconds if now_ns is None else now_ns
+        self._reference.hold(self._measured_pose(), now_ns * 1e-9)
+
+    def _on_discontinuity(self, description):
+        if self.enabled and self.model is not None and self.frame is not None:
+            self._hold_here()
+            self._throttle.warn('state/discontinuity',
+                                f'{description}: target dropped, holding the pose of this state')
+
+    # -- services ---------------------------------------------------------------------------
+    def _on_enable(self, request, response):
+        if request.data and not self.enabled:
+            self.enabled = True
+            self._reference.clear()          # hold the pose of the next complete state
+            self._stale = False
+            response.message = 'enabled: holding the current pose'
+        elif not request.data and self.enabled:
+            self.enabled = False
+            self._reference.clear()
+            if self.model is not None and self._input.complete:
+                self._hold_against_gravity()
+            response.message = 'disabled: publishing g(q) for every joint state'
+        else:
+            response.message = f"already {'enabled' if self.enabled else 'disabled'}"
+        self.get_logger().info(response.message)
+        response.success = True
+        return response
+
+    def _on_hold(self, request, response):
+        if not self.enabled:
+            response.success, response.message = False, 'the controller is disabled'
+        elif self.model is None or self.frame is None or not self._input.complete:
+            response.success, response.message = False, 'no complete joint state (or no tip frame) yet'
+        else:
+            self._hold_here()
+            p = self._reference.goal[:3, 3]
+            response.success = True
+            response.message = f'holding the pose at ({p[0]:.4f}, {p[1]:.4f}, {p[2]:.4f}) m'
+            self.get_logger().info(response.message)
+        return response
+
+    # -- control ----------------------------------------------------------------------------
+    def _on_state(self, _msg):
+        if self._control_rate == 0.0:
+            self._step(self._input.last_ns)
+
+    def _is_stale(self, now_ns):
+        if self._state_timeout <= 0.0:
+            return False
+        return (now_ns - self._input.cache.oldest_update_ns()) * 1e-9 > self._state_timeout
+
+    def _watchdog(self):
+        if self.enabled and self.model is not None and self._input.complete:
+            if self._is_stale(self.get_clock().now().nanoseconds):
+                self._stale_hold()
+
+    def _stale_hold(self):
+        if not self._stale:
+            self._stale = True
+            self._reference.clear()          # hold where the robot is when states resume
+        self._throttle.warn('stale', f'joint states older than state_timeout = {self._state_timeout} '
+                                     's: publishing gravity-only holding torque, tracking stopped')
+        self._hold_against_gravity()
+
+    def _hold_against_gravity(self):
+        """g(q) at the last measured q: the arm does not fall (and is not driven)."""
+        q, _ = self._input.cache.arrays()
+        try:
+            tau = rd.gravity_torques(self.model, q)
+        except _COMPUTE_ERRORS as exc:
+            self._throttle.warn('compute/gravity', f'cannot compute gravity torques: {exc}')
+            return
+        self._command.publish(tau)
+
+    def _step(self, now_ns=None):
+        """One control update at node-clock time now_ns (default: now)."""
+        if self.model is None or not self._input.check_complete():
+            return
+        if not self.enabled or self.frame is None:
+            self._hold_against_gravity()
+            return
+        if now_ns is None:
+            now_ns = self.get_clock().now().nanoseconds
+        if self._is_stale(now_ns):
+            self._stale_hold()
+            return
+        if self._stale:
+            self._stale = False
+            self.get_logger().warning('joint states resumed: holding the current pose')
+        if self._gains is None:
+            self._throttle.warn('gains', 'the gains do not fit the model: gravity torques only')
+            self._hold_against_gravity()
+            return
+        self._ensure_reference(now_ns)
+        q, qd = self._input.cache.arrays()
+        T_des, V_des, Vdot_des = self._reference.sample(now_ns * 1e-9)
+        if self._first_q is None:
+            self._first_q = q.copy()
+        law = self._gains
+        if 'nullspace_kp' in law:
+            law = dict(law, nullspace_q=self._first_q if self._posture is None else self._posture)
+        try:
+            tau = rd.task_space_control(self.model, q, qd, T_des, V_des, Vdot_des, frame=self.frame, **law)
+            T = rd.frame_pose(self.model, q, self.frame)
+            X_e = log_transform(inverse_transform(T) @ T_des)
+        except _COMPUTE_ERRORS as exc:
+            self._throttle.warn('compute/law', f'cannot compute the task-space law ({exc}): publishing '
+                                               'the gravity torques')
+            self._hold_against_gravity()
+            return
+        if not self._command.publish(tau):
+            return
+        stamp = _stamp(now_ns)
+        msg = self._error_msg
+        msg.header.stamp = stamp
+        a, v = msg.twist.angular, msg.twist.linear
+        a.x, a.y, a.z, v.x, v.y, v.z = (float(x) for x in X_e)
+        self._pub_error.publish(msg)
+        desired = self._desired_msg
+        desired.header.stamp = stamp
+        set_pose(desired.pose, T_des)
+        self._pub_desired.publish(desired)
+
+
+def main(args=None):
+    run_node(TaskSpaceController, args)
+
+
+if __name__ == '__main__':
+    main()
