@@ -173,6 +173,8 @@ class GraphConfig:
     real_time_factor: float | None = None
     #: ROS arguments from the command line (without ``--ros-args``), given to every node.
     ros_args: tuple[str, ...] = ()
+    #: The key in CONTROLLERS of the graph's controller.
+    controller: str = 'computed_torque'
 
     def overrides(self, spec: NodeSpec) -> dict[str, Any]:
         """Parameters set on the command line for node ``spec`` (they win over the config file)."""
@@ -234,6 +236,7 @@ def resolve_graph(
         use_sim_time=use_sim_time,
         real_time_factor=real_time_factor,
         ros_args=tuple(ros_args),
+        controller=controller,
     )
 
 
@@ -391,6 +394,8 @@ def bringup_command(gc: GraphConfig, *, executor: str = 'events') -> list[str]:
         cmd += ['--use-sim-time', str(bool(gc.use_sim_time)).lower()]
     if gc.real_time_factor is not None:
         cmd += ['--real-time-factor', repr(float(gc.real_time_factor))]
+    if gc.controller != 'computed_torque':
+        cmd += ['--controller', gc.controller]
     if gc.ros_args:
         cmd += ['--ros-args', *gc.ros_args]
     return cmd

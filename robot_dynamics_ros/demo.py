@@ -3,6 +3,7 @@
     python -m robot_dynamics_ros.demo [--duration 8] [--output out/demo.png]
         [--mode bringup|processes|in-process] [--ros-args ...]
     make demo
+    make demo DEMO_ARGS=--task-space     (the tool under task-space control: demo_task_space.py)
 
 1. Starts the simulation graph (simulator_node + computed_torque_controller + dynamics_node +
    external_torque_estimator, from config/simulation.yaml) with
@@ -709,44 +710,88 @@ def _spin_for(executor, seconds: float, step: float = 0.05) -> None:
         executor.spin_once(timeout_sec=min(step, max(deadline - time.monotonic(), 0.001)))
 
 
+class GraphRun:
+    """The simulation graph of ``gc`` running (``mode``: bringup = one ``python -m
+    robot_dynamics_ros.bringup`` process, processes = one per node, in-process = here) and an executor
+    of ``executor_kind`` in this process for the demo's own nodes (``add``): a context manager that
+    stops and destroys everything on the way out. rclpy gets no signal handlers: Ctrl-C raises
+    KeyboardInterrupt in the demo, and the way out stops the graph."""
+
+    def __init__(self, gc, mode, executor_kind):
+        self.gc, self.mode, self.executor_kind = gc, mode, executor_kind
+        self.nodes, self.children, self.executor, self.context = [], [], None, None
+        self.description = ''
+
+    def __enter__(self):
+        import rclpy
+        from rclpy.signals import SignalHandlerOptions
+
+        self.context = rclpy.Context()
+        rclpy.init(args=['--ros-args', *self.gc.ros_args], context=self.context,
+                   signal_handler_options=SignalHandlerOptions.NO)
+        try:
+            if self.mode == 'bringup':
+                cmd = bringup.bringup_command(self.gc, executor=self.executor_kind)
+                self.children = [(_BRINGUP, bringup.spawn(cmd))]
+                self.description = f'graph in one bringup process, {self.executor_kind} executor'
+            elif self.mode == 'processes':
+                self.children = bringup.start_processes(self.gc)
+                self.description = f'{len(self.children)} node processes'
+            else:
+                self.nodes = bringup.create_nodes(self.gc, context=self.context)
+            self.executor = bringup.make_executor(self.executor_kind, context=self.context)
+            for node in self.nodes:
+                self.executor.add_node(node)
+            if self.nodes:
+                self.description = f'nodes and recorder in one process, {type(self.executor).__name__}'
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def add(self, node):
+        """A node of the demo's own, spun by the executor and destroyed on the way out."""
+        self.executor.add_node(node)
+        self.nodes.append(node)
+        return node
+
+    def alive(self):
+        return all(p.poll() is None for _, p in self.children)
+
+    def exited(self):
+        return ', '.join(f'{spec.name} exited with code {p.returncode}'
+                         for spec, p in self.children if p.poll() is not None)
+
+    def spin_until(self, condition, timeout):
+        """Spin until ``condition()`` or the graph ends; True when ``condition()`` is."""
+        return _spin_until(self.executor, lambda: not self.alive() or condition(), timeout) and condition()
+
+    def __exit__(self, *exc):
+        import rclpy
+
+        if self.executor is not None:
+            for node in self.nodes:
+                self.executor.remove_node(node)
+            self.executor.shutdown(timeout_sec=2.0)
+        for node in reversed(self.nodes):
+            node.destroy_node()
+        if self.context.ok():
+            rclpy.shutdown(context=self.context)
+        if self.children:
+            bringup.stop_processes(self.children, timeout=10.0)
+        return False
+
+
 def run_demo(opts) -> tuple[Recording, DemoReport | None, list[str]]:
     """Bring the graph up, drive it, record. Returns (recording, report or None, early failures)."""
-    import rclpy
-    from rclpy.signals import SignalHandlerOptions
-
     gc = bringup.resolve_graph('simulation', config=opts.config, urdf=opts.urdf,
                                ros_args=opts.ros_args)
     rec = Recording(duration=opts.duration)
     rec.robot_name = urdf_robot_name(gc.urdf)
-    context = rclpy.Context()
-    # No rclpy signal handlers: Ctrl-C raises KeyboardInterrupt here, and the finally clauses
-    # below stop the graph.
-    rclpy.init(args=['--ros-args', *gc.ros_args], context=context,
-               signal_handler_options=SignalHandlerOptions.NO)
-    nodes, children, executor, recorder = [], [], None, None
-    try:
-        if opts.mode == 'bringup':
-            cmd = bringup.bringup_command(gc, executor=opts.executor)
-            children = [(_BRINGUP, bringup.spawn(cmd))]
-            rec.mode = f'graph in one bringup process, {opts.executor} executor'
-        elif opts.mode == 'processes':
-            children = bringup.start_processes(gc)
-            rec.mode = f'{len(children)} node processes'
-        else:
-            nodes = bringup.create_nodes(gc, context=context)
-        recorder = make_recorder(rec, context=context)
-        executor = bringup.make_executor(opts.executor, context=context)
-        for node in (*nodes, recorder):
-            executor.add_node(node)
-        if nodes:
-            rec.mode = f'nodes and recorder in one process, {type(executor).__name__}'
-
-        def graph_alive():
-            return all(p.poll() is None for _, p in children)
-
-        def exited():
-            return ', '.join(f'{spec.name} exited with code {p.returncode}'
-                             for spec, p in children if p.poll() is not None)
+    with GraphRun(gc, opts.mode, opts.executor) as run:
+        recorder = run.add(make_recorder(rec, context=run.context))
+        rec.mode = run.description
+        executor, graph_alive, exited = run.executor, run.alive, run.exited
 
         # 1. The graph is up: joint states, a controller that answers them, a reference topic.
         ready = _spin_until(executor, lambda: (
@@ -809,19 +854,6 @@ def run_demo(opts) -> tuple[Recording, DemoReport | None, list[str]]:
         if not finished:
             return rec, None, [f'the simulation did not reach the end of the trajectory within '
                                f'{wall_limit:g} s']
-    finally:
-        if executor is not None:
-            for node in (*nodes, recorder):
-                if node is not None:
-                    executor.remove_node(node)
-            executor.shutdown(timeout_sec=2.0)
-        for node in (recorder, *reversed(nodes)):
-            if node is not None:
-                node.destroy_node()
-        if context.ok():
-            rclpy.shutdown(context=context)
-        if children:
-            bringup.stop_processes(children, timeout=10.0)
     return rec, analyse(rec, max_error=opts.max_error), []
 
 
@@ -860,6 +892,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--max-error', type=float, default=0.05,
                         help='fail if any joint\'s tracking error exceeds this [rad] '
                              '(default: 0.05)')
+    task = parser.add_argument_group('task space (demo_task_space.py)')
+    task.add_argument('--task-space', action='store_true',
+                      help='instead: task_space_controller moves the tool to the corners of a square '
+                           '(out/demo_task_space.png)')
+    task.add_argument('--side', type=float, default=0.12, help='side of the square [m] (default: 0.12)')
+    task.add_argument('--turn', type=float, default=0.3,
+                      help='turn of the tool about its z axis at the corners [rad] (default: 0.3)')
+    task.add_argument('--dwell', type=float, default=0.5,
+                      help='simulated time at each corner after the desired pose reached it [s] '
+                           '(default: 0.5)')
+    task.add_argument('--max-position-error', type=float, default=1e-3,
+                      help='fail if the tool is farther than this from a corner [m] (default: 0.001)')
+    task.add_argument('--max-orientation-error', type=float, default=0.01,
+                      help='fail if the tool is turned more than this from a corner [rad] '
+                           '(default: 0.01)')
     return parser
 
 
@@ -869,6 +916,16 @@ def main(args: Sequence[str] | None = None) -> int:
     opts = build_parser().parse_args(plain)
     opts.ros_args = ros_args
     started = time.monotonic()
+    if opts.task_space:
+        from robot_dynamics_ros import demo_task_space
+        try:
+            return demo_task_space.main(opts)
+        except KeyboardInterrupt:
+            print('demo: interrupted', file=sys.stderr)
+            return 130
+        except FileNotFoundError as exc:
+            print(f'demo: {exc}', file=sys.stderr)
+            return 2
     try:
         rec, report, problems = run_demo(opts)
     except KeyboardInterrupt:
