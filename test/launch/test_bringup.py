@@ -59,6 +59,19 @@ def test_node_arguments_load_the_config_then_the_overrides():
     assert ctl[-2:] == ['-p', 'kp:=[1.0]']
 
 
+def test_the_controller_option_picks_exactly_one_controller():
+    assert bringup.CONTROLLER in bringup.resolve_graph('simulation').nodes
+    gc = bringup.resolve_graph('simulation', controller='task_space')
+    assert [s.name for s in gc.nodes] == ['simulator_node', 'task_space_controller', 'dynamics_node',
+                                          'external_torque_estimator']
+    assert bringup.bringup_command(gc)[-2:] == ['--controller', 'task_space']
+    assert '--controller' not in bringup.bringup_command(bringup.resolve_graph('simulation'))
+    with pytest.raises(ValueError, match='controller must be one of'):
+        bringup.resolve_graph('simulation', controller='impedance')
+    with pytest.raises(ValueError, match='runs no controller'):
+        bringup.resolve_graph('dynamics', controller='task_space')
+
+
 def test_dynamics_graph_defaults_to_the_robot_description_topic():
     gc = bringup.resolve_graph('dynamics')
     assert [s.name for s in gc.nodes] == ['dynamics_node', 'external_torque_estimator']
@@ -107,7 +120,7 @@ def test_launch_file_starts_the_same_graph_as_bringup(graph):
     path = ROOT / 'launch' / f'{graph}.launch.py'
     compile(path.read_text(encoding='utf-8'), str(path), 'exec')
     nodes, undescribed = _launch_nodes(path)
-    assert nodes == [(s.executable, s.name) for s in bringup.GRAPHS[graph]]
+    assert nodes == [(s.executable, s.name) for s in bringup.every_node(graph)]
     assert undescribed == []
     assert f"'{bringup.DEFAULT_CONFIGS[graph]}'" in path.read_text(encoding='utf-8')
 
@@ -127,7 +140,8 @@ def _stub_launch_modules(monkeypatch):
     names = {
         'launch': ['LaunchDescription'],
         'launch.actions': ['DeclareLaunchArgument', 'IncludeLaunchDescription'],
-        'launch.substitutions': ['LaunchConfiguration', 'PathJoinSubstitution'],
+        'launch.conditions': ['IfCondition'],
+        'launch.substitutions': ['LaunchConfiguration', 'PathJoinSubstitution', 'EqualsSubstitution'],
         'launch_ros': [],
         'launch_ros.actions': ['Node'],
         'launch_ros.parameter_descriptions': ['ParameterValue'],
@@ -158,7 +172,14 @@ def test_launch_file_executes(graph, monkeypatch):
     assert {'urdf', 'config', 'use_sim_time'} <= {a.args[0] for a in arguments}
     assert all(a.kwargs.get('description') for a in arguments)
     assert [(n.kwargs['executable'], n.kwargs['name']) for n in nodes] == [
-        (s.executable, s.name) for s in bringup.GRAPHS[graph]]
+        (s.executable, s.name) for s in bringup.every_node(graph)]
+    # exactly one controller runs for each value of the controller argument
+    conditional = [n for n in nodes if 'condition' in n.kwargs]
+    assert [n.kwargs['name'] for n in conditional] == [s.name for s in bringup.CONTROLLERS.values()
+                                                     if s in bringup.every_node(graph)]
+    if conditional:
+        equals = [n.kwargs['condition'].args[0] for n in conditional]
+        assert [e.args[1] for e in equals] == list(bringup.CONTROLLERS)
     for node in nodes:
         assert node.kwargs['package'] == 'robot_dynamics_ros'
         config = node.kwargs['parameters'][0]

@@ -16,7 +16,7 @@ from robot_dynamics_ros import bringup
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = sorted((ROOT / 'config').glob('*.yaml'))
-NODE_NAMES = {spec.name for specs in bringup.GRAPHS.values() for spec in specs}
+NODE_NAMES = {spec.name for graph in bringup.GRAPHS for spec in bringup.every_node(graph)}
 
 
 def _parameters(path):
@@ -51,7 +51,7 @@ def test_config_file_is_well_formed(path):
 @pytest.mark.parametrize('graph', sorted(bringup.GRAPHS))
 def test_graph_config_covers_every_node(graph):
     params = _parameters(ROOT / 'config' / bringup.DEFAULT_CONFIGS[graph])
-    assert set(params) == {spec.name for spec in bringup.GRAPHS[graph]}
+    assert set(params) == {spec.name for spec in bringup.every_node(graph)}
 
 
 def _same(value, want):
@@ -81,7 +81,7 @@ def ros_context():
 def test_every_config_key_is_a_parameter_the_node_declares(graph, ros_context):
     gc = bringup.resolve_graph(graph, urdf='ur5e.urdf')
     expected = _parameters(gc.config)
-    for spec in gc.nodes:
+    for spec in bringup.every_node(graph):
         node = spec.node_class()(cli_args=gc.node_arguments(spec), context=ros_context)
         try:
             declared = set(node.list_parameters([], 0).names)

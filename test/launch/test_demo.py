@@ -127,3 +127,38 @@ def test_demo_runs(tmp_path):
     contact = tmp_path / 'contact.png'
     assert 'push on the arm' in result.stdout and contact.is_file()
     assert '~/contact: true during the push, false after it' in result.stdout, result.stdout
+
+
+def test_task_space_square_corners_and_turns():
+    from robot_dynamics_ros import demo_task_space
+    from robot_dynamics_ros.dynamics.spatial import exp_coordinates, inverse_transform, log_transform
+    start = exp_coordinates([0.3, -0.2, 0.5, 0.4, -0.1, 0.5])
+    targets = demo_task_space.square_targets(start, side=0.1, turn=0.25)
+    assert len(targets) == 5
+    np.testing.assert_array_equal(targets[-1], start)
+    corners = np.array([T[:3, 3] - start[:3, 3] for T in targets[:4]])
+    np.testing.assert_allclose(np.abs(corners), [[0.0, 0.05, 0.05]] * 4, atol=1e-15)
+    assert len({tuple(np.sign(c[1:])) for c in corners}) == 4
+    for k, T in enumerate(targets[:4]):
+        turn = log_transform(inverse_transform(start) @ T)[:3]      # about the tool's own z axis
+        np.testing.assert_allclose(turn, [0.0, 0.0, 0.25 if k % 2 == 0 else -0.25], atol=1e-12)
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_task_space_demo_runs(tmp_path):
+    """`python -m robot_dynamics_ros.demo --task-space`: exit 0, every corner reached, the PNG."""
+    env = dict(os.environ)
+    env['ROS_DOMAIN_ID'] = str(random.choice(
+        [d for d in range(1, 102) if str(d) != os.environ.get('ROS_DOMAIN_ID')]))
+    env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    env['PYTHONPATH'] = os.pathsep.join(p for p in (str(ROOT), env.get('PYTHONPATH')) if p)
+    result = subprocess.run(
+        [sys.executable, '-m', 'robot_dynamics_ros.demo', '--task-space', '--side', '0.06', '--dwell', '0.2',
+         '--output', str(tmp_path / 'demo.png')],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stdout + result.stderr
+    png = tmp_path / 'demo_task_space.png'
+    assert str(png) in result.stdout and png.is_file()
+    rows = [line.split() for line in result.stdout.splitlines() if line.strip()[:1].isdigit()]
+    assert len(rows) == 5 and all(float(r[1]) < 1000.0 and float(r[2]) < 10000.0 for r in rows), result.stdout
