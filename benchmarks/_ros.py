@@ -270,12 +270,21 @@ def measure_ready(probe, env, log_dir, runs, timeout=30.0):
 
 
 def measure_round_trip(probe, kind, env, log_dir, duration, warmup=1.0, drain=0.5, timeout=30.0):
-    """kind 'controller' (computed_torque_node), 'dynamics' (dynamics_node) or 'estimator'
-    (external_torque_estimator) at 1 kHz."""
+    """kind 'controller' (computed_torque_node), 'task_space' (task_space_controller), 'dynamics'
+    (dynamics_node) or 'estimator' (external_torque_estimator) at 1 kHz."""
     probe.publishing = True
     if kind == "controller":
         module = "robot_dynamics_ros.nodes.computed_torque_node"
         params = _node_params({"kp": "[0.0]", "kd": "[0.0]", "control_rate": "0.0"})
+        log = probe.commands
+        topic = "/effort_controller/commands"
+    elif kind == "task_space":
+        # kp = kd = 0 at rest: τ = J^T Λ J M^-1 g + (1 - J^T Λ J M^-1) g = g(q_k), decoded like the
+        # joint controller's command (the whole law is still computed: one task_space_control call,
+        # the frame's pose and the pose error's logarithm)
+        module = "robot_dynamics_ros.nodes.task_space_controller"
+        params = _node_params({"kp": "[0.0]", "kd": "[0.0]", "control_rate": "0.0",
+                               "tip_link": "panda_link8"})
         log = probe.commands
         topic = "/effort_controller/commands"
     elif kind == "estimator":
@@ -288,6 +297,7 @@ def measure_round_trip(probe, kind, env, log_dir, duration, warmup=1.0, drain=0.
         params = _node_params()
         log = probe.gravity
         topic = "/dynamics_node/gravity_torques"
+    probe.spin(0.3)         # (what the previous node sent still arrives: it must not count as this one's)
     log.clear()
     node = NodeProcess(module, params, env, log_dir)
     seq_at_start = probe.seq
@@ -307,7 +317,7 @@ def measure_round_trip(probe, kind, env, log_dir, duration, warmup=1.0, drain=0.
     finally:
         node.stop()
     wall = (w1 - w0) * 1e-9
-    if kind == "controller":
+    if kind in ("controller", "task_space"):
         decoded = Decoder(probe).decode(received, seq_at_start, probe.seq)
         method = "command value decoded against the table g(q_k) (kp = kd = 0)"
     else:
@@ -400,6 +410,7 @@ def run(domain_id, *, duration, sim_duration, ready_runs, do_node=True, do_sim=T
             else:
                 out["ready"] = measure_ready(probe, env, log_dir, ready_runs)
                 out["controller"] = measure_round_trip(probe, "controller", env, log_dir, duration)
+                out["task_space"] = measure_round_trip(probe, "task_space", env, log_dir, duration)
                 out["dynamics"] = measure_round_trip(probe, "dynamics", env, log_dir, duration)
                 out["estimator"] = measure_round_trip(probe, "estimator", env, log_dir, duration)
         if do_sim:

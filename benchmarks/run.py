@@ -574,14 +574,15 @@ def print_ros(r):
         for note in rd_["notes"]:
             print("  " + note)
     rows = []
-    for key in ("controller", "dynamics", "estimator"):
+    for key in ("controller", "task_space", "dynamics", "estimator"):
         if key not in r:
             continue
         x = r[key]
+        label = f"{x['node'].rsplit('.', 1)[-1]}: {x['topic']}"
         if "error" in x:
-            rows.append((x["topic"], "-", "-", "-", "-", "-", "-", "-", "-", "-", x["error"].splitlines()[0]))
+            rows.append((label, "-", "-", "-", "-", "-", "-", "-", "-", "-", x["error"].splitlines()[0]))
             continue
-        rows.append((x["topic"], f"{x['window_s']:.1f}", f"{x['publish_rate_hz']:.0f}", x["sent"],
+        rows.append((label, f"{x['window_s']:.1f}", f"{x['publish_rate_hz']:.0f}", x["sent"],
                      f"{x['lost']} ({x['lost_bursts']}, {x['longest_lost_burst']})",
                      f"{x.get('median_ms', float('nan')):.3f}", f"{x.get('p99_ms', float('nan')):.3f}",
                      f"{x.get('max_ms', float('nan')):.2f}", f"{x['cpu_percent']:.1f}", f"{x['ready_s']:.2f}",

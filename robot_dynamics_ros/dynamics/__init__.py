@@ -37,7 +37,7 @@ from .mass_matrix import mass_matrix, mass_matrix_trajectory, mass_matrix_via_ja
 from .model import Data, Model
 from .modern_robotics import from_modern_robotics, to_modern_robotics
 from .task_space import task_space_bias, task_space_inertia
-from .task_space_control import task_space_control
+from .task_space_control import pose_error, task_space_control
 from .urdf import load_urdf
 
 __all__ = [
@@ -49,7 +49,7 @@ __all__ = [
     "closed_form_dynamics", "ClosedFormDynamics", "kinetic_energy", "potential_energy",
     "forward_dynamics", "forward_dynamics_via_mass_matrix", "forward_dynamics_trajectory",
     "friction_torques", "frame_pose", "jacobian", "jacobian_derivative",
-    "task_space_inertia", "task_space_bias", "computed_torque", "task_space_control",
+    "task_space_inertia", "task_space_bias", "computed_torque", "task_space_control", "pose_error",
     "MomentumObserver", "external_wrench", "momentum_balance",
     "euler_step", "semi_implicit_euler_step", "rk4_step", "simulate", "SimulationResult",
     "effort_limits", "saturate_effort", "enforce_position_limits",

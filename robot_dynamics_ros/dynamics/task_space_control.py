@@ -83,6 +83,26 @@ def task_space_control(model: Model, q: ArrayLike, qd: ArrayLike, T_des: ArrayLi
     return tau
 
 
+def pose_error(model: Model, q: ArrayLike, T_des: ArrayLike, frame: str | None = None,
+               data: Data | None = None) -> np.ndarray:
+    """X_e = log(T_sb(q)⁻¹ T_des) (6,), angular first (rad, m): the twist that takes the body frame {b}
+    of `frame` (default model.tip_frame) to the desired pose T_des (4, 4; in the root frame) in unit
+    time, in {b}'s coordinates: the pose error task_space_control drives to zero (MatrixLog6, eqs.
+    3.91-3.92). One compiled call (forward kinematics, then the logarithm)."""
+    X = np.empty(6)
+    try:
+        frame_index = model.frame_index(model.tip_frame if frame is None else frame)
+        _k.pose_error(_checks.buffer(model, data), q, frame_index, T_des, X, np.empty((4, 4)))
+    except _checks.KERNEL_ERRORS as error:
+        T_checked = rigid_transform(T_des, "T_des")
+        q_checked = _checks.vector(model, q, "q")
+        model.frame_index(model.tip_frame if frame is None else frame)
+        if q_checked is q and T_checked is T_des:
+            raise error
+        return pose_error(model, q_checked, T_checked, frame, data)
+    return X
+
+
 def _checked_call(model, error, q, qd, T_des, V_des, Vdot_des, kp, kd, frame, nullspace_q, nullspace_kp,
                   nullspace_kd, damping, data):
     """The error path of task_space_control: every argument checked and converted (a ValueError naming

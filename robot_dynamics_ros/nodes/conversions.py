@@ -435,23 +435,24 @@ def set_pose(pose, T):
     """Fill geometry_msgs/Pose from the rigid transform T (4, 4): the unit quaternion of R with w >= 0
     (Shepperd's method: from the largest of 1 + tr R, 1 + 2 R_ii - tr R, so no division by a small
     number)."""
-    R = T[:3, :3]
-    trace = R[0, 0] + R[1, 1] + R[2, 2]
-    k = int(np.argmax((trace, R[0, 0], R[1, 1], R[2, 2])))
-    if k == 0:
+    (r00, r01, r02, px), (r10, r11, r12, py), (r20, r21, r22, pz) = T[:3].tolist()
+    trace = r00 + r11 + r22
+    largest = max(trace, r00, r11, r22)
+    if largest == trace:
         s = 2.0 * math.sqrt(1.0 + trace)                                  # s = 4 w
-        q = (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s, 0.25 * s
-    elif k == 1:
-        s = 2.0 * math.sqrt(1.0 + 2.0 * R[0, 0] - trace)                 # s = 4 x
-        q = 0.25 * s, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s, (R[2, 1] - R[1, 2]) / s
-    elif k == 2:
-        s = 2.0 * math.sqrt(1.0 + 2.0 * R[1, 1] - trace)                 # s = 4 y
-        q = (R[0, 1] + R[1, 0]) / s, 0.25 * s, (R[1, 2] + R[2, 1]) / s, (R[0, 2] - R[2, 0]) / s
+        q = (r21 - r12) / s, (r02 - r20) / s, (r10 - r01) / s, 0.25 * s
+    elif largest == r00:
+        s = 2.0 * math.sqrt(1.0 + 2.0 * r00 - trace)                     # s = 4 x
+        q = 0.25 * s, (r01 + r10) / s, (r02 + r20) / s, (r21 - r12) / s
+    elif largest == r11:
+        s = 2.0 * math.sqrt(1.0 + 2.0 * r11 - trace)                     # s = 4 y
+        q = (r01 + r10) / s, 0.25 * s, (r12 + r21) / s, (r02 - r20) / s
     else:
-        s = 2.0 * math.sqrt(1.0 + 2.0 * R[2, 2] - trace)                 # s = 4 z
-        q = (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s, (R[1, 0] - R[0, 1]) / s
-    sign = -1.0 if q[3] < 0.0 else 1.0
-    o = pose.orientation
-    o.x, o.y, o.z, o.w = (float(sign * v) for v in q)
-    pose.position.x, pose.position.y, pose.position.z = (float(v) for v in T[:3, 3])
+        s = 2.0 * math.sqrt(1.0 + 2.0 * r22 - trace)                     # s = 4 z
+        q = (r02 + r20) / s, (r12 + r21) / s, 0.25 * s, (r10 - r01) / s
+    if q[3] < 0.0:
+        q = (-q[0], -q[1], -q[2], -q[3])
+    o, p = pose.orientation, pose.position
+    o.x, o.y, o.z, o.w = q
+    p.x, p.y, p.z = px, py, pz
     return pose

@@ -317,6 +317,8 @@ FUNCTIONS = {
                                 nullspace_q=(Q, _array((N,), optional=True)),
                                 nullspace_kp=(10.0, _number(st.floats(0.0, 100.0), EXTREME)),
                                 damping=(0.0, DAMPING), data=(None, DATA)), ()),
+    "pose_error": (rd.pose_error, dict(q=(Q, V), T_des=(T_DES, _array((4, 4))), frame=("tool0", FRAME),
+                                       data=(None, DATA)), ()),
     "external_wrench": (rd.external_wrench, dict(q=(Q, V), tau_ext=(TAU, V), frame=("tool0", FRAME),
                                                  reference=("body", REFERENCE), damping=(0.0, DAMPING),
                                                  data=(None, DATA)), ()),

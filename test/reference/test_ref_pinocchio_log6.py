@@ -29,4 +29,8 @@ def test_bad_transforms_are_refused():
     for bad in (sheared, T[:3], np.full((4, 4), np.nan), "T"):
         with pytest.raises(ValueError, match="T "):
             log_transform(bad)
+    far = exp_coordinates([0.0, 0.0, 2.0, 0.0, 0.0, 0.0])
+    far[:3, 3] = (1.7e308, -1.7e308, 0.0)          # [ω θ] p overflows
+    with pytest.raises(ValueError, match="overflowed.*T "):
+        log_transform(far)
     np.testing.assert_array_equal(log_transform(T.tolist()), log_transform(T))

@@ -121,3 +121,15 @@ def test_a_closed_loop_in_simulate_reaches_the_pose(pair):
     T = rd.frame_pose(m, result.q[-1])
     assert np.abs(T[:3, 3] - T_goal[:3, 3]).max() < 1e-6
     assert np.abs(T[:3, :3] - T_goal[:3, :3]).max() < 1e-6
+
+
+@pytest.mark.parametrize("pair", ARMS, indirect=True)
+def test_pose_error_is_pinocchios_log6_of_the_relative_pose(pair):
+    m = pair.model
+    rng = np.random.default_rng(23)
+    fid = pair.frame_id(m.tip_frame)
+    for q, _, _ in zip(*pair.states(4, seed=29)):
+        T_des = _target(pair, q, rng)[0]
+        pin.framesForwardKinematics(pair.pm, pair.pd, pair.pin_q(q))
+        expected = _ours(pin.log6(pair.pd.oMf[fid].actInv(pin.SE3(T_des[:3, :3], T_des[:3, 3]))).vector)
+        np.testing.assert_allclose(rd.pose_error(m, q, T_des), expected, rtol=0, atol=1e-12)

@@ -56,7 +56,7 @@ from .linalg import cholesky_in_place, cholesky_solve_in_place, task_space_inert
 from .momentum import momentum_balance as momentum_balance_of_state, observer_reset, observer_step
 from .rnea import rnea as recursive_newton_euler
 from .spatial import is_rigid_transform, log_transform as matrix_log
-from .task_space_control import task_space_control as task_space_law
+from .task_space_control import relative_pose, task_space_control as task_space_law
 
 ENTRY_NAMES = []     # every entry point, in the order declared
 
@@ -142,6 +142,8 @@ OVERFLOW_J = _overflowed("J(q)", "q")
 OVERFLOW_DJ = _overflowed("dJ/dt", "q, qd")
 OVERFLOW_LAMBDA = _overflowed("task-space inertia Lambda", "q")
 OVERFLOW_TERMS = _overflowed("M, c, g, J, Lambda or eta", "q, qd")
+OVERFLOW_POSE_ERROR = _overflowed("pose error X_e", "q, T_des")
+OVERFLOW_LOG = _overflowed("the matrix logarithm log(T)", "T")
 OVERFLOW_TASK_CONTROL = _overflowed("task-space control torque", "q, qd, T_des, V_des, Vdot_des, kp, kd, "
                                     "nullspace_q, nullspace_kp, nullspace_kd and damping")
 OVERFLOW_STEP = _diverged("integration", "q, qd, tau, dt, f_tip, friction")
@@ -487,6 +489,24 @@ def task_space_control(d, q, qd, frame, damping, T_des, V_des, Vdot_des, Kp, Kd,
     return status
 
 
+@_entry(types.none(_D, _VI, _I, _MI, _V, _M))
+def pose_error(d, q, frame, T_des, X, T):
+    """X (6) = log(T_0f(q)^-1 T_des), the frame's pose error in its body coordinates; T: its pose."""
+    check_vector(d, q, n_coordinates(d))
+    if not (T_des.shape == (4, 4) and all_finite(T_des) and is_rigid_transform(T_des)):
+        raise ValueError("invalid task-space target")
+    body_poses_in_base(d, d, q)
+    pose_of_frame(d, d, frame, T)
+    if not all_finite(T):
+        raise ValueError(OVERFLOW_POSE)
+    R_bd, p_bd = relative_pose(T, T_des)
+    X_e = matrix_log(R_bd, p_bd)
+    for i in range(6):
+        X[i] = X_e[i]
+    if not all_finite(X):
+        raise ValueError(OVERFLOW_POSE_ERROR)
+
+
 # ---- the matrix logarithm of a rigid transform (spatial.py) ------------------------------------------
 @_entry(types.none(_MI, _V))
 def log_transform(T, X):
@@ -497,6 +517,8 @@ def log_transform(T, X):
     S = matrix_log(R, (T[0, 3], T[1, 3], T[2, 3]))
     for i in range(6):
         X[i] = S[i]
+    if not all_finite(X):
+        raise ValueError(OVERFLOW_LOG)
 
 
 # ---- integration (integrators.py) --------------------------------------------------------------------

@@ -17,18 +17,9 @@ from .spatial import ad, add6, adjoint, log_transform
 
 
 @inline
-def task_space_control(mb, w, q, qd, frame, damping, T_des, V_des, Vdot_des, Kp, Kd, posture, q0, kp0, kd0,
-                       tau, M, c, g, J, Lam, eta, T, scratch, work):
-    """τ of the law into tau (nq); M, c, g, J, Lam, eta, T, scratch: all_terms' arrays; work: scratch
-    (6, max(nq, 6)). Kp, Kd: 6 x 6; posture: whether q0, kp0, kd0 (nq each) hold a posture. Returns
-    all_terms' status
-    (tau is unset unless it is STATUS_OK)."""
-    status = all_terms(mb, w, q, qd, frame, REF_BODY, damping, M, c, g, J, Lam, eta, T, scratch)
-    if status != STATUS_OK:
-        return status
-    n = n_coordinates(mb)
-    L = scratch[0:n, 0:n]                   # all_terms leaves the Cholesky factor of M here
-    # T_bd = T^-1 T_des:  R_bd = R^T R_des,  p_bd = R^T (p_des - p)
+def relative_pose(T, T_des):
+    """T_bd = T^-1 T_des of two 4 x 4 poses, as (R_bd 9-tuple, p_bd 3-tuple): R_bd = R^T R_des,
+    p_bd = R^T (p_des - p)."""
     R_bd = (T[0, 0] * T_des[0, 0] + T[1, 0] * T_des[1, 0] + T[2, 0] * T_des[2, 0],
             T[0, 0] * T_des[0, 1] + T[1, 0] * T_des[1, 1] + T[2, 0] * T_des[2, 1],
             T[0, 0] * T_des[0, 2] + T[1, 0] * T_des[1, 2] + T[2, 0] * T_des[2, 2],
@@ -41,6 +32,22 @@ def task_space_control(mb, w, q, qd, frame, damping, T_des, V_des, Vdot_des, Kp,
     dx, dy, dz = T_des[0, 3] - T[0, 3], T_des[1, 3] - T[1, 3], T_des[2, 3] - T[2, 3]
     p_bd = (T[0, 0] * dx + T[1, 0] * dy + T[2, 0] * dz, T[0, 1] * dx + T[1, 1] * dy + T[2, 1] * dz,
             T[0, 2] * dx + T[1, 2] * dy + T[2, 2] * dz)
+    return R_bd, p_bd
+
+
+@inline
+def task_space_control(mb, w, q, qd, frame, damping, T_des, V_des, Vdot_des, Kp, Kd, posture, q0, kp0, kd0,
+                       tau, M, c, g, J, Lam, eta, T, scratch, work):
+    """τ of the law into tau (nq); M, c, g, J, Lam, eta, T, scratch: all_terms' arrays; work: scratch
+    (6, max(nq, 6)). Kp, Kd: 6 x 6; posture: whether q0, kp0, kd0 (nq each) hold a posture. Returns
+    all_terms' status
+    (tau is unset unless it is STATUS_OK)."""
+    status = all_terms(mb, w, q, qd, frame, REF_BODY, damping, M, c, g, J, Lam, eta, T, scratch)
+    if status != STATUS_OK:
+        return status
+    n = n_coordinates(mb)
+    L = scratch[0:n, 0:n]                   # all_terms leaves the Cholesky factor of M here
+    R_bd, p_bd = relative_pose(T, T_des)
     X_e = log_transform(R_bd, p_bd)
     V_b = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     for k in range(n):                                                            # V_b = J_b q̇
