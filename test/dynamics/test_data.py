@@ -47,7 +47,8 @@ def _calls(model, q, qd, qdd, rng):
         "momentum_balance": lambda d: np.concatenate(rd.momentum_balance(model, q, qd, data=d)),
         "task_space_control": lambda d: rd.task_space_control(
             model, q, qd, rd.frame_pose(model, qd, frame, data=d), frame=frame, damping=1e-3, data=d),
-        "pose_error": lambda d: rd.pose_error(model, q, rd.frame_pose(model, qd, frame, data=d), frame, data=d),
+        "pose_error":
+            lambda d: rd.pose_error(model, q, rd.frame_pose(model, qd, frame, data=d), frame, data=d),
         "external_wrench": lambda d: rd.external_wrench(model, q, tau, frame, "world_aligned", 1e-3, data=d),
         "potential_energy": lambda d: rd.potential_energy(model, q, data=d),
         "compute_all_terms": lambda d: np.concatenate([x.ravel() for x in rd.compute_all_terms(
