@@ -95,8 +95,8 @@ def control_rate_error(rate):
     MIN_CONTROL_RATE to MAX_CONTROL_RATE (a timer that slow is no controller, and a tiny rate would
     overflow the timer period)."""
     if not (rate == 0.0 or MIN_CONTROL_RATE <= rate <= MAX_CONTROL_RATE):
-        return (f'control_rate must be 0 or {MIN_CONTROL_RATE} to {MAX_CONTROL_RATE:g} Hz, '
-                f'got {rate}')
+        return (f'control_rate must be 0 or at least {MIN_CONTROL_RATE} Hz (and at most '
+                f'{MAX_CONTROL_RATE:g} Hz), got {rate}')
     return None
 
 
