@@ -71,18 +71,14 @@ Parameters: the model parameters of model_source, plus (settable at run time unl
 """
 
 import collections
-import math
 import queue
 import threading
 
 import numpy as np
 from builtin_interfaces.msg import Time
-from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
-from rclpy.node import Node
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
-from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from robot_dynamics_ros import dynamics as rd
@@ -97,13 +93,11 @@ from robot_dynamics_ros.interpolation import JointLimits
 from robot_dynamics_ros.nodes.common import (
     MAX_CONTROL_RATE,
     MIN_CONTROL_RATE,
-    WarningThrottle,
-    control_rate_error,
-    control_timer,
     describe,
     gain_vector,
     run_node,
 )
+from robot_dynamics_ros.nodes.controller import COMPUTE_ERRORS, Controller
 from robot_dynamics_ros.nodes.conversions import (
     all_finite,
     float64_field,
@@ -111,9 +105,6 @@ from robot_dynamics_ros.nodes.conversions import (
     joint_trajectory_arrays,
     make_joint_state,
 )
-from robot_dynamics_ros.nodes.effort_command import EffortCommand
-from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
-from robot_dynamics_ros.nodes.model_source import ModelSource
 from robot_dynamics_ros.reference_schedule import (
     DEFAULT_MAX_PENDING,
     ReferenceSchedule,
@@ -162,20 +153,15 @@ def _prepare(job):
         return exc
 
 
-class ComputedTorqueController(Node):
+class ComputedTorqueController(Controller):
     """Computed-torque joint controller (see module docstring)."""
 
     def __init__(self, node_name='computed_torque_controller', **kwargs):
-        super().__init__(node_name, **kwargs)
-        self._throttle = WarningThrottle(self.get_logger())
-        self.model = None
-        self.joint_order = ()
+        super().__init__(node_name, 'position', **kwargs)
         self._to_order = self._to_model = None
         self._kp = self._kd = None          # (n,) in model order, None while invalid
         # The desired trajectory over time; empty = hold the position of the next complete state.
         self._schedule = ReferenceSchedule()
-        self._stale = False
-        self._timer = None
 
         self.declare_parameter('kp', [100.0], describe(
             'Position gains K_p, 1/s^2: one value for every joint, or one per joint.',
@@ -183,16 +169,6 @@ class ComputedTorqueController(Node):
         self.declare_parameter('kd', [20.0], describe(
             'Velocity gains K_d, 1/s: one value for every joint, or one per joint.',
             dynamic_typing=True, additional_constraints='1 or n numbers, each >= 0'))
-        self.declare_parameter('control_rate', 0.0, describe(
-            'Control rate in Hz; 0 = compute and publish on every joint-state message.',
-            min_value=0.0, max_value=MAX_CONTROL_RATE,
-            additional_constraints=f'0, or {MIN_CONTROL_RATE} to {MAX_CONTROL_RATE:g}'))
-        self.declare_parameter('state_timeout', 0.1, describe(
-            'Seconds without a joint state after which the controller stops tracking and '
-            'publishes the gravity-only holding torque (0 = never).', min_value=0.0))
-        self.declare_parameter('start_enabled', True, describe(
-            'Start enabled (holding the first measured position until a reference arrives).',
-            read_only=True))
         self.declare_parameter('max_trajectory_points', DEFAULT_MAX_TRAJECTORY_POINTS, describe(
             'References with more points are refused before they are deserialized.',
             integer=True, min_value=1, max_value=10_000_000))
@@ -206,24 +182,14 @@ class ComputedTorqueController(Node):
         self.declare_parameter('friction_compensation', False, describe(
             'In gravity_compensation mode, also the URDF friction torques (damping, friction) of '
             'the measured velocity.'))
-        self.add_on_set_parameters_callback(self._validate_parameters)
-        self.add_post_set_parameters_callback(self._apply_parameters)
-        self.enabled = bool(self.get_parameter('start_enabled').value)
         self._disabled_mode = self.get_parameter('disabled_mode').value
         if self._disabled_mode not in DISABLED_MODES:        # a start-up value: not validated
             self.get_logger().error(f'disabled_mode {bounded(repr(self._disabled_mode), 100)} is '
                                     f'not one of {list(DISABLED_MODES)}: using gravity_compensation')
             self._disabled_mode = 'gravity_compensation'
         self._friction_compensation = bool(self.get_parameter('friction_compensation').value)
-        self._state_timeout = float(self.get_parameter('state_timeout').value)
-        self._control_rate = float(self.get_parameter('control_rate').value)
-        if control_rate_error(self._control_rate):          # a start-up value: not validated
-            self.get_logger().error(f'{control_rate_error(self._control_rate)}: using '
-                                    f'{MIN_CONTROL_RATE} Hz')
-            self._control_rate = MIN_CONTROL_RATE
         self._read_limits()
 
-        self._command = EffortCommand(self, self._throttle)
         self._pub_error = self.create_publisher(JointState, '~/tracking_error', 10)
         # raw: the size is checked before rclpy converts the message
         self.create_subscription(JointTrajectory, TRAJECTORY_TOPIC, self._on_reference_raw, 10,
@@ -238,46 +204,23 @@ class ComputedTorqueController(Node):
         self._poll_timer = self.create_timer(_POLL_PERIOD, self._poll_prepared,
                                              clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._poll_timer.cancel()
-        self.create_service(SetBool, '~/enable', self._on_enable)
-        self.create_service(Trigger, '~/hold', self._on_hold)
-        self._input = JointStateInput(self, self._throttle, self._on_state,
-                                      state_jumps=(0.05, 0.01, 'drops the reference and holds the new '
-                                                   'position'),
-                                      on_discontinuity=self._on_discontinuity)
-        self._make_timer()
-        self._source = ModelSource(self, self._on_model, warm_up=self._warm_up_calls,
-                                   throttle=self._throttle)
-        self._source.start()
+        self._start('drops the reference and holds the new position')
 
     # -- parameters -------------------------------------------------------------------------
-    def _n(self):
-        return self.model.nq if self.model is not None else None
-
-    def _validate_parameters(self, params):
-        try:
-            for p in params:
-                if p.name in ('kp', 'kd'):
-                    gain_vector(p.name, p.value, self._n())
-                elif p.name in ('control_rate', 'state_timeout'):
-                    if not (math.isfinite(p.value) and p.value >= 0.0):
-                        raise ValueError(f'{p.name} must be finite and >= 0, got {p.value}')
-                    if p.name == 'control_rate' and control_rate_error(p.value):
-                        raise ValueError(control_rate_error(p.value))
-                elif p.name == 'disabled_mode' and p.value not in DISABLED_MODES:
-                    raise ValueError(f'disabled_mode must be one of {list(DISABLED_MODES)}, got '
-                                     f'{bounded(repr(p.value), 100)}')
-        except ValueError as exc:
-            return SetParametersResult(successful=False, reason=bounded(exc))
-        return SetParametersResult(successful=True)
+    def _check_parameter(self, p):
+        if p.name in ('kp', 'kd'):
+            gain_vector(p.name, p.value, self._n())
+        elif p.name == 'disabled_mode' and p.value not in DISABLED_MODES:
+            raise ValueError(f'disabled_mode must be one of {list(DISABLED_MODES)}, got '
+                             f'{bounded(repr(p.value), 100)}')
+        else:
+            super()._check_parameter(p)
 
     def _apply_parameters(self, params):
         names = {p.name for p in params}
         if names & {'kp', 'kd'}:
             self._update_gains()
-        if names & {'control_rate', 'state_timeout'}:
-            self._state_timeout = float(self.get_parameter('state_timeout').value)
-            self._control_rate = float(self.get_parameter('control_rate').value)
-            self._make_timer()
+        self._apply_timing(names)
         if names & {'max_trajectory_points', 'max_pending_references'}:
             self._read_limits()
         self._friction_compensation = bool(self.get_parameter('friction_compensation').value)
@@ -304,12 +247,6 @@ class ComputedTorqueController(Node):
             self.get_logger().error(bounded(f'{exc}: no commands until kp and kd are set correctly'))
             return
         self._kp, self._kd = kp[self._to_model], kd[self._to_model]
-
-    def _make_timer(self):
-        """Control timer at control_rate, or (rate 0) a watchdog that detects stale states."""
-        # (a lambda: rclpy hands a TimerInfo to a callback that takes an argument)
-        self._timer = control_timer(self, self._timer, self._control_rate, self._state_timeout,
-                                    lambda: self._step(), self._watchdog)
 
     # -- model ------------------------------------------------------------------------------
     @staticmethod
@@ -489,23 +426,6 @@ class ComputedTorqueController(Node):
                             f'{description}: reference dropped, holding the position of this state')
 
     # -- services ---------------------------------------------------------------------------
-    def _on_enable(self, request, response):
-        if request.data and not self.enabled:
-            self.enabled = True
-            self._schedule.clear()          # hold the position of the next complete state
-            self._stale = False
-            response.message = 'enabled: holding the current position'
-        elif not request.data and self.enabled:
-            self.enabled = False
-            self._schedule.clear()
-            self._next_job = None
-            response.message = self._disable()
-        else:
-            response.message = f"already {'enabled' if self.enabled else 'disabled'}"
-        self.get_logger().info(response.message)
-        response.success = True
-        return response
-
     def _on_hold(self, request, response):
         if not self.enabled:
             response.success, response.message = False, 'the controller is disabled'
@@ -522,6 +442,7 @@ class ComputedTorqueController(Node):
     def _disable(self):
         """Disabled (or the disabled_mode changed while disabled): the first output of the mode;
         what to log."""
+        self._next_job = None           # (one under way is dropped when it is committed)
         if self._disabled_mode == 'zero_effort':
             if self.model is not None:
                 self._command.publish_zero()
@@ -539,43 +460,14 @@ class ComputedTorqueController(Node):
             tau = rd.gravity_torques(self.model, q)
             if self._friction_compensation:
                 tau = tau + rd.friction_torques(self.model, qd)
-        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+        except COMPUTE_ERRORS as exc:
             self._throttle.warn('compute/gravity', f'cannot compute gravity torques: {exc}')
             return
         self._publish_command(tau)
 
     # -- control ----------------------------------------------------------------------------
-    def _on_state(self, _msg):
-        if self._control_rate == 0.0:
-            self._step(self._input.last_ns)
-
-    def _is_stale(self, now_ns):
-        if self._state_timeout <= 0.0:
-            return False
-        age = (now_ns - self._input.cache.oldest_update_ns()) * 1e-9
-        return age > self._state_timeout
-
-    def _watchdog(self):
-        if self.enabled and self.model is not None and self._input.complete:
-            now_ns = self.get_clock().now().nanoseconds
-            if self._is_stale(now_ns):
-                self._hold_against_gravity()
-
-    def _hold_against_gravity(self):
-        """Stale joint states: gravity-only holding torque g(q) at the last measured q."""
-        if not self._stale:
-            self._stale = True
-            self._schedule.clear()          # hold where the robot is when states resume
-        self._throttle.warn('stale', f'joint states older than state_timeout = '
-                                     f'{self._state_timeout} s: publishing gravity-only holding '
-                                     'torque, tracking stopped')
-        q, _ = self._input.cache.arrays()
-        try:
-            tau = rd.gravity_torques(self.model, q)
-        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
-            self._throttle.warn('compute/gravity', f'cannot compute gravity torques: {exc}')
-            return
-        self._publish_command(tau)
+    def _drop_reference(self):
+        self._schedule.clear()
 
     def _step(self, now_ns=None):
         """One control update at node-clock time now_ns (default: now)."""
@@ -587,12 +479,8 @@ class ComputedTorqueController(Node):
             return
         if now_ns is None:
             now_ns = self.get_clock().now().nanoseconds
-        if self._is_stale(now_ns):
-            self._hold_against_gravity()
+        if not self._may_track(now_ns):
             return
-        if self._stale:
-            self._stale = False
-            self.get_logger().warning('joint states resumed: holding the current position')
         if self._kp is None:
             self._throttle.warn('gains', 'kp/kd do not fit the model: no commands')
             return
@@ -602,7 +490,7 @@ class ComputedTorqueController(Node):
         q_d, qd_d, qdd_d = self._schedule.sample(now_ns)
         try:
             tau = rd.computed_torque(self.model, q, qd, q_d, qd_d, qdd_d, self._kp, self._kd)
-        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+        except COMPUTE_ERRORS as exc:
             self._throttle.warn('compute/tau', f'cannot compute the computed torque: {exc}')
             return
         if self._publish_command(tau):

@@ -58,32 +58,21 @@ import math
 import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseStamped, TwistStamped
-from rcl_interfaces.msg import SetParametersResult
-from rclpy.node import Node
-from std_srvs.srv import SetBool, Trigger
 
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.input_guard import BadInput, bounded
 from robot_dynamics_ros.nodes.common import (
-    MIN_CONTROL_RATE,
-    WarningThrottle,
-    control_rate_error,
-    control_timer,
     describe,
     float_array,
     gain_vector,
     run_node,
 )
+from robot_dynamics_ros.nodes.controller import COMPUTE_ERRORS, Controller
 from robot_dynamics_ros.nodes.conversions import index_map, pose_to_matrix, set_pose
-from robot_dynamics_ros.nodes.effort_command import EffortCommand
-from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
-from robot_dynamics_ros.nodes.model_source import ModelSource
 from robot_dynamics_ros.pose_profile import PoseReference, reach
 from robot_dynamics_ros.task_frame import task_frame
 
 __all__ = ['TaskSpaceController', 'main', 'task_gains']
-
-_COMPUTE_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError)
 
 
 def task_gains(name, value):
@@ -107,21 +96,16 @@ def _stamp(now_ns):
     return Time(sec=now_ns // 1_000_000_000, nanosec=now_ns % 1_000_000_000)
 
 
-class TaskSpaceController(Node):
+class TaskSpaceController(Controller):
     """Task-space computed-torque controller of the tip frame's pose (module docstring)."""
 
     def __init__(self, node_name='task_space_controller', **kwargs):
-        super().__init__(node_name, **kwargs)
-        self._throttle = WarningThrottle(self.get_logger())
-        self.model = None
-        self.joint_order = ()
+        super().__init__(node_name, 'pose', **kwargs)
         self.frame = None
         self._to_order = self._to_model = None
         self._gains = None              # the law's keyword arguments while the parameters fit, else None
         self._posture = None            # nullspace_posture in model order, None when empty
         self._first_q = None            # the first measured position (the posture by default)
-        self._stale = False
-        self._timer = None
         self.declare_parameter('kp', [100.0], describe(
             'Pose gains K_p (1/s^2): 1 value, 2 = [rotation, translation], or 6 (angular first).',
             dynamic_typing=True, additional_constraints='1, 2 or 6 numbers, each >= 0'))
@@ -145,71 +129,35 @@ class TaskSpaceController(Node):
         self.declare_parameter('damping', 0.0, describe(
             'Added to J M^-1 J^T before it is inverted (0 = exact law; > 0 near singularities or with '
             'fewer than six joints).', min_value=0.0))
-        self.declare_parameter('control_rate', 0.0, describe(
-            'Control rate in Hz; 0 = compute and publish on every joint-state message.',
-            min_value=0.0, max_value=10000.0))
-        self.declare_parameter('state_timeout', 0.1, describe(
-            'Seconds without a joint state after which the controller stops tracking and publishes '
-            'the gravity-only holding torque (0 = never).', min_value=0.0))
-        self.declare_parameter('start_enabled', True, describe(
-            'Start enabled (holding the pose of the first joint state until a target arrives).',
-            read_only=True))
-        self.add_on_set_parameters_callback(self._validate_parameters)
-        self.add_post_set_parameters_callback(self._apply_parameters)
-        self.enabled = bool(self.get_parameter('start_enabled').value)
-        self._state_timeout = float(self.get_parameter('state_timeout').value)
-        self._control_rate = float(self.get_parameter('control_rate').value)
-        if control_rate_error(self._control_rate):          # a start-up value: not validated
-            self.get_logger().error(f'{control_rate_error(self._control_rate)}: using '
-                                    f'{MIN_CONTROL_RATE} Hz')
-            self._control_rate = MIN_CONTROL_RATE
         self._reference = PoseReference()
         self._read_speeds()
 
-        self._command = EffortCommand(self, self._throttle)
         self._pub_error = self.create_publisher(TwistStamped, '~/pose_error', 10)
         self._pub_desired = self.create_publisher(PoseStamped, '~/desired_pose', 10)
         self._error_msg = TwistStamped()
         self._desired_msg = PoseStamped()
         self.create_subscription(PoseStamped, '~/target_pose', self._on_target, 10)
-        self.create_service(SetBool, '~/enable', self._on_enable)
-        self.create_service(Trigger, '~/hold', self._on_hold)
-        self._input = JointStateInput(self, self._throttle, self._on_state,
-                                      state_jumps=(0.05, 0.01, 'drops the target and holds the pose '
-                                                   'of the new state'),
-                                      on_discontinuity=self._on_discontinuity)
-        self._make_timer()
-        self._source = ModelSource(self, self._on_model, warm_up=self._warm_up_calls,
-                                   throttle=self._throttle)
-        self._source.start()
+        self._start('drops the target and holds the pose of the new state')
 
     # -- parameters -------------------------------------------------------------------------
-    def _n(self):
-        return self.model.nq if self.model is not None else None
-
-    def _validate_parameters(self, params):
-        try:
-            for p in params:
-                if p.name in ('kp', 'kd'):
-                    task_gains(p.name, p.value)
-                elif p.name == 'nullspace_kp' or (p.name == 'nullspace_kd' and not _empty(p.value)):
-                    gain_vector(p.name, p.value, self._n())
-                elif p.name == 'nullspace_posture':
-                    posture = np.zeros(0) if _empty(p.value) else float_array(p.name, p.value)
-                    if posture.size and self.model is not None and posture.size != self.model.nq:
-                        raise ValueError(f"parameter 'nullspace_posture' must be empty or have "
-                                         f'{self.model.nq} entries, got {posture.size}')
-                elif p.name in ('max_linear_velocity', 'max_angular_velocity'):
-                    if not (math.isfinite(p.value) and p.value > 0.0):
-                        raise ValueError(f'{p.name} must be finite and > 0, got {p.value}')
-                elif p.name in ('damping', 'state_timeout', 'control_rate'):
-                    if not (math.isfinite(p.value) and p.value >= 0.0):
-                        raise ValueError(f'{p.name} must be finite and >= 0, got {p.value}')
-                    if p.name == 'control_rate' and control_rate_error(p.value):
-                        raise ValueError(control_rate_error(p.value))
-        except ValueError as exc:
-            return SetParametersResult(successful=False, reason=bounded(exc))
-        return SetParametersResult(successful=True)
+    def _check_parameter(self, p):
+        if p.name in ('kp', 'kd'):
+            task_gains(p.name, p.value)
+        elif p.name == 'nullspace_kp' or (p.name == 'nullspace_kd' and not _empty(p.value)):
+            gain_vector(p.name, p.value, self._n())
+        elif p.name == 'nullspace_posture':
+            posture = np.zeros(0) if _empty(p.value) else float_array(p.name, p.value)
+            if posture.size and self.model is not None and posture.size != self.model.nq:
+                raise ValueError(f"parameter 'nullspace_posture' must be empty or have "
+                                 f'{self.model.nq} entries, got {posture.size}')
+        elif p.name in ('max_linear_velocity', 'max_angular_velocity'):
+            if not (math.isfinite(p.value) and p.value > 0.0):
+                raise ValueError(f'{p.name} must be finite and > 0, got {p.value}')
+        elif p.name == 'damping':
+            if not (math.isfinite(p.value) and p.value >= 0.0):
+                raise ValueError(f'damping must be finite and >= 0, got {p.value}')
+        else:
+            super()._check_parameter(p)
 
     def _apply_parameters(self, params):
         names = {p.name for p in params}
@@ -217,10 +165,7 @@ class TaskSpaceController(Node):
             self._update_gains()
         if names & {'max_linear_velocity', 'max_angular_velocity'}:
             self._read_speeds()
-        if names & {'control_rate', 'state_timeout'}:
-            self._state_timeout = float(self.get_parameter('state_timeout').value)
-            self._control_rate = float(self.get_parameter('control_rate').value)
-            self._make_timer()
+        self._apply_timing(names)
 
     def _read_speeds(self):
         self._reference.max_linear_velocity = float(self.get_parameter('max_linear_velocity').value)
@@ -252,10 +197,6 @@ class TaskSpaceController(Node):
             law.update(nullspace_kp=kp0, nullspace_kd=kd0)
         self._posture = posture[self._to_model] if posture.size else None
         self._gains = law
-
-    def _make_timer(self):
-        self._timer = control_timer(self, self._timer, self._control_rate, self._state_timeout,
-                                    lambda: self._step(), self._watchdog)
 
     # -- model ------------------------------------------------------------------------------
     @staticmethod
@@ -348,23 +289,11 @@ class TaskSpaceController(Node):
                                 f'{description}: target dropped, holding the pose of this state')
 
     # -- services ---------------------------------------------------------------------------
-    def _on_enable(self, request, response):
-        if request.data and not self.enabled:
-            self.enabled = True
-            self._reference.clear()          # hold the pose of the next complete state
-            self._stale = False
-            response.message = 'enabled: holding the current pose'
-        elif not request.data and self.enabled:
-            self.enabled = False
-            self._reference.clear()
-            if self.model is not None and self._input.complete:
-                self._hold_against_gravity()
-            response.message = 'disabled: publishing g(q) for every joint state'
-        else:
-            response.message = f"already {'enabled' if self.enabled else 'disabled'}"
-        self.get_logger().info(response.message)
-        response.success = True
-        return response
+    def _disable(self):
+        """Disabled: g(q) now (and for every joint state); what to log."""
+        if self.model is not None and self._input.complete:
+            self._publish_gravity()
+        return 'disabled: publishing g(q) for every joint state'
 
     def _on_hold(self, request, response):
         if not self.enabled:
@@ -380,56 +309,23 @@ class TaskSpaceController(Node):
         return response
 
     # -- control ----------------------------------------------------------------------------
-    def _on_state(self, _msg):
-        if self._control_rate == 0.0:
-            self._step(self._input.last_ns)
-
-    def _is_stale(self, now_ns):
-        if self._state_timeout <= 0.0:
-            return False
-        return (now_ns - self._input.cache.oldest_update_ns()) * 1e-9 > self._state_timeout
-
-    def _watchdog(self):
-        if self.enabled and self.model is not None and self._input.complete:
-            if self._is_stale(self.get_clock().now().nanoseconds):
-                self._stale_hold()
-
-    def _stale_hold(self):
-        if not self._stale:
-            self._stale = True
-            self._reference.clear()          # hold where the robot is when states resume
-        self._throttle.warn('stale', f'joint states older than state_timeout = {self._state_timeout} '
-                                     's: publishing gravity-only holding torque, tracking stopped')
-        self._hold_against_gravity()
-
-    def _hold_against_gravity(self):
-        """g(q) at the last measured q: the arm does not fall (and is not driven)."""
-        q, _ = self._input.cache.arrays()
-        try:
-            tau = rd.gravity_torques(self.model, q)
-        except _COMPUTE_ERRORS as exc:
-            self._throttle.warn('compute/gravity', f'cannot compute gravity torques: {exc}')
-            return
-        self._command.publish(tau)
+    def _drop_reference(self):
+        self._reference.clear()
 
     def _step(self, now_ns=None):
         """One control update at node-clock time now_ns (default: now)."""
         if self.model is None or not self._input.check_complete():
             return
         if not self.enabled or self.frame is None:
-            self._hold_against_gravity()
+            self._publish_gravity()
             return
         if now_ns is None:
             now_ns = self.get_clock().now().nanoseconds
-        if self._is_stale(now_ns):
-            self._stale_hold()
+        if not self._may_track(now_ns):
             return
-        if self._stale:
-            self._stale = False
-            self.get_logger().warning('joint states resumed: holding the current pose')
         if self._gains is None:
             self._throttle.warn('gains', 'the gains do not fit the model: gravity torques only')
-            self._hold_against_gravity()
+            self._publish_gravity()
             return
         self._ensure_reference(now_ns)
         q, qd = self._input.cache.arrays()
@@ -442,10 +338,10 @@ class TaskSpaceController(Node):
         try:
             tau = rd.task_space_control(self.model, q, qd, T_des, V_des, Vdot_des, frame=self.frame, **law)
             X_e = rd.pose_error(self.model, q, T_des, self.frame)
-        except _COMPUTE_ERRORS as exc:
+        except COMPUTE_ERRORS as exc:
             self._throttle.warn('compute/law', f'cannot compute the task-space law ({exc}): publishing '
                                                'the gravity torques')
-            self._hold_against_gravity()
+            self._publish_gravity()
             return
         if not self._command.publish(tau):
             return

@@ -1,0 +1,193 @@
+"""What the two controllers share (computed_torque_controller, task_space_controller): the timing
+parameters, the stale-state watchdog, the gravity-only hold and the effort output.
+
+- ``control_rate`` (Hz): 0 = one command per joint-state message; 0.1 to 10000 = a timer at that rate
+  (common.control_rate_error says why anything else is refused).
+- ``state_timeout`` (s, >= 0, 0 = off): when any joint's state is older than this, the controller
+  stops tracking (``_drop_reference``), publishes the gravity-only holding torque g(q) of the last
+  state and warns; when states resume, the subclass holds where the arm is then.
+- ``start_enabled`` (bool, read-only): enabled at start-up.
+
+A subclass checks its own parameters in ``_check_parameter(p)`` (raising ValueError, the rest to
+``super()``), calls ``_apply_timing(names)`` from its ``_apply_parameters(params)``, and
+``_start(jump_consequence)`` at the end of its ``__init__`` (the parameter callbacks, the services
+``~/enable`` and ``~/hold``, the joint states, the timer, the model); it gives ``_disable()`` (the
+first output when disabled; what to log), ``_on_hold``, ``_on_discontinuity``, ``_on_model``,
+``_warm_up_calls``, ``_step(now_ns=None)`` (one control update, starting with
+``_may_track(now_ns)``) and ``_drop_reference()``.
+"""
+
+import math
+
+import numpy as np
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.node import Node
+from std_srvs.srv import SetBool, Trigger
+
+from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.input_guard import bounded
+from robot_dynamics_ros.nodes.common import (
+    MAX_CONTROL_RATE,
+    MIN_CONTROL_RATE,
+    WarningThrottle,
+    control_rate_error,
+    control_timer,
+    describe,
+)
+from robot_dynamics_ros.nodes.effort_command import EffortCommand
+from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
+from robot_dynamics_ros.nodes.model_source import ModelSource
+
+__all__ = ['Controller', 'COMPUTE_ERRORS']
+
+#: What a core call may raise on a state it cannot handle (the node warns and goes on).
+COMPUTE_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError)
+
+
+class Controller(Node):
+    """A controller node's shared part (module docstring). ``held``: what it holds without a
+    reference ('position', 'pose'), for parameter descriptions and log lines."""
+
+    def __init__(self, node_name, held, **kwargs):
+        super().__init__(node_name, **kwargs)
+        self._throttle = WarningThrottle(self.get_logger())
+        self._held = held
+        self.model = None
+        self.joint_order = ()
+        self._stale = False
+        self._timer = None
+        self._input = None              # the subclass's JointStateInput
+        self.declare_parameter('control_rate', 0.0, describe(
+            'Control rate in Hz; 0 = compute and publish on every joint-state message.',
+            min_value=0.0, max_value=MAX_CONTROL_RATE,
+            additional_constraints=f'0, or {MIN_CONTROL_RATE} to {MAX_CONTROL_RATE:g}'))
+        self.declare_parameter('state_timeout', 0.1, describe(
+            'Seconds without a joint state after which the controller stops tracking and '
+            'publishes the gravity-only holding torque (0 = never).', min_value=0.0))
+        self.declare_parameter('start_enabled', True, describe(
+            f'Start enabled (holding the {held} of the first joint state until a reference arrives).',
+            read_only=True))
+        self.enabled = bool(self.get_parameter('start_enabled').value)
+        self._state_timeout = float(self.get_parameter('state_timeout').value)
+        self._control_rate = float(self.get_parameter('control_rate').value)
+        if control_rate_error(self._control_rate):          # a start-up value: not validated
+            self.get_logger().error(f'{control_rate_error(self._control_rate)}: using '
+                                    f'{MIN_CONTROL_RATE} Hz')
+            self._control_rate = MIN_CONTROL_RATE
+        self._command = EffortCommand(self, self._throttle)
+
+    def _start(self, jump_consequence):
+        """The parameter callbacks (start-up values are not validated: the subclass reads them), the
+        services, the joint states (a jump of more than max_state_jump: ``jump_consequence``, for the
+        parameter's description), the timer, then the model (built or awaited)."""
+        self.add_on_set_parameters_callback(self._validate_parameters)
+        self.add_post_set_parameters_callback(self._apply_parameters)
+        self.create_service(SetBool, '~/enable', self._on_enable)
+        self.create_service(Trigger, '~/hold', self._on_hold)
+        self._input = JointStateInput(self, self._throttle, self._on_state,
+                                      state_jumps=(0.05, 0.01, jump_consequence),
+                                      on_discontinuity=self._on_discontinuity)
+        self._make_timer()
+        self._source = ModelSource(self, self._on_model, warm_up=self._warm_up_calls,
+                                   throttle=self._throttle)
+        self._source.start()
+
+    def _on_enable(self, request, response):
+        """~/enable: true holds where the arm is at the next complete state; false drops the
+        reference and hands over to the subclass's ``_disable()``."""
+        if request.data and not self.enabled:
+            self.enabled = True
+            self._drop_reference()          # hold where the arm is at the next complete state
+            self._stale = False
+            response.message = f'enabled: holding the current {self._held}'
+        elif not request.data and self.enabled:
+            self.enabled = False
+            self._drop_reference()
+            response.message = self._disable()
+        else:
+            response.message = f"already {'enabled' if self.enabled else 'disabled'}"
+        self.get_logger().info(response.message)
+        response.success = True
+        return response
+
+    # -- parameters -------------------------------------------------------------------------
+    def _n(self):
+        return self.model.nq if self.model is not None else None
+
+    def _validate_parameters(self, params):
+        try:
+            for p in params:
+                self._check_parameter(p)
+        except ValueError as exc:
+            return SetParametersResult(successful=False, reason=bounded(exc))
+        return SetParametersResult(successful=True)
+
+    def _check_parameter(self, p):
+        """Raise ValueError when p is control_rate or state_timeout and not acceptable."""
+        if p.name in ('control_rate', 'state_timeout'):
+            if not (math.isfinite(p.value) and p.value >= 0.0):
+                raise ValueError(f'{p.name} must be finite and >= 0, got {p.value}')
+            if p.name == 'control_rate' and control_rate_error(p.value):
+                raise ValueError(control_rate_error(p.value))
+
+    def _apply_timing(self, names):
+        if names & {'control_rate', 'state_timeout'}:
+            self._state_timeout = float(self.get_parameter('state_timeout').value)
+            self._control_rate = float(self.get_parameter('control_rate').value)
+            self._make_timer()
+
+    def _make_timer(self):
+        """Control timer at control_rate, or (rate 0) a watchdog that detects stale states."""
+        # (a lambda: rclpy hands a TimerInfo to a callback that takes an argument)
+        self._timer = control_timer(self, self._timer, self._control_rate, self._state_timeout,
+                                    lambda: self._step(), self._watchdog)
+
+    # -- stale states -----------------------------------------------------------------------
+    def _on_state(self, _msg):
+        if self._control_rate == 0.0:
+            self._step(self._input.last_ns)
+
+    def _is_stale(self, now_ns):
+        if self._state_timeout <= 0.0:
+            return False
+        return (now_ns - self._input.cache.oldest_update_ns()) * 1e-9 > self._state_timeout
+
+    def _watchdog(self):
+        if self.enabled and self.model is not None and self._input.complete:
+            if self._is_stale(self.get_clock().now().nanoseconds):
+                self._hold_against_gravity()
+
+    def _hold_against_gravity(self):
+        """Stale joint states: gravity-only holding torque g(q) at the last measured q."""
+        if not self._stale:
+            self._stale = True
+            self._drop_reference()          # hold where the robot is when states resume
+        self._throttle.warn('stale', f'joint states older than state_timeout = '
+                                     f'{self._state_timeout} s: publishing gravity-only holding '
+                                     'torque, tracking stopped')
+        self._publish_gravity()
+
+    def _publish_gravity(self):
+        """g(q) at the last measured q: the arm does not fall (and is not driven)."""
+        q, _ = self._input.cache.arrays()
+        try:
+            tau = rd.gravity_torques(self.model, q)
+        except COMPUTE_ERRORS as exc:
+            self._throttle.warn('compute/gravity', f'cannot compute gravity torques: {exc}')
+            return
+        self._command.publish(tau)
+
+    def _may_track(self, now_ns):
+        """An enabled step at node-clock time now_ns: False (after the gravity-only hold) while the
+        states are stale; when they resume, the subclass's reference is empty (dropped when they went
+        stale) and it holds where the arm is now."""
+        if self._is_stale(now_ns):
+            self._hold_against_gravity()
+            return False
+        if self._stale:
+            self._stale = False
+            self.get_logger().warning(f'joint states resumed: holding the current {self._held}')
+        return True
+
+    def _drop_reference(self):
+        raise NotImplementedError
