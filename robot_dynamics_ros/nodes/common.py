@@ -4,6 +4,7 @@ Nothing here computes dynamics. ``WarningThrottle`` is robot_dynamics_ros.input_
 keys from a fixed set of problem kinds, bounded lines, bounded memory), re-exported here.
 """
 
+import faulthandler
 import math
 import os
 import signal
@@ -151,6 +152,8 @@ def spin_for(executor, seconds, timeout_sec=0.05):
 
 # After SIGINT or SIGTERM a node is gone within this time, whatever it was doing (s).
 STOP_DEADLINE_S = 0.9
+# ... and, should even the deadline not be reached (a hang that holds the GIL), within this time.
+STOP_BACKSTOP_S = 2.0
 
 
 class _StopRequest:
@@ -167,6 +170,10 @@ class _StopRequest:
         deadline = threading.Timer(STOP_DEADLINE_S, _exit_now)
         deadline.daemon = True
         deadline.start()
+        # The timer is a Python thread: should the main thread hang holding the GIL (in a C call
+        # that never returns), it could not run, nor could a later signal's handler. faulthandler's
+        # watchdog is a C thread: it prints where every thread is and exits (code 1) regardless.
+        faulthandler.dump_traceback_later(STOP_BACKSTOP_S, exit=True)
         if self.interrupt:
             raise KeyboardInterrupt
 
@@ -221,3 +228,4 @@ def run_node(node_class, args=None):
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+            faulthandler.cancel_dump_traceback_later()      # (the clean-up is done)

@@ -175,3 +175,43 @@ def test_enable_hold_and_parameters(graph, ur5e_xml):
     _wait_for_time(ros, sim, 3.0)
     angle, distance = _pose_error(_tool(model, sim), T_goal)
     assert distance < 1e-3 and angle < 1e-2, (distance, angle)
+
+
+def test_stale_states_give_the_gravity_hold_and_resumed_ones_hold_the_new_pose(graph, ur5e_xml, ur5e_model):
+    """No simulator: the probe publishes the joint states. Stopped for longer than state_timeout: g(q)
+    of the last state and a warning; resumed elsewhere: the pose there is held (its pose error 0)."""
+    from builtin_interfaces.msg import Time
+    from sensor_msgs.msg import JointState
+
+    from _node_harness import UR5E_JOINTS
+    ros = graph
+    node = ros.add(TaskSpaceController, {'robot_description': ur5e_xml, 'tip_link': TOOL,
+                                         'state_timeout': 0.2})
+    name = node.get_name()
+    commands = ros.collect(Float64MultiArray, '/effort_controller/commands', qos=1000)
+    errors = ros.collect(TwistStamped, f'/{name}/pose_error', qos=1000)
+    states = ros.publisher(JointState, '/joint_states')
+
+    def send(q, k):
+        msg = JointState(name=list(UR5E_JOINTS), position=[float(x) for x in q], velocity=[0.0] * 6)
+        msg.header.stamp = Time(sec=k)
+        states.publish(msg)
+
+    for k in range(20):
+        send(Q0, k)
+        ros.spin(0.01)
+    assert ros.spin_until(lambda: errors, 10.0), 'no control output'
+    ros.spin(0.6)                       # no states: stale
+    assert ros.warnings(name, 'state_timeout')
+    np.testing.assert_allclose(commands[-1].data, rd.gravity_torques(ur5e_model, Q0), atol=1e-9)
+    q1 = Q0 + 0.01                      # resumed a little elsewhere (within max_state_jump)
+    errors.clear()
+    for k in range(20, 40):
+        send(q1, k)
+        ros.spin(0.01)
+    assert ros.spin_until(lambda: len(errors) > 5, 10.0)
+    for m in errors[-5:]:
+        t = m.twist
+        assert max(abs(x) for x in (t.linear.x, t.linear.y, t.linear.z, t.angular.x, t.angular.y,
+                                    t.angular.z)) < 1e-12
+    np.testing.assert_allclose(commands[-1].data, rd.gravity_torques(ur5e_model, q1), atol=1e-9)
