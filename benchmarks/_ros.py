@@ -72,7 +72,7 @@ class NodeProcess:
         args = [sys.executable, "-m", module, "--ros-args"]
         for k, v in params.items():
             args += ["-p", f"{k}:={v}"]
-        self.log_path = Path(log_dir) / f"{module.rsplit('.', 1)[1]}-{time.monotonic_ns()}.log"
+        self.log_path = Path(log_dir) / f"{module.rsplit('.', 1)[-1]}-{time.monotonic_ns()}.log"
         self._log = open(self.log_path, "w")
         self.t_spawn = time.monotonic_ns()
         self.proc = subprocess.Popen(args, env=env, stdout=self._log, stderr=subprocess.STDOUT)
@@ -126,7 +126,7 @@ class Probe:
         self.pub = self.node.create_publisher(JointState, "/joint_states", 10)
         self.send_ns = []
         self.publishing = False
-        self.commands, self.gravity, self.estimates, self.clock = [], [], [], []
+        self.commands, self.gravity, self.estimates, self.echoes, self.clock = [], [], [], [], []
         self.node.create_subscription(Float64MultiArray, "/effort_controller/commands",
                                       lambda m: self.commands.append((time.monotonic_ns(), m.data)), 1000)
         self.node.create_subscription(JointState, "/dynamics_node/gravity_torques",
@@ -136,6 +136,10 @@ class Probe:
             JointState, "/external_torque_estimator/external_torques",
             lambda m: self.estimates.append((time.monotonic_ns(), m.header.stamp.sec,
                                              m.header.stamp.nanosec)), 1000)
+        self.node.create_subscription(
+            JointState, "/echo/joint_states",
+            lambda m: self.echoes.append((time.monotonic_ns(), m.header.stamp.sec,
+                                          m.header.stamp.nanosec)), 1000)
         self.node.create_subscription(Clock, "/clock",
                                       lambda m: self.clock.append((time.monotonic_ns(), m.clock.sec,
                                                                    m.clock.nanosec)), qos_profile_sensor_data)
@@ -271,7 +275,8 @@ def measure_ready(probe, env, log_dir, runs, timeout=30.0):
 
 def measure_round_trip(probe, kind, env, log_dir, duration, warmup=1.0, drain=0.5, timeout=30.0):
     """kind 'controller' (computed_torque_node), 'task_space' (task_space_controller), 'dynamics'
-    (dynamics_node) or 'estimator' (external_torque_estimator) at 1 kHz."""
+    (dynamics_node), 'estimator' (external_torque_estimator) or 'echo' (_echo_node: rclpy's floor)
+    at 1 kHz."""
     probe.publishing = True
     if kind == "controller":
         module = "robot_dynamics_ros.nodes.computed_torque_node"
@@ -287,6 +292,14 @@ def measure_round_trip(probe, kind, env, log_dir, duration, warmup=1.0, drain=0.
                                "tip_link": "panda_link8"})
         log = probe.commands
         topic = "/effort_controller/commands"
+    elif kind == "echo":
+        # rclpy's floor: a node that only republishes the state (_echo_node.py), same executor and loop
+        module = "_echo_node"
+        params = {}
+        log = probe.echoes
+        topic = "/echo/joint_states"
+        env = dict(env, PYTHONPATH=os.pathsep.join(p for p in (str(Path(__file__).resolve().parent),
+                                                               env.get("PYTHONPATH", "")) if p))
     elif kind == "estimator":
         module = "robot_dynamics_ros.nodes.external_torque_estimator"
         params = _node_params()
@@ -409,6 +422,7 @@ def run(domain_id, *, duration, sim_duration, ready_runs, do_node=True, do_sim=T
                 out["skipped_node"] = f"nodes not there yet: {missing}"
             else:
                 out["ready"] = measure_ready(probe, env, log_dir, ready_runs)
+                out["echo"] = measure_round_trip(probe, "echo", env, log_dir, duration)
                 out["controller"] = measure_round_trip(probe, "controller", env, log_dir, duration)
                 out["task_space"] = measure_round_trip(probe, "task_space", env, log_dir, duration)
                 out["dynamics"] = measure_round_trip(probe, "dynamics", env, log_dir, duration)

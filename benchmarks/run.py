@@ -574,7 +574,7 @@ def print_ros(r):
         for note in rd_["notes"]:
             print("  " + note)
     rows = []
-    for key in ("controller", "task_space", "dynamics", "estimator"):
+    for key in ("echo", "controller", "task_space", "dynamics", "estimator"):
         if key not in r:
             continue
         x = r[key]
