@@ -135,6 +135,11 @@ def single_cases(pair, states):
     def lam(o, p):
         return rel_error(o, np.asarray(p)[np.ix_(R.SWAP6, R.SWAP6)])
 
+    columns = np.concatenate([10 * inv[j] + np.arange(10) for j in range(len(inv))])
+
+    def reg(o, p):
+        return rel_error(o, np.asarray(p)[inv][:, columns])
+
     spec = [
         ("inverse_dynamics", rd.inverse_dynamics, [(m, q[k], qd[k], qdd[k]) for k in range(K)],
          pin.rnea, [(pm, pd, pq[k], pv[k], pa[k]) for k in range(K)], "pin.rnea", vec),
@@ -156,6 +161,9 @@ def single_cases(pair, states):
         ("task_space_inertia", rd.task_space_inertia, [(m, q[k], frame) for k in range(K)],
          R.pin_task_space_inertia, [(pm, pd, pq[k], fid) for k in range(K)],
          "computeMinverse + computeFrameJacobian(WORLD) + np.linalg.inv(J Minv J^T)", lam),
+        ("joint_torque_regressor", rd.joint_torque_regressor, [(m, q[k], qd[k], qdd[k]) for k in range(K)],
+         pin.computeJointTorqueRegressor, [(pm, pd, pq[k], pv[k], pa[k]) for k in range(K)],
+         "pin.computeJointTorqueRegressor", reg),
     ]
     cases, checks = [], {}
     for name, f, fa, g, ga, desc, cmp in spec:

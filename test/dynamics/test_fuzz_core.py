@@ -319,6 +319,7 @@ FUNCTIONS = {
                                 damping=(0.0, DAMPING), data=(None, DATA)), ()),
     "pose_error": (rd.pose_error, dict(q=(Q, V), T_des=(T_DES, _array((4, 4))), frame=("tool0", FRAME),
                                        data=(None, DATA)), ()),
+    "joint_torque_regressor": (rd.joint_torque_regressor, dict(STATE, qdd=(QDD, V), data=(None, DATA)), ()),
     "external_wrench": (rd.external_wrench, dict(q=(Q, V), tau_ext=(TAU, V), frame=("tool0", FRAME),
                                                  reference=("body", REFERENCE), damping=(0.0, DAMPING),
                                                  data=(None, DATA)), ()),
@@ -328,11 +329,12 @@ FUNCTIONS = {
 
 def test_every_public_function_is_fuzzed():
     """Everything in __all__ but the classes, the model loaders (their inputs are files and other
-    libraries' models, fuzzed elsewhere) and effort_limits (no argument but the model; its +inf
-    means "no limit")."""
+    libraries' models, fuzzed elsewhere), effort_limits and inertial_parameters (no argument but the
+    model; effort_limits' +inf means "no limit")."""
     classes_and_loaders = {"Model", "Data", "AllTerms", "SimulationResult", "ClosedFormDynamics", "load_urdf",
                            "MomentumObserver",
-                           "from_modern_robotics", "to_modern_robotics", "effort_limits"}
+                           "from_modern_robotics", "to_modern_robotics", "effort_limits",
+                           "inertial_parameters"}
     assert set(rd.__all__) - classes_and_loaders == set(FUNCTIONS)
 
 

@@ -54,6 +54,7 @@ from .layout import (
 )
 from .linalg import cholesky_in_place, cholesky_solve_in_place, task_space_inertia_from_cholesky
 from .momentum import momentum_balance as momentum_balance_of_state, observer_reset, observer_step
+from .regressor import joint_torque_regressor as regressor_of_state
 from .rnea import rnea as recursive_newton_euler
 from .spatial import is_rigid_transform, log_transform as matrix_log
 from .task_space_control import relative_pose, task_space_control as task_space_law
@@ -143,6 +144,7 @@ OVERFLOW_DJ = _overflowed("dJ/dt", "q, qd")
 OVERFLOW_LAMBDA = _overflowed("task-space inertia Lambda", "q")
 OVERFLOW_TERMS = _overflowed("M, c, g, J, Lambda or eta", "q, qd")
 OVERFLOW_POSE_ERROR = _overflowed("pose error X_e", "q, T_des")
+OVERFLOW_REGRESSOR = _overflowed("joint-torque regressor Y", "q, qd, qdd")
 OVERFLOW_LOG = _overflowed("the matrix logarithm log(T)", "T")
 OVERFLOW_TASK_CONTROL = _overflowed("task-space control torque", "q, qd, T_des, V_des, Vdot_des, kp, kd, "
                                     "nullspace_q, nullspace_kp, nullspace_kd and damping")
@@ -505,6 +507,19 @@ def pose_error(d, q, frame, T_des, X, T):
         X[i] = X_e[i]
     if not all_finite(X):
         raise ValueError(OVERFLOW_POSE_ERROR)
+
+
+# ---- identification (regressor.py) -------------------------------------------------------------------
+@_entry(types.none(_D, _VI, _VI, _VI, _M, _V))
+def joint_torque_regressor(d, q, qd, qdd, Y, tau):
+    """Y (nq, 10 n_bodies) with τ = Y π; tau: scratch (nq)."""
+    n = check_state(d, q, qd)
+    check_vector(d, qdd, n)
+    if Y.shape[0] != n or Y.shape[1] != 10 * n_bodies(d) or tau.shape[0] != n:
+        raise ValueError("invalid regressor output")
+    regressor_of_state(d, d, q, qd, qdd, Y, tau)
+    if not all_finite(Y):
+        raise ValueError(OVERFLOW_REGRESSOR)
 
 
 # ---- the matrix logarithm of a rigid transform (spatial.py) ------------------------------------------
