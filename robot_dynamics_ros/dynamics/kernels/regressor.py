@@ -2,40 +2,46 @@
 
 Body j's wrench in eq. 9.56, F_j = G_j V̇_j − [ad_{V_j}]^T G_j V_j, is linear in its ten inertial
 parameters π_j (G_j = [[I_o, [h]], [[h]^T, m 1]], eq. 9.41 about the frame's origin): F_j = Ψ(V_j, V̇_j) π_j,
-column k of Ψ being the wrench of the unit parameter e_k. The wrench reaches joint i of every ancestor
-of j through the backward recursion, [Ad_{T_{j,i}}]^T (9.56), and τ_i = A_i^T F (9.57), so
+column k of Ψ being the wrench of the unit parameter e_k. The backward recursion (9.56) carries it to
+every ancestor i of j, where τ_i = A_i^T F (9.57); in base coordinates, with S_i = [Ad_{T_0i}] A_i and
+F_j moved to {0}, that is one dot product per ancestor (as in crba.py):
 
-    Y[i, block j] = A_i^T [Ad_{T_{j,i}}]^T Ψ(V_j, V̇_j)          (i = j and its ancestors; 0 elsewhere)
+    Y[i, block j] = S_i^T [Ad_{T_{0j}}^-1]^T Ψ(V_j, V̇_j)          (i = j and its ancestors; 0 elsewhere)
 
 V_j and V̇_j (gravity as V̇_0 = (0, −g)) come from RNEA's forward pass (rnea.py, eqs. 9.53–9.55). The
 parameters are those of the body's URDF frame (the kernels' z-axis frame is turned by C_j: x_urdf =
 C_j x), in Pinocchio's order: π_j = (m, m c_x, m c_y, m c_z, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz) with I
-about the frame's origin. So V and V̇ are turned into the URDF axes, Ψ formed there and its columns
-turned back. With mimic joints the rows are the coordinates': Y[c_i] += m_i A_i^T (...) (G^T Y).
+about the frame's origin. So V and V̇ are turned into the URDF axes, Ψ is formed there and moved to {0}
+by the URDF frame's pose (R_{0j} C_j^T, p_{0j}). With mimic joints the rows are the coordinates':
+Y[c_i] += m_i S_i^T (...) (G^T Y).
 """
+from .kinematics import body_poses_in_base
 from .layout import (
     COL_C,
-    W_P_PARENT,
-    W_R_PARENT,
+    W_P_BASE,
+    W_R_BASE,
+    W_S_BASE,
     W_V_BODY,
     W_VDOT_BODY,
     coordinate,
+    has_mimic,
     inline,
-    is_prismatic,
     multiplier,
     n_bodies,
     parent,
+    run_start,
 )
 from .rnea import rnea
 from .rows import row3, row6, row9
 from .spatial import (
     add6,
     adjoint_inverse_transpose,
-    axis_dot,
+    compose_rotations,
+    dot6,
     inertia_times,
     neg_ad_transpose,
     rotate,
-    rotate_back,
+    transpose,
 )
 
 #: Column of each of our ten parameters (m, h, I_xx, I_xy, I_xz, I_yy, I_yz, I_zz: spatial.body_inertia)
@@ -52,14 +58,6 @@ def turned(R, X):
 
 
 @inline
-def turned_back(R, X):
-    """(R^T w, R^T v)."""
-    w = rotate_back(R, (X[0], X[1], X[2]))
-    v = rotate_back(R, (X[3], X[4], X[5]))
-    return w[0], w[1], w[2], v[0], v[1], v[2]
-
-
-@inline
 def unit_parameters(k):
     """The ten inertial parameters e_k (our order)."""
     return (1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0, 1.0 if k == 2 else 0.0, 1.0 if k == 3 else 0.0,
@@ -68,9 +66,31 @@ def unit_parameters(k):
 
 
 @inline
+def regressor_column(mb, w, Y, j, k, V, Vdot, R_0u, p_0, mimic):
+    """Column 10 j + (k in Pinocchio's order) of Y: body j's wrench of the unit parameter e_k (V, V̇ in
+    its URDF frame, whose pose in {0} is (R_0u, p_0)), moved to {0}, dotted with S_i of j and each
+    ancestor i."""
+    e = unit_parameters(k)
+    F_u = add6(inertia_times(e, Vdot), neg_ad_transpose(V, inertia_times(e, V)))           # Ψ e_k (9.56)
+    F_0 = adjoint_inverse_transpose(R_0u, p_0, F_u)                                         # ... in {0}
+    column = 10 * j + PARAMETER_COLUMN[k]
+    i = j
+    while i >= 0:              # the ancestors of j (j included), one run of consecutive bodies at a time
+        start = run_start(mb, i)
+        for a in range(i, start - 1, -1):
+            if mimic:
+                Y[coordinate(mb, a), column] += multiplier(mb, a) * dot6(row6(w, a, W_S_BASE), F_0)
+            else:
+                Y[a, column] = dot6(row6(w, a, W_S_BASE), F_0)                              # (9.57)
+        i = parent(mb, start)
+
+
+@inline
 def joint_torque_regressor(mb, w, q, qd, qdd, Y, tau):
     """Y (nq, 10 n_bodies) with τ = Y π (module docstring); tau (nq): scratch (RNEA's τ)."""
-    rnea(mb, w, q, qd, qdd, True, True, True, -1, q, tau)                     # V_j, V̇_j (9.53-9.55)
+    body_poses_in_base(mb, w, q)                                               # T_0j, S_j (9.37)
+    rnea(mb, w, q, qd, qdd, True, True, True, -1, q, tau, True)                # V_j, V̇_j (9.53-9.55)
+    mimic = has_mimic(mb)
     for r in range(Y.shape[0]):
         for c in range(Y.shape[1]):
             Y[r, c] = 0.0
@@ -78,14 +98,16 @@ def joint_torque_regressor(mb, w, q, qd, qdd, Y, tau):
         C = row9(mb, j, COL_C)
         V = turned(C, row6(w, j, W_V_BODY))                                    # in the URDF axes
         Vdot = turned(C, row6(w, j, W_VDOT_BODY))
-        for k in range(10):
-            e = unit_parameters(k)
-            F = turned_back(C, add6(inertia_times(e, Vdot), neg_ad_transpose(V, inertia_times(e, V))))
-            column = 10 * j + PARAMETER_COLUMN[k]
-            i = j
-            while i >= 0:
-                Y[coordinate(mb, i), column] += multiplier(mb, i) * axis_dot(is_prismatic(mb, i), F)  # 9.57
-                lam = parent(mb, i)
-                if lam >= 0:
-                    F = adjoint_inverse_transpose(row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT), F)  # (9.56)
-                i = lam
+        R_0u = compose_rotations(row9(w, j, W_R_BASE), transpose(C))           # the URDF frame in {0}
+        p_0 = row3(w, j, W_P_BASE)
+        # one call per parameter, k a constant at each: once inlined, the zeros of e_k fold away
+        regressor_column(mb, w, Y, j, 0, V, Vdot, R_0u, p_0, mimic)
+        regressor_column(mb, w, Y, j, 1, V, Vdot, R_0u, p_0, mimic)
+        regressor_column(mb, w, Y, j, 2, V, Vdot, R_0u, p_0, mimic)
+        regressor_column(mb, w, Y, j, 3, V, Vdot, R_0u, p_0, mimic)
+        regressor_column(mb, w, Y, j, 4, V, Vdot, R_0u, p_0, mimic)
+        regressor_column(mb, w, Y, j, 5, V, Vdot, R_0u, p_0, mimic)
+        regressor_column(mb, w, Y, j, 6, V, Vdot, R_0u, p_0, mimic)
+        regressor_column(mb, w, Y, j, 7, V, Vdot, R_0u, p_0, mimic)
+        regressor_column(mb, w, Y, j, 8, V, Vdot, R_0u, p_0, mimic)
+        regressor_column(mb, w, Y, j, 9, V, Vdot, R_0u, p_0, mimic)
