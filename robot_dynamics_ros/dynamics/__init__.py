@@ -23,7 +23,15 @@ from .coriolis import christoffel_symbols, coriolis_matrix, mass_matrix_derivati
 from .energy import kinetic_energy, potential_energy
 from .forward_dynamics import forward_dynamics, forward_dynamics_trajectory, forward_dynamics_via_mass_matrix
 from .friction import friction_torques
-from .identification import inertial_parameters, joint_torque_regressor
+from .identification import (
+    PayloadEstimate,
+    identify_payload,
+    inertial_parameters,
+    joint_torque_regressor,
+    joint_torque_regressor_trajectory,
+    with_inertial_parameters,
+    with_payload,
+)
 from .integrators import SimulationResult, euler_step, rk4_step, semi_implicit_euler_step, simulate
 from .inverse_dynamics import (
     bias_forces,
@@ -51,7 +59,9 @@ __all__ = [
     "forward_dynamics", "forward_dynamics_via_mass_matrix", "forward_dynamics_trajectory",
     "friction_torques", "frame_pose", "jacobian", "jacobian_derivative",
     "task_space_inertia", "task_space_bias", "computed_torque", "task_space_control", "pose_error",
-    "joint_torque_regressor", "inertial_parameters",
+    "joint_torque_regressor", "joint_torque_regressor_trajectory", "inertial_parameters",
+    "with_inertial_parameters", "with_payload",
+    "identify_payload", "PayloadEstimate",
     "MomentumObserver", "external_wrench", "momentum_balance",
     "euler_step", "semi_implicit_euler_step", "rk4_step", "simulate", "SimulationResult",
     "effort_limits", "saturate_effort", "enforce_position_limits",

@@ -7,14 +7,20 @@ results compare one to one. Fixed links are merged into the body they hang from,
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _checks
 from .kernels import entries as _k
-from .model import Data, Model
+from .model import Data, Model, check_inertia, lump_inertias
 
-__all__ = ["joint_torque_regressor", "inertial_parameters"]
+__all__ = ["joint_torque_regressor", "joint_torque_regressor_trajectory", "inertial_parameters",
+           "with_inertial_parameters", "with_payload", "identify_payload", "PayloadEstimate"]
+
+# where each entry of a 3x3 rotational inertia sits in (I_xx, I_xy, I_yy, I_xz, I_yz, I_zz)
+_PIN_ORDER = np.array([[0, 1, 3], [1, 2, 4], [3, 4, 5]])
 
 
 def joint_torque_regressor(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike,
@@ -34,6 +40,31 @@ def joint_torque_regressor(model: Model, q: ArrayLike, qd: ArrayLike, qdd: Array
     return Y
 
 
+def joint_torque_regressor_trajectory(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike,
+                                      data: Data | None = None) -> np.ndarray:
+    """Y (N, n, 10 n_bodies): joint_torque_regressor of each of N states (rows of q, qd, qdd: (N, n)) in
+    one compiled loop."""
+    q, qd, qdd = (_states(model, value, name) for value, name in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
+    _same_count(q, qd, qdd)
+    Y = np.empty((q.shape[0], model.nq, 10 * model.n_bodies))
+    _k.joint_torque_regressor_batch(_checks.buffer(model, data), q, qd, qdd, Y, np.empty(model.nq))
+    return Y
+
+
+def _states(model, value, name):
+    """An (N, n) array of finite samples, or a ValueError naming it."""
+    value = _checks._kernel_ready(_checks.real_array(value, name, f"an (N, {model.nq}) array of samples"))
+    if value.ndim != 2 or value.shape[1] != model.nq or not np.isfinite(value).all():
+        raise ValueError(f"{name} must be a finite (N, {model.nq}) array, got shape {value.shape}")
+    return value
+
+
+def _same_count(*arrays):
+    if len({a.shape[0] for a in arrays}) != 1:
+        raise ValueError(f"q, qd, qdd and tau must have the same number of samples, got "
+                         f"{[a.shape[0] for a in arrays]}")
+
+
 def inertial_parameters(model: Model) -> np.ndarray:
     """π (10 n_bodies,): every body's (m, m c, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz) with the rotational
     inertia about the URDF link frame's origin, I_o = I_c + m ([c]^T [c]) (parallel axis), in model
@@ -44,3 +75,139 @@ def inertial_parameters(model: Model) -> np.ndarray:
     pi = np.column_stack([m, m[:, None] * c, I_o[:, 0, 0], I_o[:, 0, 1], I_o[:, 1, 1], I_o[:, 0, 2],
                           I_o[:, 1, 2], I_o[:, 2, 2]])
     return pi.reshape(-1)
+
+
+def _parallel_axis(mass, com):
+    """m ([c]^T [c]) = m (|c|² 1 − c c^T) of each (mass (k,), com (k, 3)): (k, 3, 3)."""
+    cc = np.einsum("ij,ij->i", com, com)[:, None, None]
+    return mass[:, None, None] * (cc * np.eye(3) - com[:, :, None] * com[:, None, :])
+
+
+def _consistency_error(mass, inertia_com):
+    """Why (mass, rotational inertia about the com) is no rigid body, or None: mass > 0, I_c positive
+    definite and its principal moments satisfying the triangle inequalities (each at most the sum of the
+    other two: a body's mass lies somewhere in space)."""
+    if not mass > 0.0:
+        return f"mass must be > 0, got {mass:g} kg"
+    moments = np.linalg.eigvalsh(0.5 * (inertia_com + inertia_com.T))
+    if not moments[0] > 0.0:
+        return (f"rotational inertia about the centre of mass is not positive definite (principal moments "
+                f"{moments})")
+    if moments[2] > moments[0] + moments[1] + 1e-12 * moments[2]:
+        return (f"principal moments {moments} violate the triangle inequality (the largest exceeds the "
+                "sum of the other two)")
+    return None
+
+
+def with_inertial_parameters(model: Model, pi: ArrayLike) -> Model:
+    """A new Model with the inertial parameters π (10 n_bodies,; inertial_parameters' layout) instead of
+    the model's. A body's ten zeros leave it massless; any other parameters must be a rigid body (mass > 0,
+    inertia about the centre of mass positive definite, triangle inequalities), else a ValueError naming
+    the body."""
+    n = model.n_bodies
+    pi = _checks.real_array(pi, "pi", f"a vector of {10 * n} inertial parameters")
+    if pi.shape != (10 * n,) or not np.isfinite(pi).all():
+        raise ValueError(f"pi must be {10 * n} finite numbers (10 per body), got shape {pi.shape}")
+    blocks = pi.reshape(n, 10)
+    mass = blocks[:, 0].copy()
+    com = np.zeros((n, 3))
+    inertia_com = np.zeros((n, 3, 3))
+    for j in range(n):
+        if not blocks[j].any():
+            continue
+        I_o = blocks[j, 4:][_PIN_ORDER]
+        com[j] = blocks[j, 1:4] / mass[j] if mass[j] > 0 else np.nan
+        inertia_com[j] = I_o - _parallel_axis(mass[j:j + 1], com[j:j + 1])[0] if mass[j] > 0 else I_o
+        problem = _consistency_error(mass[j], inertia_com[j])
+        if problem:
+            raise ValueError(f"pi: body {j} ({model.link_names[j]!r}): {problem}")
+    return model.replace(mass=mass, com=com, inertia_com=inertia_com)
+
+
+def _frame_in_body(model, frame):
+    """(body index, R_bf, p_bf) of a frame (default tip frame); ValueError for a frame on the base."""
+    name = model.tip_frame if frame is None else frame
+    f = model.frame_index(name)
+    body = int(model.frame_body[f])
+    if body < 0:
+        raise ValueError(f"frame {name!r} is on the base: a payload there moves with no joint")
+    T = model.frame_placement[f]
+    return body, T[:3, :3], T[:3, 3]
+
+
+def with_payload(model: Model, mass: float, com: ArrayLike, inertia: ArrayLike | None = None,
+                 frame: str | None = None) -> Model:
+    """A new Model with a rigid payload attached at `frame` (default model.tip_frame): `mass` (kg, ≥ 0),
+    `com` (3,) its centre of mass in the frame's coordinates (m), `inertia` (3, 3) its rotational inertia
+    about the centre of mass in the frame's axes (kg m²; None = a point mass). It is lumped onto the body
+    that carries the frame (parallel-axis theorem: model.lump_inertias). Mass 0 returns the model itself
+    (nothing added, nothing removed)."""
+    mass = _checks.scalar(mass, "mass", minimum=0.0)
+    com = _checks.real_array(com, "com", "3 numbers")
+    if com.shape != (3,) or not np.isfinite(com).all():
+        raise ValueError(f"com must be 3 finite numbers (m, in the frame's coordinates), got shape "
+                         f"{com.shape}")
+    if inertia is None:
+        inertia = np.zeros((3, 3))
+    else:
+        inertia = _checks.real_array(inertia, "inertia", "a 3x3 matrix")
+        if inertia.shape != (3, 3):
+            raise ValueError(f"inertia must be a 3x3 matrix (kg m^2 about the centre of mass), got shape "
+                             f"{inertia.shape}")
+        check_inertia(lambda k: "inertia", [mass], inertia[None])
+    body, R, p = _frame_in_body(model, frame)
+    if mass == 0.0:
+        return model
+    parts = np.array([body, body])
+    total, centre, about_com = lump_inertias(
+        parts, np.array([model.mass[body], mass]), np.array([model.com[body], R @ com + p]),
+        np.array([model.inertia_com[body], R @ inertia @ R.T]), model.n_bodies)
+    new_mass, new_com, new_inertia = (np.array(x) for x in (model.mass, model.com, model.inertia_com))
+    new_mass[body], new_com[body], new_inertia[body] = total[body], centre[body], about_com[body]
+    return model.replace(mass=new_mass, com=new_com, inertia_com=new_inertia)
+
+
+@dataclass(frozen=True)
+class PayloadEstimate:
+    """identify_payload's answer: mass (kg), com (3,) in the frame's coordinates (m), inertia (3, 3) about
+    the com in the frame's axes (kg m²), residual_rms (N·m: of τ − τ_model − Y π over all samples and
+    joints), condition (of the regressor with unit-norm columns: large = the motion did not excite the
+    payload's parameters), consistent (whether the estimate is a rigid body)."""
+
+    mass: float
+    com: np.ndarray
+    inertia: np.ndarray
+    residual_rms: float
+    condition: float
+    consistent: bool
+
+
+def identify_payload(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, tau: ArrayLike,
+                     frame: str | None = None) -> PayloadEstimate:
+    """The payload at `frame` (default tip frame) that explains the torques: from N samples (q, q̇, q̈, τ:
+    (N, n) each, τ the measured joint torques), least squares of τ − τ_model = Y_b π_p, where τ_model is
+    the model's inverse dynamics and Y_b the regressor's ten columns of the body b carrying the frame
+    (the payload's parameters about b's origin; both in one compiled loop over the samples), the columns
+    scaled to unit norm; then π_p moved to the frame (with_payload's inverse)."""
+    q, qd, qdd, tau = (_states(model, value, name)
+                       for value, name in ((q, "q"), (qd, "qd"), (qdd, "qdd"), (tau, "tau")))
+    _same_count(q, qd, qdd, tau)
+    body, R, p = _frame_in_body(model, frame)
+    N = q.shape[0]
+    Y_body, tau_model = np.empty((N, model.nq, 10)), np.empty((N, model.nq))
+    _k.body_regressor_batch(model._data.buffer, q, qd, qdd, body, Y_body, tau_model)    # one compiled loop
+    Y = Y_body.reshape(N * model.nq, 10)
+    residual = (tau - tau_model).reshape(-1)
+    scale = np.linalg.norm(Y, axis=0)
+    scale[scale == 0.0] = 1.0
+    solution, _, _, singular = np.linalg.lstsq(Y / scale, residual, rcond=None)   # (its SVD's values too)
+    pi = solution / scale
+    condition = float(singular[0] / singular[-1]) if singular[-1] > 0 else np.inf
+    residual_rms = float(np.sqrt(np.mean((residual - Y @ pi) ** 2))) if residual.size else 0.0
+    mass = float(pi[0])
+    c_body = pi[1:4] / mass if mass != 0.0 else np.zeros(3)
+    I_c_body = pi[4:][_PIN_ORDER] - (_parallel_axis(np.array([mass]), c_body[None])[0] if mass != 0 else 0.0)
+    inertia = R.T @ I_c_body @ R
+    return PayloadEstimate(mass=mass, com=R.T @ (c_body - p), inertia=0.5 * (inertia + inertia.T),
+                           residual_rms=residual_rms, condition=condition,
+                           consistent=_consistency_error(mass, inertia) is None)

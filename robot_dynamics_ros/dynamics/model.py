@@ -562,6 +562,32 @@ def check_transforms(label, T):
                          f"got {T[i, :3, 3].tolist()}")
 
 
+def _sum_per_body(body, values, n):
+    """(n, ...) sums of the rows of values (k, ...) with the same body index body[k], added in row order
+    (np.add.at's result; bincount is its fast form)."""
+    flat = values.reshape(len(values), int(np.prod(values.shape[1:])))
+    sums = [np.bincount(body, weights=flat[:, j], minlength=n) for j in range(flat.shape[1])]
+    return np.stack(sums, axis=1).reshape((n,) + values.shape[1:])
+
+
+def lump_inertias(body, mass, com, inertia_com, n):
+    """(mass (n,), com (n, 3), inertia about the com (n, 3, 3)) of n bodies made of k rigid parts: part k
+    (mass[k], its centre of mass com[k] and rotational inertia about it inertia_com[k], both in body[k]'s
+    frame) belongs to body body[k]. About each body's origin the parts add: m = Σ m_k, h = Σ m_k c_k,
+    I_o = Σ (I_c,k + m_k ([c_k]^T [c_k])) (parallel axis), then c = h / m and I_c = I_o − m ([c]^T [c])."""
+    c = com
+    cc = np.einsum("ij,ij->i", c, c)[:, None, None]
+    parts = inertia_com + mass[:, None, None] * (cc * np.eye(3) - c[:, :, None] * c[:, None, :])
+    total = _sum_per_body(body, mass, n)
+    first_moment = _sum_per_body(body, mass[:, None] * c, n)
+    second = _sum_per_body(body, parts, n)
+    centre = np.zeros((n, 3))
+    np.divide(first_moment, total[:, None], out=centre, where=total[:, None] > 0)
+    cc = np.einsum("ij,ij->i", centre, centre)[:, None, None]
+    about_com = second - total[:, None, None] * (cc * np.eye(3) - centre[:, :, None] * centre[:, None, :])
+    return total, centre, 0.5 * (about_com + about_com.transpose(0, 2, 1))
+
+
 def check_inertia(label, mass, inertia):
     """ValueError naming label(i) unless every mass[i] (kg) is finite with 0 <= m <= MAX_MASS and every
     rotational inertia[i] (3x3, kg m^2) is finite, symmetric, positive semi-definite (smallest

@@ -21,7 +21,7 @@ from xml.etree import ElementTree
 
 import numpy as np
 
-from .model import MAX_LENGTH, Model, check_inertia, resolve_mimic
+from .model import MAX_LENGTH, Model, check_inertia, lump_inertias, resolve_mimic
 from .spatial import rpy_to_rotation, transform
 
 _MOVING = ("revolute", "continuous", "prismatic")
@@ -443,14 +443,6 @@ def _joint_motion(joint, q):
     return transform(R, np.zeros(3))
 
 
-def _sum_per_body(body, values, n):
-    """(n, ...) sums of the rows of values (k, ...) with the same body index body[k], added in row order
-    (np.add.at's result; bincount is its fast form)."""
-    flat = values.reshape(len(values), int(np.prod(values.shape[1:])))
-    sums = [np.bincount(body, weights=flat[:, j], minlength=n) for j in range(flat.shape[1])]
-    return np.stack(sums, axis=1).reshape((n,) + values.shape[1:])
-
-
 def _body_inertias(links, names, body_of, placements, placed, n):
     """(mass (n,), com (n, 3), inertia about the com (n, 3, 3)) of the n bodies: the inertials of the
     links `names` merged into their bodies (links on the base, body -1, are checked but not kept).
@@ -472,18 +464,7 @@ def _body_inertias(links, names, body_of, placements, placed, n):
     # the inertial frame in the body frame: placement of the link there, then the inertial's origin
     T = placements[[placed[name] for name, k in zip(with_inertial, kept) if k]].reshape(-1, 4, 4) @ T_in
     R, c = T[:, :3, :3], T[:, :3, 3]
-    cc = np.einsum("ij,ij->i", c, c)[:, None, None]
-    outer = c[:, :, None] * c[:, None, :]
-    mass = _sum_per_body(body, m, n)
-    first_moment = _sum_per_body(body, m[:, None] * c, n)
-    # sum of (R I_c R^T + m (|c|^2 1 - c c^T)) about the body origin
-    parts = R @ I @ R.transpose(0, 2, 1) + m[:, None, None] * (cc * np.eye(3) - outer)
-    second = _sum_per_body(body, parts, n)
-    com = np.zeros((n, 3))
-    np.divide(first_moment, mass[:, None], out=com, where=mass[:, None] > 0)
-    cc = np.einsum("ij,ij->i", com, com)[:, None, None]
-    inertia_com = second - mass[:, None, None] * (cc * np.eye(3) - com[:, :, None] * com[:, None, :])
-    return mass, com, 0.5 * (inertia_com + inertia_com.transpose(0, 2, 1))
+    return lump_inertias(body, m, c, R @ I @ R.transpose(0, 2, 1), n)
 
 
 def load_urdf(source, *, root_link=None, tip_link=None, locked_joints=None, gravity=(0.0, 0.0, -9.81),

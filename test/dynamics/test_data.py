@@ -50,6 +50,8 @@ def _calls(model, q, qd, qdd, rng):
         "pose_error":
             lambda d: rd.pose_error(model, q, rd.frame_pose(model, qd, frame, data=d), frame, data=d),
         "joint_torque_regressor": lambda d: rd.joint_torque_regressor(model, q, qd, qdd, data=d),
+        "joint_torque_regressor_trajectory":
+            lambda d: rd.joint_torque_regressor_trajectory(model, Q, Q, Q, data=d),
         "external_wrench": lambda d: rd.external_wrench(model, q, tau, frame, "world_aligned", 1e-3, data=d),
         "potential_energy": lambda d: rd.potential_energy(model, q, data=d),
         "compute_all_terms": lambda d: np.concatenate([x.ravel() for x in rd.compute_all_terms(

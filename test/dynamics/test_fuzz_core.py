@@ -320,6 +320,9 @@ FUNCTIONS = {
     "pose_error": (rd.pose_error, dict(q=(Q, V), T_des=(T_DES, _array((4, 4))), frame=("tool0", FRAME),
                                        data=(None, DATA)), ()),
     "joint_torque_regressor": (rd.joint_torque_regressor, dict(STATE, qdd=(QDD, V), data=(None, DATA)), ()),
+    "joint_torque_regressor_trajectory": (rd.joint_torque_regressor_trajectory,
+                                          dict(TRAJ, qdd=(np.tile(QDD, (K, 1)), T), data=(None, DATA)),
+                                          ("q", "qd", "qdd")),
     "external_wrench": (rd.external_wrench, dict(q=(Q, V), tau_ext=(TAU, V), frame=("tool0", FRAME),
                                                  reference=("body", REFERENCE), damping=(0.0, DAMPING),
                                                  data=(None, DATA)), ()),
@@ -328,13 +331,15 @@ FUNCTIONS = {
 
 
 def test_every_public_function_is_fuzzed():
-    """Everything in __all__ but the classes, the model loaders (their inputs are files and other
-    libraries' models, fuzzed elsewhere), effort_limits and inertial_parameters (no argument but the
-    model; effort_limits' +inf means "no limit")."""
+    """Everything in __all__ but the classes, the model loaders and builders (their inputs are files,
+    other libraries' models and inertial parameters, refused by name in test_identification.py),
+    identify_payload (a dataclass of N samples: its bad input is tested there too), effort_limits and
+    inertial_parameters (no argument but the model; effort_limits' +inf means "no limit")."""
     classes_and_loaders = {"Model", "Data", "AllTerms", "SimulationResult", "ClosedFormDynamics", "load_urdf",
                            "MomentumObserver",
                            "from_modern_robotics", "to_modern_robotics", "effort_limits",
-                           "inertial_parameters"}
+                           "inertial_parameters", "with_inertial_parameters", "with_payload",
+                           "identify_payload", "PayloadEstimate"}
     assert set(rd.__all__) - classes_and_loaders == set(FUNCTIONS)
 
 

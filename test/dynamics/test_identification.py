@@ -24,6 +24,18 @@ def test_regressor_times_parameters_is_inverse_dynamics_on_random_trees(seed):
         np.testing.assert_allclose(Y @ pi, tau, rtol=0, atol=1e-12 * max(1.0, np.abs(tau).max()))
 
 
+def test_the_trajectory_form_is_the_single_call_per_row():
+    model = rd.load_urdf(random_tree(11, 6).to_urdf())
+    rng = np.random.default_rng(4)
+    q, qd, qdd = rng.uniform(-1, 1, (3, 5, model.nq))
+    Y = rd.joint_torque_regressor_trajectory(model, q, qd, qdd)
+    assert Y.shape == (5, model.nq, 10 * model.n_bodies)
+    for k in range(5):
+        np.testing.assert_array_equal(Y[k], rd.joint_torque_regressor(model, q[k], qd[k], qdd[k]))
+    with pytest.raises(ValueError, match="same number of samples"):
+        rd.joint_torque_regressor_trajectory(model, q, qd, qdd[:4])
+
+
 @pytest.mark.parametrize("name", sorted(MIMIC_ROBOTS))
 def test_with_mimic_joints_the_rows_are_the_coordinates(name):
     joints, seed = MIMIC_ROBOTS[name]
@@ -60,3 +72,68 @@ def test_bad_input_is_refused_naming_it():
         args[name] = np.full(model.nq, np.nan)
         with pytest.raises(ValueError, match=name):
             rd.joint_torque_regressor(model, **args)
+
+
+UR5E = __import__("pathlib").Path(__file__).resolve().parents[2] / "urdf" / "ur5e.urdf"
+PAYLOAD = (2.0, np.array([0.01, -0.02, 0.08]), np.diag([0.010, 0.012, 0.008]))
+
+
+def _samples(model, count, seed):
+    rng = np.random.default_rng(seed)
+    return (rng.uniform(-2, 2, (count, model.nq)), rng.uniform(-1, 1, (count, model.nq)),
+            rng.uniform(-2, 2, (count, model.nq)))
+
+
+def test_a_payload_is_identified_exactly_from_exact_torques_and_closely_from_noisy_ones():
+    model = rd.load_urdf(str(UR5E), tip_link="tool0")
+    carried = rd.with_payload(model, *PAYLOAD, frame="tool0")
+    q, qd, qdd = _samples(model, 300, 1)
+    tau = np.array([rd.inverse_dynamics(carried, *x) for x in zip(q, qd, qdd)])
+    exact = rd.identify_payload(model, q, qd, qdd, tau, frame="tool0")
+    assert abs(exact.mass - PAYLOAD[0]) < 1e-6 and np.abs(exact.com - PAYLOAD[1]).max() < 1e-6
+    assert np.abs(exact.inertia - PAYLOAD[2]).max() < 1e-6 and exact.consistent and exact.residual_rms < 1e-9
+    noisy_tau = tau * (1.0 + 0.005 * np.random.default_rng(2).normal(size=tau.shape))
+    noisy = rd.identify_payload(model, q, qd, qdd, noisy_tau, frame="tool0")
+    assert abs(noisy.mass - PAYLOAD[0]) < 0.02 * PAYLOAD[0], noisy
+    assert np.abs(noisy.com - PAYLOAD[1]).max() < 0.005, noisy
+    # no motion, no information: a huge condition number says so
+    still = rd.identify_payload(model, np.tile(q[0], (50, 1)), np.zeros((50, 6)), np.zeros((50, 6)),
+                                np.tile(tau[0], (50, 1)), frame="tool0")
+    assert still.condition > 1e6
+
+
+def test_inertial_parameters_round_trip_and_inconsistent_ones_are_refused_naming_the_body():
+    model = rd.load_urdf(str(UR5E))
+    pi = rd.inertial_parameters(model)
+    rebuilt = rd.with_inertial_parameters(model, pi)
+    np.testing.assert_allclose(rd.inertial_parameters(rebuilt), pi, rtol=0, atol=1e-12)
+    body = 2
+    for change, words in (({0: -1.0}, "mass must be > 0"), ({4: -1.0}, "not positive definite"),
+                          ({4: 10.0}, "triangle inequality")):
+        bad = pi.copy()
+        for k, value in change.items():
+            bad[10 * body + k] = value
+        with pytest.raises(ValueError, match=f"body {body} .*{words}"):
+            rd.with_inertial_parameters(model, bad)
+    with pytest.raises(ValueError, match="pi must be"):
+        rd.with_inertial_parameters(model, pi[:-1])
+
+
+def test_a_zero_payload_changes_nothing_and_bad_payloads_are_refused():
+    model = rd.load_urdf(str(UR5E), tip_link="tool0")
+    assert rd.with_payload(model, 0.0, [0.1, 0.2, 0.3]) is model
+    q = np.array([0.1, -1.0, 1.2, -0.5, 0.3, 0.2])
+    heavier = rd.with_payload(model, 1.5, [0.0, 0.0, 0.05])
+    assert rd.gravity_torques(heavier, q)[1] != rd.gravity_torques(model, q)[1]
+    for kwargs, name in ((dict(mass=-1.0, com=[0, 0, 0]), "mass"), (dict(mass=1.0, com=[0, 0]), "com"),
+                         (dict(mass=1.0, com=[0, 0, 0], inertia=np.eye(2)), "inertia"),
+                         (dict(mass=1.0, com=[0, 0, 0], inertia=-np.eye(3)), "inertia"),
+                         (dict(mass=1.0, com=[0, 0, 0], frame="nowhere"), "nowhere"),
+                         (dict(mass=1.0, com=[0, 0, 0], frame="base_link"), "on the base")):
+        with pytest.raises(ValueError, match=name):
+            rd.with_payload(model, **kwargs)
+    q, qd, qdd = _samples(model, 5, 3)
+    with pytest.raises(ValueError, match="tau"):
+        rd.identify_payload(model, q, qd, qdd, np.zeros((5, 5)))
+    with pytest.raises(ValueError, match="same number of samples"):
+        rd.identify_payload(model, q, qd, qdd, np.zeros((4, 6)))

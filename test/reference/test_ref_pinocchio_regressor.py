@@ -29,3 +29,21 @@ def test_regressor_is_pinocchios(pair, check):
         expected = np.asarray(Y_pin)[pair.perm][:, columns]
         check("joint_torque_regressor", pair.name, Y, expected)
         check("Y pi = tau", pair.name, Y @ rd.inertial_parameters(m), rd.inverse_dynamics(m, q, qd, qdd))
+
+
+@pytest.mark.parametrize("pair", ["ur5", "panda_locked", "xarm7"], indirect=True)
+def test_with_payload_is_pinocchios_body_appended_to_the_frames_joint(pair, check):
+    """with_payload at the tip frame against Pinocchio's appendBodyToJoint (the payload's inertia placed
+    by the frame's placement in its joint's frame), inverse dynamics on random states."""
+    m = pair.model
+    mass, com, inertia = 1.7, np.array([0.02, -0.01, 0.06]), np.array([[0.011, 0.001, 0.0],
+                                                                      [0.001, 0.013, -0.002],
+                                                                      [0.0, -0.002, 0.009]])
+    ours = rd.with_payload(m, mass, com, inertia)
+    pm = pin.Model(pair.pm)
+    frame = pm.frames[pair.frame_id(m.tip_frame)]
+    pm.appendBodyToJoint(frame.parentJoint, pin.Inertia(mass, com, inertia), frame.placement)
+    pd = pm.createData()
+    for q, qd, qdd in zip(*pair.states(3, seed=5)):
+        expected = pair.vec(pin.rnea(pm, pd, pair.pin_q(q), pair.pin_v(qd), pair.pin_v(qdd)))
+        check("with_payload: inverse dynamics", pair.name, rd.inverse_dynamics(ours, q, qd, qdd), expected)

@@ -54,7 +54,7 @@ from .layout import (
 )
 from .linalg import cholesky_in_place, cholesky_solve_in_place, task_space_inertia_from_cholesky
 from .momentum import momentum_balance as momentum_balance_of_state, observer_reset, observer_step
-from .regressor import joint_torque_regressor as regressor_of_state
+from .regressor import body_regressor, joint_torque_regressor as regressor_of_state
 from .rnea import rnea as recursive_newton_euler
 from .spatial import is_rigid_transform, log_transform as matrix_log
 from .task_space_control import relative_pose, task_space_control as task_space_law
@@ -519,6 +519,41 @@ def joint_torque_regressor(d, q, qd, qdd, Y, tau):
         raise ValueError("invalid regressor output")
     regressor_of_state(d, d, q, qd, qdd, Y, tau)
     if not all_finite(Y):
+        raise ValueError(OVERFLOW_REGRESSOR)
+
+
+@inline
+def check_states(d, Q, QD, QDD, n):
+    """Q, QD, QDD are finite (N, n) arrays of the same shape."""
+    if (Q.shape[1] != n or QD.shape[0] != Q.shape[0] or QD.shape[1] != n or QDD.shape[0] != Q.shape[0]
+            or QDD.shape[1] != n or not (all_finite(Q) and all_finite(QD) and all_finite(QDD))):
+        raise ValueError("invalid trajectory")
+
+
+@_entry(types.none(_D, _MI, _MI, _MI, types.float64[:, :, ::1], _V))
+def joint_torque_regressor_batch(d, Q, QD, QDD, Y, tau):
+    """Y[k] (nq, 10 n_bodies) of every state k; tau: scratch (nq)."""
+    n = n_coordinates(d)
+    check_states(d, Q, QD, QDD, n)
+    if Y.shape[0] != Q.shape[0] or Y.shape[1] != n or Y.shape[2] != 10 * n_bodies(d) or tau.shape[0] != n:
+        raise ValueError("invalid regressor output")
+    for k in range(Q.shape[0]):
+        regressor_of_state(d, d, Q[k], QD[k], QDD[k], Y[k], tau)
+    if not all_finite(Y):
+        raise ValueError(OVERFLOW_REGRESSOR)
+
+
+@_entry(types.none(_D, _MI, _MI, _MI, _I, types.float64[:, :, ::1], _M))
+def body_regressor_batch(d, Q, QD, QDD, body, Y, TAU):
+    """Body `body`'s ten regressor columns Y[k] (nq, 10) and the model's τ TAU[k] at every state k."""
+    n = n_coordinates(d)
+    check_states(d, Q, QD, QDD, n)
+    if (Y.shape[0] != Q.shape[0] or Y.shape[1] != n or Y.shape[2] != 10 or TAU.shape[0] != Q.shape[0]
+            or TAU.shape[1] != n or not 0 <= body < n_bodies(d)):
+        raise ValueError("invalid regressor output")
+    for k in range(Q.shape[0]):
+        body_regressor(d, d, Q[k], QD[k], QDD[k], body, Y[k], TAU[k])
+    if not (all_finite(Y) and all_finite(TAU)):
         raise ValueError(OVERFLOW_REGRESSOR)
 
 

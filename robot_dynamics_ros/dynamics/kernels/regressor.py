@@ -66,14 +66,14 @@ def unit_parameters(k):
 
 
 @inline
-def regressor_column(mb, w, Y, j, k, V, Vdot, R_0u, p_0, mimic):
-    """Column 10 j + (k in Pinocchio's order) of Y: body j's wrench of the unit parameter e_k (V, V̇ in
-    its URDF frame, whose pose in {0} is (R_0u, p_0)), moved to {0}, dotted with S_i of j and each
+def regressor_column(mb, w, Y, j, offset, k, V, Vdot, R_0u, p_0, mimic):
+    """Column offset + (k in Pinocchio's order) of Y: body j's wrench of the unit parameter e_k (V, V̇
+    in its URDF frame, whose pose in {0} is (R_0u, p_0)), moved to {0}, dotted with S_i of j and each
     ancestor i."""
     e = unit_parameters(k)
     F_u = add6(inertia_times(e, Vdot), neg_ad_transpose(V, inertia_times(e, V)))           # Ψ e_k (9.56)
     F_0 = adjoint_inverse_transpose(R_0u, p_0, F_u)                                         # ... in {0}
-    column = 10 * j + PARAMETER_COLUMN[k]
+    column = offset + PARAMETER_COLUMN[k]
     i = j
     while i >= 0:              # the ancestors of j (j included), one run of consecutive bodies at a time
         start = run_start(mb, i)
@@ -86,28 +86,47 @@ def regressor_column(mb, w, Y, j, k, V, Vdot, R_0u, p_0, mimic):
 
 
 @inline
+def body_columns(mb, w, Y, j, offset, mimic):
+    """Body j's ten columns of the regressor into Y[:, offset:offset + 10] (the workspace holding this
+    state's poses and RNEA forward pass)."""
+    C = row9(mb, j, COL_C)
+    V = turned(C, row6(w, j, W_V_BODY))                                        # in the URDF axes
+    Vdot = turned(C, row6(w, j, W_VDOT_BODY))
+    R_0u = compose_rotations(row9(w, j, W_R_BASE), transpose(C))               # the URDF frame in {0}
+    p_0 = row3(w, j, W_P_BASE)
+    # one call per parameter, k a constant at each: once inlined, the zeros of e_k fold away
+    regressor_column(mb, w, Y, j, offset, 0, V, Vdot, R_0u, p_0, mimic)
+    regressor_column(mb, w, Y, j, offset, 1, V, Vdot, R_0u, p_0, mimic)
+    regressor_column(mb, w, Y, j, offset, 2, V, Vdot, R_0u, p_0, mimic)
+    regressor_column(mb, w, Y, j, offset, 3, V, Vdot, R_0u, p_0, mimic)
+    regressor_column(mb, w, Y, j, offset, 4, V, Vdot, R_0u, p_0, mimic)
+    regressor_column(mb, w, Y, j, offset, 5, V, Vdot, R_0u, p_0, mimic)
+    regressor_column(mb, w, Y, j, offset, 6, V, Vdot, R_0u, p_0, mimic)
+    regressor_column(mb, w, Y, j, offset, 7, V, Vdot, R_0u, p_0, mimic)
+    regressor_column(mb, w, Y, j, offset, 8, V, Vdot, R_0u, p_0, mimic)
+    regressor_column(mb, w, Y, j, offset, 9, V, Vdot, R_0u, p_0, mimic)
+
+
+@inline
 def joint_torque_regressor(mb, w, q, qd, qdd, Y, tau):
     """Y (nq, 10 n_bodies) with τ = Y π (module docstring); tau (nq): scratch (RNEA's τ)."""
     body_poses_in_base(mb, w, q)                                               # T_0j, S_j (9.37)
     rnea(mb, w, q, qd, qdd, True, True, True, -1, q, tau, True)                # V_j, V̇_j (9.53-9.55)
-    mimic = has_mimic(mb)
     for r in range(Y.shape[0]):
         for c in range(Y.shape[1]):
             Y[r, c] = 0.0
+    mimic = has_mimic(mb)
     for j in range(n_bodies(mb)):
-        C = row9(mb, j, COL_C)
-        V = turned(C, row6(w, j, W_V_BODY))                                    # in the URDF axes
-        Vdot = turned(C, row6(w, j, W_VDOT_BODY))
-        R_0u = compose_rotations(row9(w, j, W_R_BASE), transpose(C))           # the URDF frame in {0}
-        p_0 = row3(w, j, W_P_BASE)
-        # one call per parameter, k a constant at each: once inlined, the zeros of e_k fold away
-        regressor_column(mb, w, Y, j, 0, V, Vdot, R_0u, p_0, mimic)
-        regressor_column(mb, w, Y, j, 1, V, Vdot, R_0u, p_0, mimic)
-        regressor_column(mb, w, Y, j, 2, V, Vdot, R_0u, p_0, mimic)
-        regressor_column(mb, w, Y, j, 3, V, Vdot, R_0u, p_0, mimic)
-        regressor_column(mb, w, Y, j, 4, V, Vdot, R_0u, p_0, mimic)
-        regressor_column(mb, w, Y, j, 5, V, Vdot, R_0u, p_0, mimic)
-        regressor_column(mb, w, Y, j, 6, V, Vdot, R_0u, p_0, mimic)
-        regressor_column(mb, w, Y, j, 7, V, Vdot, R_0u, p_0, mimic)
-        regressor_column(mb, w, Y, j, 8, V, Vdot, R_0u, p_0, mimic)
-        regressor_column(mb, w, Y, j, 9, V, Vdot, R_0u, p_0, mimic)
+        body_columns(mb, w, Y, j, 10 * j, mimic)
+
+
+@inline
+def body_regressor(mb, w, q, qd, qdd, j, Y_j, tau):
+    """Body j's ten columns Y_j (nq, 10) and the model's τ = M q̈ + c + g (nq) at one state: what
+    identifying a payload on body j needs (τ_measured − τ = Y_j π_payload)."""
+    body_poses_in_base(mb, w, q)
+    rnea(mb, w, q, qd, qdd, True, True, True, -1, q, tau, True)
+    for r in range(Y_j.shape[0]):
+        for c in range(10):
+            Y_j[r, c] = 0.0
+    body_columns(mb, w, Y_j, j, 0, has_mimic(mb))
