@@ -915,25 +915,22 @@ def main(args: Sequence[str] | None = None) -> int:
     plain, ros_args = bringup.split_ros_args(argv)
     opts = build_parser().parse_args(plain)
     opts.ros_args = ros_args
-    started = time.monotonic()
-    if opts.task_space:
-        from robot_dynamics_ros import demo_task_space
-        try:
-            return demo_task_space.main(opts)
-        except KeyboardInterrupt:
-            print('demo: interrupted', file=sys.stderr)
-            return 130
-        except FileNotFoundError as exc:
-            print(f'demo: {exc}', file=sys.stderr)
-            return 2
     try:
-        rec, report, problems = run_demo(opts)
+        if opts.task_space:
+            from robot_dynamics_ros import demo_task_space
+            return demo_task_space.main(opts)
+        return _joint_space_demo(opts)
     except KeyboardInterrupt:
         print('demo: interrupted', file=sys.stderr)
         return 130
     except FileNotFoundError as exc:
         print(f'demo: {exc}', file=sys.stderr)
         return 2
+
+
+def _joint_space_demo(opts) -> int:
+    started = time.monotonic()
+    rec, report, problems = run_demo(opts)
     if report is None:
         for problem in problems:
             print(f'demo FAILED: {problem}', file=sys.stderr)

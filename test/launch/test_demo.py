@@ -106,15 +106,21 @@ def test_plot_writes_a_png(tmp_path):
     assert path.stat().st_size > 20_000
 
 
-@pytest.mark.ros
-@pytest.mark.slow
-def test_demo_runs(tmp_path):
-    """`python -m robot_dynamics_ros.demo` on a short trajectory: exit 0, report and PNG."""
+def _demo_env():
+    """The demo's environment: a ROS domain of its own (localhost only), this source tree first."""
     env = dict(os.environ)
     env['ROS_DOMAIN_ID'] = str(random.choice(
         [d for d in range(1, 102) if str(d) != os.environ.get('ROS_DOMAIN_ID')]))
     env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     env['PYTHONPATH'] = os.pathsep.join(p for p in (str(ROOT), env.get('PYTHONPATH')) if p)
+    return env
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_demo_runs(tmp_path):
+    """`python -m robot_dynamics_ros.demo` on a short trajectory: exit 0, report and PNG."""
+    env = _demo_env()
     png = tmp_path / 'demo.png'
     result = subprocess.run(
         [sys.executable, '-m', 'robot_dynamics_ros.demo', '--duration', '3', '--settle', '0.5',
@@ -148,11 +154,7 @@ def test_task_space_square_corners_and_turns():
 @pytest.mark.slow
 def test_task_space_demo_runs(tmp_path):
     """`python -m robot_dynamics_ros.demo --task-space`: exit 0, every corner reached, the PNG."""
-    env = dict(os.environ)
-    env['ROS_DOMAIN_ID'] = str(random.choice(
-        [d for d in range(1, 102) if str(d) != os.environ.get('ROS_DOMAIN_ID')]))
-    env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    env['PYTHONPATH'] = os.pathsep.join(p for p in (str(ROOT), env.get('PYTHONPATH')) if p)
+    env = _demo_env()
     result = subprocess.run(
         [sys.executable, '-m', 'robot_dynamics_ros.demo', '--task-space', '--side', '0.06', '--dwell', '0.2',
          '--output', str(tmp_path / 'demo.png')],
