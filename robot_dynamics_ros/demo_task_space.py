@@ -146,7 +146,8 @@ def run(opts):
                                 + (f' ({graph.exited()})' if not graph.alive() else '')]
         rec.effort_limit = urdf_joint_limits(gc.urdf, rec.joint_names)[3]
         _spin_for(graph.executor, 0.5)                       # the first hold, for the plot
-        T_start = rd.frame_pose(model, _model_order(model, rec, rec.joint_states.values[-1]), TOOL)
+        T_start = rd.frame_pose(model, np.asarray(rec.joint_states.values[-1])[_to_model_order(model, rec)],
+                                TOOL)
         for k, T in enumerate(square_targets(T_start, opts.side, opts.turn)):
             recorder.send(T)
             print(f'demo: target {k + 1}: tool at ({T[0, 3]:.3f}, {T[1, 3]:.3f}, {T[2, 3]:.3f}) m',
@@ -161,10 +162,10 @@ def run(opts):
     return rec, model, []
 
 
-def _model_order(model, rec, q):
-    """A joint-state row (rec.joint_names order) in model order."""
-    index = {name: i for i, name in enumerate(rec.joint_names)}
-    return np.array([q[index[name]] for name in model.joint_names])
+def _to_model_order(model, rec):
+    """Indices that put a joint-state row (rec.joint_names order) in model order."""
+    from robot_dynamics_ros.nodes.conversions import index_map
+    return index_map(rec.joint_names, model.joint_names)
 
 
 def corner_errors(rec):
@@ -210,7 +211,7 @@ def plot(rec, model, errors, path) -> Path:
     _, se, X = rec.pose_error.arrays()
     tc, _, tau = rec.commands.arrays()
     origin = sq[0]
-    P = np.array([rd.frame_pose(model, _model_order(model, rec, q), TOOL)[:3, 3] for q in Q])
+    P = np.array([rd.frame_pose(model, q, TOOL)[:3, 3] for q in Q[:, _to_model_order(model, rec)]])
     t_q, t_d, t_e = (sq - origin) * 1e-9, (sd - origin) * 1e-9, (se - origin) * 1e-9
     # commands carry no stamp: placed on the states' time axis by their arrival
     tq_wall = np.asarray(rec.joint_states.t)

@@ -49,14 +49,6 @@ def compute_all_terms(model: Model, q: ArrayLike, qd: ArrayLike, frame: str | No
     them (no allocation per call); without, they are new arrays. ValueError for bad arguments, and,
     with a frame, when J M⁻¹ Jᵀ + damping·1 is singular (pass damping > 0).
     """
-    return all_terms_and_pose(model, q, qd, frame, reference, damping, data)[0]
-
-
-def all_terms_and_pose(model: Model, q: ArrayLike, qd: ArrayLike, frame: str | None = None,
-                       reference: str = "space", damping: float = 0.0,
-                       data: Data | None = None) -> tuple[AllTerms, np.ndarray]:
-    """(compute_all_terms(...), T_0f): the terms and, with a frame, the frame's pose (4, 4) from the
-    same kinematics pass (the task-space control law needs both)."""
     buf = _checks.buffer(model, data)
     if data is None:
         arrays = _term_arrays(model.nq)
@@ -72,13 +64,13 @@ def all_terms_and_pose(model: Model, q: ArrayLike, qd: ArrayLike, frame: str | N
     try:
         status = _k.all_terms(buf, q, qd, frame_index, code, damping, *arrays)
     except _checks.KERNEL_ERRORS as error:
-        return _checks.retry(error, all_terms_and_pose, model, (q, "q"), (qd, "qd"), frame=frame,
+        return _checks.retry(error, compute_all_terms, model, (q, "q"), (qd, "qd"), frame=frame,
                              reference=reference, damping=damping, data=data)
     if status == _all_terms.STATUS_M_NOT_POSITIVE_DEFINITE:
         raise ValueError(_k.NOT_POSITIVE_DEFINITE)
     if status == _all_terms.STATUS_TASK_SPACE_SINGULAR:
         raise ValueError(_k.SINGULAR_TASK_SPACE)
-    M, c, g, J, Lam, eta, T = arrays[:7]
+    M, c, g, J, Lam, eta = arrays[:6]
     if frame is None:
-        return AllTerms(M, c, g, None, None, None), None
-    return AllTerms(M, c, g, J, Lam, eta), T
+        return AllTerms(M, c, g, None, None, None)
+    return AllTerms(M, c, g, J, Lam, eta)

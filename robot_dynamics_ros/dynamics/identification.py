@@ -14,7 +14,7 @@ from numpy.typing import ArrayLike
 
 from . import _checks
 from .kernels import entries as _k
-from .model import Data, Model, check_inertia, lump_inertias
+from .model import Data, Model, check_inertia, lump_inertias, parallel_axis
 
 __all__ = ["joint_torque_regressor", "joint_torque_regressor_trajectory", "inertial_parameters",
            "with_inertial_parameters", "with_payload", "identify_payload", "PayloadEstimate"]
@@ -70,17 +70,10 @@ def inertial_parameters(model: Model) -> np.ndarray:
     inertia about the URDF link frame's origin, I_o = I_c + m ([c]^T [c]) (parallel axis), in model
     order: τ = joint_torque_regressor(model, q, qd, qdd) @ inertial_parameters(model)."""
     m, c = model.mass, model.com
-    I_o = model.inertia_com + m[:, None, None] * ((c * c).sum(axis=1)[:, None, None] * np.eye(3)
-                                                  - c[:, :, None] * c[:, None, :])
+    I_o = model.inertia_com + parallel_axis(m, c)
     pi = np.column_stack([m, m[:, None] * c, I_o[:, 0, 0], I_o[:, 0, 1], I_o[:, 1, 1], I_o[:, 0, 2],
                           I_o[:, 1, 2], I_o[:, 2, 2]])
     return pi.reshape(-1)
-
-
-def _parallel_axis(mass, com):
-    """m ([c]^T [c]) = m (|c|² 1 − c c^T) of each (mass (k,), com (k, 3)): (k, 3, 3)."""
-    cc = np.einsum("ij,ij->i", com, com)[:, None, None]
-    return mass[:, None, None] * (cc * np.eye(3) - com[:, :, None] * com[:, None, :])
 
 
 def _consistency_error(mass, inertia_com):
@@ -117,7 +110,7 @@ def with_inertial_parameters(model: Model, pi: ArrayLike) -> Model:
             continue
         I_o = blocks[j, 4:][_PIN_ORDER]
         com[j] = blocks[j, 1:4] / mass[j] if mass[j] > 0 else np.nan
-        inertia_com[j] = I_o - _parallel_axis(mass[j:j + 1], com[j:j + 1])[0] if mass[j] > 0 else I_o
+        inertia_com[j] = I_o - parallel_axis(mass[j:j + 1], com[j:j + 1])[0] if mass[j] > 0 else I_o
         problem = _consistency_error(mass[j], inertia_com[j])
         if problem:
             raise ValueError(f"pi: body {j} ({model.link_names[j]!r}): {problem}")
@@ -206,7 +199,7 @@ def identify_payload(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, 
     residual_rms = float(np.sqrt(np.mean((residual - Y @ pi) ** 2))) if residual.size else 0.0
     mass = float(pi[0])
     c_body = pi[1:4] / mass if mass != 0.0 else np.zeros(3)
-    I_c_body = pi[4:][_PIN_ORDER] - (_parallel_axis(np.array([mass]), c_body[None])[0] if mass != 0 else 0.0)
+    I_c_body = pi[4:][_PIN_ORDER] - (parallel_axis(np.array([mass]), c_body[None])[0] if mass != 0 else 0.0)
     inertia = R.T @ I_c_body @ R
     return PayloadEstimate(mass=mass, com=R.T @ (c_body - p), inertia=0.5 * (inertia + inertia.T),
                            residual_rms=residual_rms, condition=condition,

@@ -376,9 +376,7 @@ class Model:
         m, c = self.mass, self.com
         body[:, COL_MASS] = m
         body[:, COL_H:COL_H + 3] = (CT @ (m[:, None] * c)[:, :, None])[:, :, 0]
-        # parallel-axis theorem: I_o = I_c + m([c]^T [c])
-        cc = np.einsum("ij,ij->i", c, c)[:, None, None]
-        Io = self.inertia_com + m[:, None, None] * (cc * np.eye(3) - c[:, :, None] * c[:, None, :])
+        Io = self.inertia_com + parallel_axis(m, c)       # parallel-axis theorem: I_o = I_c + m([c]^T [c])
         body[:, COL_IO:COL_IO + 9] = (CT @ Io @ C).reshape(n, 9)
         body[:, COL_C:COL_C + 9] = C.reshape(n, 9)
         body[:, COL_COORD] = self.body_coordinate
@@ -562,6 +560,13 @@ def check_transforms(label, T):
                          f"got {T[i, :3, 3].tolist()}")
 
 
+def parallel_axis(mass, com):
+    """m ([c]^T [c]) = m (|c|² 1 − c c^T) for each (mass (k,), com (k, 3)): (k, 3, 3), what moving a
+    rotational inertia from the centre of mass c to the origin adds (I_o = I_c + m [c]^T [c])."""
+    cc = np.einsum("ij,ij->i", com, com)[:, None, None]
+    return mass[:, None, None] * (cc * np.eye(3) - com[:, :, None] * com[:, None, :])
+
+
 def _sum_per_body(body, values, n):
     """(n, ...) sums of the rows of values (k, ...) with the same body index body[k], added in row order
     (np.add.at's result; bincount is its fast form)."""
@@ -575,16 +580,12 @@ def lump_inertias(body, mass, com, inertia_com, n):
     (mass[k], its centre of mass com[k] and rotational inertia about it inertia_com[k], both in body[k]'s
     frame) belongs to body body[k]. About each body's origin the parts add: m = Σ m_k, h = Σ m_k c_k,
     I_o = Σ (I_c,k + m_k ([c_k]^T [c_k])) (parallel axis), then c = h / m and I_c = I_o − m ([c]^T [c])."""
-    c = com
-    cc = np.einsum("ij,ij->i", c, c)[:, None, None]
-    parts = inertia_com + mass[:, None, None] * (cc * np.eye(3) - c[:, :, None] * c[:, None, :])
     total = _sum_per_body(body, mass, n)
-    first_moment = _sum_per_body(body, mass[:, None] * c, n)
-    second = _sum_per_body(body, parts, n)
+    first_moment = _sum_per_body(body, mass[:, None] * com, n)
+    second = _sum_per_body(body, inertia_com + parallel_axis(mass, com), n)
     centre = np.zeros((n, 3))
     np.divide(first_moment, total[:, None], out=centre, where=total[:, None] > 0)
-    cc = np.einsum("ij,ij->i", centre, centre)[:, None, None]
-    about_com = second - total[:, None, None] * (cc * np.eye(3) - centre[:, :, None] * centre[:, None, :])
+    about_com = second - parallel_axis(total, centre)
     return total, centre, 0.5 * (about_com + about_com.transpose(0, 2, 1))
 
 

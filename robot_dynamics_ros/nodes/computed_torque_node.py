@@ -75,7 +75,6 @@ import queue
 import threading
 
 import numpy as np
-from builtin_interfaces.msg import Time
 from rclpy.clock import Clock, ClockType
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
@@ -97,7 +96,7 @@ from robot_dynamics_ros.nodes.common import (
     gain_vector,
     run_node,
 )
-from robot_dynamics_ros.nodes.controller import COMPUTE_ERRORS, Controller
+from robot_dynamics_ros.nodes.controller import COMPUTE_ERRORS, Controller, stamp
 from robot_dynamics_ros.nodes.conversions import (
     all_finite,
     float64_field,
@@ -455,15 +454,7 @@ class ComputedTorqueController(Controller):
     def _compensate(self):
         """Disabled, gravity_compensation: g(q) (+ the URDF friction torques of q̇) at the last
         state."""
-        q, qd = self._input.cache.arrays()
-        try:
-            tau = rd.gravity_torques(self.model, q)
-            if self._friction_compensation:
-                tau = tau + rd.friction_torques(self.model, qd)
-        except COMPUTE_ERRORS as exc:
-            self._throttle.warn('compute/gravity', f'cannot compute gravity torques: {exc}')
-            return
-        self._publish_command(tau)
+        self._publish_gravity(friction=self._friction_compensation)
 
     # -- control ----------------------------------------------------------------------------
     def _drop_reference(self):
@@ -493,21 +484,17 @@ class ComputedTorqueController(Controller):
         except COMPUTE_ERRORS as exc:
             self._throttle.warn('compute/tau', f'cannot compute the computed torque: {exc}')
             return
-        if self._publish_command(tau):
+        if self._command.publish(tau):
             order = self._to_order
             e, e_dot = (q_d - q)[order], (qd_d - qd)[order]
             if not all_finite(e, e_dot):       # (finite τ implies finite e unless a gain is 0)
                 self._throttle.warn('nonfinite/error', 'tracking error not finite: not published')
                 return
             msg = self._error_msg
-            msg.header.stamp = Time(sec=now_ns // 1_000_000_000, nanosec=now_ns % 1_000_000_000)
+            msg.header.stamp = stamp(now_ns)
             msg.position = float64_field(e)
             msg.velocity = float64_field(e_dot)
             self._pub_error.publish(msg)
-
-    def _publish_command(self, tau):
-        """Saturate, check finite, publish in joint order; True when published."""
-        return self._command.publish(tau)
 
 
 def main(args=None):

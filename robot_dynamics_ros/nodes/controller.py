@@ -20,6 +20,7 @@ first output when disabled; what to log), ``_on_hold``, ``_on_discontinuity``, `
 import math
 
 import numpy as np
+from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from std_srvs.srv import SetBool, Trigger
@@ -38,10 +39,15 @@ from robot_dynamics_ros.nodes.effort_command import EffortCommand
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
 from robot_dynamics_ros.nodes.model_source import ModelSource
 
-__all__ = ['Controller', 'COMPUTE_ERRORS']
+__all__ = ['Controller', 'COMPUTE_ERRORS', 'stamp']
 
 #: What a core call may raise on a state it cannot handle (the node warns and goes on).
 COMPUTE_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError)
+
+
+def stamp(now_ns):
+    """The header stamp of node-clock time now_ns (the controllers' diagnostic outputs)."""
+    return Time(sec=now_ns // 1_000_000_000, nanosec=now_ns % 1_000_000_000)
 
 
 class Controller(Node):
@@ -167,11 +173,14 @@ class Controller(Node):
                                      'torque, tracking stopped')
         self._publish_gravity()
 
-    def _publish_gravity(self):
-        """g(q) at the last measured q: the arm does not fall (and is not driven)."""
-        q, _ = self._input.cache.arrays()
+    def _publish_gravity(self, friction=False):
+        """g(q) at the last measured q (with ``friction``, plus the URDF friction torques of its q̇):
+        the arm does not fall (and is not driven)."""
+        q, qd = self._input.cache.arrays()
         try:
             tau = rd.gravity_torques(self.model, q)
+            if friction:
+                tau = tau + rd.friction_torques(self.model, qd)
         except COMPUTE_ERRORS as exc:
             self._throttle.warn('compute/gravity', f'cannot compute gravity torques: {exc}')
             return

@@ -56,7 +56,6 @@ several tips needs it), plus, settable at run time and validated:
 import math
 
 import numpy as np
-from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseStamped, TwistStamped
 
 from robot_dynamics_ros import dynamics as rd
@@ -67,7 +66,7 @@ from robot_dynamics_ros.nodes.common import (
     gain_vector,
     run_node,
 )
-from robot_dynamics_ros.nodes.controller import COMPUTE_ERRORS, Controller
+from robot_dynamics_ros.nodes.controller import COMPUTE_ERRORS, Controller, stamp
 from robot_dynamics_ros.nodes.conversions import index_map, pose_to_matrix, set_pose
 from robot_dynamics_ros.pose_profile import PoseReference, reach
 from robot_dynamics_ros.task_frame import task_frame
@@ -90,10 +89,6 @@ def task_gains(name, value):
 def _empty(value):
     """An empty array parameter (rclpy types an empty default [] as a byte array)."""
     return isinstance(value, (list, tuple, bytes)) and len(value) == 0
-
-
-def _stamp(now_ns):
-    return Time(sec=now_ns // 1_000_000_000, nanosec=now_ns % 1_000_000_000)
 
 
 class TaskSpaceController(Controller):
@@ -337,7 +332,6 @@ class TaskSpaceController(Controller):
             law = dict(law, nullspace_q=self._first_q if self._posture is None else self._posture)
         try:
             tau = rd.task_space_control(self.model, q, qd, T_des, V_des, Vdot_des, frame=self.frame, **law)
-            X_e = rd.pose_error(self.model, q, T_des, self.frame)
         except COMPUTE_ERRORS as exc:
             self._throttle.warn('compute/law', f'cannot compute the task-space law ({exc}): publishing '
                                                'the gravity torques')
@@ -347,14 +341,19 @@ class TaskSpaceController(Controller):
             return
         # the two diagnostic outputs only while someone listens (a publish costs about 20 us)
         if self._pub_error.get_subscription_count():
+            try:
+                X_e = rd.pose_error(self.model, q, T_des, self.frame)
+            except COMPUTE_ERRORS as exc:       # (what task_space_control computed, it computes)
+                self._throttle.warn('compute/pose_error', f'cannot compute the pose error: {exc}')
+                return
             msg = self._error_msg
-            msg.header.stamp = _stamp(now_ns)
+            msg.header.stamp = stamp(now_ns)
             a, v = msg.twist.angular, msg.twist.linear
             a.x, a.y, a.z, v.x, v.y, v.z = X_e.tolist()
             self._pub_error.publish(msg)
         if self._pub_desired.get_subscription_count():
             desired = self._desired_msg
-            desired.header.stamp = _stamp(now_ns)
+            desired.header.stamp = stamp(now_ns)
             set_pose(desired.pose, T_des)
             self._pub_desired.publish(desired)
 

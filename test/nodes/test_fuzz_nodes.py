@@ -321,26 +321,38 @@ def test_estimator_survives_bad_input_and_estimates_correctly(graph, ur5e_xml, u
     _assert_finite(outputs)
 
 
-def test_controller_survives_bad_input_and_holds_the_good_state(graph, ur5e_xml, ur5e_model):
-    ros = graph
-    node = ros.add(ComputedTorqueController, {'robot_description': ur5e_xml})
+def _fuzz_controller(ros, node, model, before_holding=None):
+    """Fuzz a controller at the good state q = UR5E_HOME, then enable it (and ``before_holding``,
+    given the number of good states sent so far): whatever happened (it may have gone stale, been
+    disabled and enabled), at q it ends up holding q: the command is the gravity torque g(q). Returns
+    the services it offers."""
     state = ros.publisher(JointState, '/joint_states')
     commands = ros.collect(Float64MultiArray, '/effort_controller/commands', qos=1000)
     q = np.asarray(UR5E_HOME)
     state.publish(_good_state(0, q))
     assert ros.spin_until(lambda: commands, 10.0)
-    outputs, _ = _fuzz(ros, node)
-    # Whatever happened (the controller may have gone stale, been disabled and enabled), at the
-    # good state q it ends up holding q: the command is the gravity torque g(q).
+    outputs, services = _fuzz(ros, node)
     assert ros.call(SetBool, f'/{node.get_name()}/enable', SetBool.Request(data=True)).success
+    sent = 1
+    if before_holding is not None:
+        for k in range(1, 5):
+            state.publish(_good_state(k, q))
+            ros.spin(0.01)
+        before_holding()
+        sent = 5
     commands.clear()
-    for k in range(1, 40):
+    for k in range(sent, 40):
         state.publish(_good_state(k, q))
         ros.spin(0.01)
     assert ros.spin_until(lambda: len(commands) >= 10, 10.0), 'no commands after the fuzzing'
-    np.testing.assert_allclose(commands[-1].data, rd.gravity_torques(ur5e_model, q), rtol=0, atol=1e-6)
+    np.testing.assert_allclose(commands[-1].data, rd.gravity_torques(model, q), rtol=0, atol=1e-6)
     _assert_finite(outputs)
     assert all(all(math.isfinite(x) for x in c.data) for c in commands)
+    return services
+
+
+def test_controller_survives_bad_input_and_holds_the_good_state(graph, ur5e_xml, ur5e_model):
+    _fuzz_controller(graph, graph.add(ComputedTorqueController, {'robot_description': ur5e_xml}), ur5e_model)
 
 
 def test_task_space_controller_survives_bad_input_and_holds_the_good_state(graph, ur5e_xml, ur5e_model):
@@ -349,25 +361,11 @@ def test_task_space_controller_survives_bad_input_and_holds_the_good_state(graph
     non-finite value."""
     ros = graph
     node = ros.add(TaskSpaceController, {'robot_description': ur5e_xml, 'tip_link': 'tool0'})
-    state = ros.publisher(JointState, '/joint_states')
-    commands = ros.collect(Float64MultiArray, '/effort_controller/commands', qos=1000)
-    q = np.asarray(UR5E_HOME)
-    state.publish(_good_state(0, q))
-    assert ros.spin_until(lambda: commands, 10.0)
-    outputs, services = _fuzz(ros, node)
+
+    def hold():
+        assert ros.call(Trigger, f'/{node.get_name()}/hold', Trigger.Request()).success
+    services = _fuzz_controller(ros, node, ur5e_model, before_holding=hold)
     assert {f'/{node.get_name()}/enable', f'/{node.get_name()}/hold'} <= set(services)
-    assert ros.call(SetBool, f'/{node.get_name()}/enable', SetBool.Request(data=True)).success
-    for k in range(1, 5):
-        state.publish(_good_state(k, q))
-        ros.spin(0.01)
-    assert ros.call(Trigger, f'/{node.get_name()}/hold', Trigger.Request()).success
-    commands.clear()
-    for k in range(5, 40):
-        state.publish(_good_state(k, q))
-        ros.spin(0.01)
-    assert ros.spin_until(lambda: len(commands) >= 10, 10.0), 'no commands after the fuzzing'
-    np.testing.assert_allclose(commands[-1].data, rd.gravity_torques(ur5e_model, q), rtol=0, atol=1e-6)
-    _assert_finite(outputs)
 
 
 def test_simulator_survives_bad_input_and_simulates_correctly(graph, ur5e_xml, ur5e_model):
