@@ -26,6 +26,7 @@ from .friction import friction_torques
 from .identification import (
     PayloadEstimate,
     identify_payload,
+    identify_payload_from_log,
     inertial_parameters,
     joint_torque_regressor,
     joint_torque_regressor_trajectory,
@@ -61,7 +62,7 @@ __all__ = [
     "task_space_inertia", "task_space_bias", "computed_torque", "task_space_control", "pose_error",
     "joint_torque_regressor", "joint_torque_regressor_trajectory", "inertial_parameters",
     "with_inertial_parameters", "with_payload",
-    "identify_payload", "PayloadEstimate",
+    "identify_payload", "identify_payload_from_log", "PayloadEstimate",
     "MomentumObserver", "external_wrench", "momentum_balance",
     "euler_step", "semi_implicit_euler_step", "rk4_step", "simulate", "SimulationResult",
     "effort_limits", "saturate_effort", "enforce_position_limits",

@@ -17,10 +17,15 @@ from .kernels import entries as _k
 from .model import Data, Model, check_inertia, lump_inertias, parallel_axis
 
 __all__ = ["joint_torque_regressor", "joint_torque_regressor_trajectory", "inertial_parameters",
-           "with_inertial_parameters", "with_payload", "identify_payload", "PayloadEstimate"]
+           "with_inertial_parameters", "with_payload", "identify_payload", "identify_payload_from_log",
+           "PayloadEstimate"]
 
 # where each entry of a 3x3 rotational inertia sits in (I_xx, I_xy, I_yy, I_xz, I_yz, I_zz)
 _PIN_ORDER = np.array([[0, 1, 3], [1, 2, 4], [3, 4, 5]])
+
+DEFAULT_CUTOFF = 5.0    # Hz: identify_payload_from_log's low-pass; exciting trajectories stay below ~2 Hz
+FILTER_ORDER = 4        # its Butterworth order: gain 1/sqrt(1 + (f/f_c)^(2 FILTER_ORDER)), applied twice
+EDGE_PERIODS = 3        # cutoff periods dropped at each end of a log
 
 
 def joint_torque_regressor(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike,
@@ -204,3 +209,63 @@ def identify_payload(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, 
     return PayloadEstimate(mass=mass, com=R.T @ (c_body - p), inertia=0.5 * (inertia + inertia.T),
                            residual_rms=residual_rms, condition=condition,
                            consistent=_consistency_error(mass, inertia) is None)
+
+
+def identify_payload_from_log(model: Model, t: ArrayLike, q: ArrayLike, tau: ArrayLike, frame: str | None = None,
+                              cutoff: float = DEFAULT_CUTOFF) -> PayloadEstimate:
+    """identify_payload from a recording with positions and efforts but no accelerations: t (N,) the
+    samples' times (s, strictly increasing, any spacing: a log's stamps), q and tau (N, n) in
+    model.joint_names order, tau the measured joint torques (N·m; N for prismatic joints; minus the
+    friction torques if the joints have friction the model leaves out).
+
+    The filter, stated: q and τ are resampled (linear interpolation) onto a uniform grid of the median
+    spacing dt, extended at both ends by odd reflection (x(t0 − s) = 2 x(t0) − x(t0 + s), which keeps
+    the signal and its slope continuous), and multiplied in the frequency domain by
+    |H(f)|² = 1 / (1 + (f / cutoff)^(2·FILTER_ORDER)): an order-FILTER_ORDER Butterworth low-pass run
+    forward and backward, zero phase, so the filtered signals are not delayed. Then q̇ and q̈ are central
+    differences (second order) of the filtered q, and the same filter on τ keeps the torques and the
+    accelerations matched (the regression is not biased by filtering one side only). The reflection
+    flips q̈ at the ends; the filter spreads that jump over about two cutoff periods, so the first and
+    last EDGE_PERIODS cutoff periods (EDGE_PERIODS ⌈1/(cutoff dt)⌉ samples each) are dropped.
+
+    cutoff (Hz) must be below the Nyquist frequency 1/(2 dt); choose it above the trajectory's
+    frequencies (a few Hz for an exciting trajectory) and below the noise."""
+    t = _checks.real_array(t, "t", "an (N,) array of times in seconds")
+    if t.ndim != 1 or t.size < 3 or not np.isfinite(t).all() or not (np.diff(t) > 0).all():
+        raise ValueError(f"t must be N >= 3 finite, strictly increasing times (s), got shape {t.shape}")
+    q, tau = (_states(model, value, name) for value, name in ((q, "q"), (tau, "tau")))
+    if not q.shape[0] == tau.shape[0] == t.size:
+        raise ValueError(f"t, q and tau must have the same number of samples, got {t.size}, {q.shape[0]} "
+                         f"and {tau.shape[0]}")
+    dt = float(np.median(np.diff(t)))
+    cutoff = _checks.scalar(cutoff, "cutoff", minimum=0.0)
+    if not 0.0 < cutoff < 0.5 / dt:
+        raise ValueError(f"cutoff must be > 0 and below the Nyquist frequency 1/(2 dt) = {0.5 / dt:g} Hz of "
+                         f"the samples (median spacing dt = {dt:g} s), got {cutoff:g}")
+    grid = t[0] + dt * np.arange(int(np.floor((t[-1] - t[0]) / dt + 1e-9)) + 1)
+    edge = EDGE_PERIODS * int(np.ceil(1.0 / (cutoff * dt)))
+    if grid.size <= 2 * edge + 2:
+        raise ValueError(f"the log is too short for cutoff = {cutoff:g} Hz: {t[-1] - t[0]:g} s, it needs more "
+                         f"than {2 * EDGE_PERIODS} cutoff periods ({2 * edge * dt:g} s)")
+    q_f, tau_f = (_zero_phase_lowpass(_resample(t, x, grid), dt, cutoff) for x in (q, tau))
+    qd = np.gradient(q_f, dt, axis=0)       # (x[k+1] − x[k−1]) / (2 dt)
+    qdd = np.gradient(qd, dt, axis=0)
+    keep = slice(edge, grid.size - edge)
+    return identify_payload(model, q_f[keep], qd[keep], qdd[keep], tau_f[keep], frame)
+
+
+def _resample(t, x, grid):
+    """x (N, n) sampled at t, linearly interpolated at grid (its own samples where t is the grid)."""
+    return np.column_stack([np.interp(grid, t, column) for column in x.T])
+
+
+def _zero_phase_lowpass(x, dt, cutoff):
+    """x (N, n) on a uniform grid of spacing dt through |H(f)|² = 1 / (1 + (f/cutoff)^(2 FILTER_ORDER)),
+    zero phase, in the frequency domain, each end extended by odd reflection (see
+    identify_payload_from_log)."""
+    pad = min(x.shape[0] - 1, 2 * EDGE_PERIODS * int(np.ceil(1.0 / (cutoff * dt))))
+    extended = np.concatenate([2.0 * x[0] - x[pad:0:-1], x, 2.0 * x[-1] - x[-2:-pad - 2:-1]])
+    f = np.fft.rfftfreq(extended.shape[0], dt)
+    gain = 1.0 / (1.0 + (f / cutoff) ** (2 * FILTER_ORDER))
+    filtered = np.fft.irfft(np.fft.rfft(extended, axis=0) * gain[:, None], n=extended.shape[0], axis=0)
+    return filtered[pad:pad + x.shape[0]]

@@ -137,3 +137,57 @@ def test_a_zero_payload_changes_nothing_and_bad_payloads_are_refused():
         rd.identify_payload(model, q, qd, qdd, np.zeros((5, 5)))
     with pytest.raises(ValueError, match="same number of samples"):
         rd.identify_payload(model, q, qd, qdd, np.zeros((4, 6)))
+
+
+def _exciting_log(model, seconds, period, seed, jitter=0.0):
+    """A recording of a sum of sines around the UR home pose (0.15-0.75 Hz): times (with jitter on the
+    stamps), q, q̇, q̈ at those times."""
+    rng = np.random.default_rng(seed)
+    w = 2 * np.pi * np.array([0.15, 0.3, 0.45, 0.6, 0.75])[:, None]
+    amplitude, phase = rng.uniform(-0.25, 0.25, (5, model.nq)), rng.uniform(0, 2 * np.pi, (5, model.nq))
+    t = np.arange(0.0, seconds, period) + rng.uniform(-jitter, jitter, int(round(seconds / period)))
+    angle = w[None] * t[:, None, None] + phase[None]
+    q = np.array([0.0, -1.57, 1.57, -1.57, -1.57, 0.0]) + (amplitude * np.sin(angle)).sum(1)
+    return t, q, (amplitude * w * np.cos(angle)).sum(1), (-amplitude * w ** 2 * np.sin(angle)).sum(1)
+
+
+def test_a_payload_is_identified_from_a_log_of_positions_and_efforts_with_jittery_stamps():
+    """No velocities or accelerations in the log: the filter differentiates; the stamps jitter by
+    ±0.1 ms at 500 Hz; encoder noise 1e-5 rad and 0.5 % torque noise."""
+    model = rd.load_urdf(str(UR5E), tip_link="tool0")
+    carried = rd.with_payload(model, *PAYLOAD, frame="tool0")
+    t, q, qd, qdd = _exciting_log(model, 10.0, 0.002, 5, jitter=1e-4)
+    tau = rd.inverse_dynamics_trajectory(carried, q, qd, qdd)
+    clean = rd.identify_payload_from_log(model, t, q, tau, frame="tool0")
+    assert abs(clean.mass - PAYLOAD[0]) < 2e-4 and np.abs(clean.com - PAYLOAD[1]).max() < 5e-5
+    rng = np.random.default_rng(6)
+    noisy = rd.identify_payload_from_log(model, t, q + 1e-5 * rng.normal(size=q.shape),
+                                         tau + 0.005 * np.abs(tau).max(0) * rng.normal(size=tau.shape),
+                                         frame="tool0")
+    assert abs(noisy.mass - PAYLOAD[0]) < 0.02 * PAYLOAD[0], noisy
+    assert np.abs(noisy.com - PAYLOAD[1]).max() < 0.005, noisy
+    assert noisy.consistent and noisy.condition < 100
+
+
+def test_the_log_filter_differentiates_a_slow_signal_and_delays_nothing():
+    """Zero phase: the filtered q̇ of a sine below the cutoff is the sine's derivative, not a delayed one
+    (identify_payload on the filtered log of a payload-free arm finds no payload)."""
+    model = rd.load_urdf(str(UR5E), tip_link="tool0")
+    t, q, qd, qdd = _exciting_log(model, 8.0, 0.001, 9)
+    estimate = rd.identify_payload_from_log(model, t, q, rd.inverse_dynamics_trajectory(model, q, qd, qdd))
+    assert abs(estimate.mass) < 1e-4 and estimate.residual_rms < 2e-3
+
+
+def test_bad_logs_are_refused_naming_the_argument():
+    model = rd.load_urdf(str(UR5E), tip_link="tool0")
+    t, q, _, _ = _exciting_log(model, 2.0, 0.002, 1)
+    tau = np.zeros_like(q)
+    for args, name in (((t[::-1], q, tau), "t must be"), ((t[:-1], q, tau), "same number of samples"),
+                       ((t, q[:, :5], tau), "q must be"), ((t, q, tau * np.nan), "tau must be")):
+        with pytest.raises(ValueError, match=name):
+            rd.identify_payload_from_log(model, *args)
+    for cutoff in (0.0, 250.0, np.nan):
+        with pytest.raises(ValueError, match="cutoff"):
+            rd.identify_payload_from_log(model, t, q, tau, cutoff=cutoff)
+    with pytest.raises(ValueError, match="too short"):
+        rd.identify_payload_from_log(model, t[:200], q[:200], tau[:200], cutoff=1.0)
