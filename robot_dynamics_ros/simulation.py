@@ -257,6 +257,11 @@ class Simulation:
             return
         self._reset_state()
 
+    def replace_model(self, model):
+        """Simulate ``model``, the same robot (joints, limits) with other inertias (a payload
+        attached or removed), from the current state on: nothing is reset."""
+        self.model = model
+
     def warm_up_calls(self, model=None):
         """The step calls the simulation makes on ``model`` (default: its own), as ``f(q, qd)``
         (to compile them ahead of time)."""

@@ -91,6 +91,12 @@ def _consistency_error(mass, inertia_com):
     if not moments[0] > 0.0:
         return (f"rotational inertia about the centre of mass is not positive definite (principal moments "
                 f"{moments})")
+    return _triangle_error(moments)
+
+
+def _triangle_error(moments):
+    """Why principal moments (ascending) are no body's, or None: the largest at most the sum of the
+    other two (equal for a thin rod or plate)."""
     if moments[2] > moments[0] + moments[1] + 1e-12 * moments[2]:
         return (f"principal moments {moments} violate the triangle inequality (the largest exceeds the "
                 "sum of the other two)")
@@ -137,7 +143,8 @@ def with_payload(model: Model, mass: float, com: ArrayLike, inertia: ArrayLike |
                  frame: str | None = None) -> Model:
     """A new Model with a rigid payload attached at `frame` (default model.tip_frame): `mass` (kg, ≥ 0),
     `com` (3,) its centre of mass in the frame's coordinates (m), `inertia` (3, 3) its rotational inertia
-    about the centre of mass in the frame's axes (kg m²; None = a point mass). It is lumped onto the body
+    about the centre of mass in the frame's axes (kg m²; None = a point mass; positive semi-definite, its
+    principal moments satisfying the triangle inequalities, else a ValueError). It is lumped onto the body
     that carries the frame (parallel-axis theorem: model.lump_inertias). Mass 0 returns the model itself
     (nothing added, nothing removed)."""
     mass = _checks.scalar(mass, "mass", minimum=0.0)
@@ -153,6 +160,9 @@ def with_payload(model: Model, mass: float, com: ArrayLike, inertia: ArrayLike |
             raise ValueError(f"inertia must be a 3x3 matrix (kg m^2 about the centre of mass), got shape "
                              f"{inertia.shape}")
         check_inertia(lambda k: "inertia", [mass], inertia[None])
+        error = _triangle_error(np.linalg.eigvalsh(inertia))
+        if error is not None:
+            raise ValueError(f"inertia: {error}")
     body, R, p = _frame_in_body(model, frame)
     if mass == 0.0:
         return model
@@ -211,8 +221,8 @@ def identify_payload(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, 
                            consistent=_consistency_error(mass, inertia) is None)
 
 
-def identify_payload_from_log(model: Model, t: ArrayLike, q: ArrayLike, tau: ArrayLike, frame: str | None = None,
-                              cutoff: float = DEFAULT_CUTOFF) -> PayloadEstimate:
+def identify_payload_from_log(model: Model, t: ArrayLike, q: ArrayLike, tau: ArrayLike,
+                              frame: str | None = None, cutoff: float = DEFAULT_CUTOFF) -> PayloadEstimate:
     """identify_payload from a recording with positions and efforts but no accelerations: t (N,) the
     samples' times (s, strictly increasing, any spacing: a log's stamps), q and tau (N, n) in
     model.joint_names order, tau the measured joint torques (N·m; N for prismatic joints; minus the
@@ -245,8 +255,8 @@ def identify_payload_from_log(model: Model, t: ArrayLike, q: ArrayLike, tau: Arr
     grid = t[0] + dt * np.arange(int(np.floor((t[-1] - t[0]) / dt + 1e-9)) + 1)
     edge = EDGE_PERIODS * int(np.ceil(1.0 / (cutoff * dt)))
     if grid.size <= 2 * edge + 2:
-        raise ValueError(f"the log is too short for cutoff = {cutoff:g} Hz: {t[-1] - t[0]:g} s, it needs more "
-                         f"than {2 * EDGE_PERIODS} cutoff periods ({2 * edge * dt:g} s)")
+        raise ValueError(f"the log is too short for cutoff = {cutoff:g} Hz: {t[-1] - t[0]:g} s, it needs "
+                         f"more than {2 * EDGE_PERIODS} cutoff periods ({2 * edge * dt:g} s)")
     q_f, tau_f = (_zero_phase_lowpass(_resample(t, x, grid), dt, cutoff) for x in (q, tau))
     qd = np.gradient(q_f, dt, axis=0)       # (x[k+1] − x[k−1]) / (2 dt)
     qdd = np.gradient(qd, dt, axis=0)

@@ -95,8 +95,13 @@ class Controller(Node):
                                       on_discontinuity=self._on_discontinuity)
         self._make_timer()
         self._source = ModelSource(self, self._on_model, warm_up=self._warm_up_calls,
-                                   throttle=self._throttle)
+                                   throttle=self._throttle, on_payload=self._on_payload)
         self._source.start()
+
+    def _on_payload(self, model):
+        """The same robot with another payload (model_source): used from the next step on; the
+        reference, the hold and the enable state carry on."""
+        self.model = model
 
     def _on_enable(self, request, response):
         """~/enable: true holds where the arm is at the next complete state; false drops the

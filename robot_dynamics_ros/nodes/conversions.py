@@ -282,6 +282,22 @@ class JointStateCache:
         """``(q, qd)``: copies, in ``joint_names`` order."""
         return self._q.copy(), self._qd.copy()
 
+    def message_efforts(self, msg):
+        """The efforts ``msg`` gives every tracked joint (``joint_names`` order; after ``update``
+        accepted it), or None when it lacks one or one is not finite. Reads the effort field
+        whether or not the cache tracks efforts, and never refuses the message."""
+        effort = msg.effort
+        if len(effort) != len(msg.name):
+            return None
+        entries, joints = self._layout_of(msg.name)[:2]
+        if joints.size != len(self.joint_names):
+            return None
+        tau = np.asarray(effort, dtype=np.float64)
+        tau = tau if entries is None else tau[entries]
+        out = np.empty(joints.size)
+        out[joints] = tau
+        return out if np.isfinite(out).all() else None
+
     def efforts(self):
         """The merged efforts (a copy, ``joint_names`` order), or None while some joint's effort was
         never received (or the cache does not track efforts)."""

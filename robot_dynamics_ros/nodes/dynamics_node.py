@@ -22,22 +22,45 @@ Parameters: the model parameters of model_source, and (settable at run time)
 bounds of joint_state_input (``position_tolerance``, ``position_tolerance_prismatic``,
 ``velocity_limit_factor``) and ``max_description_bytes`` (model_source).
 
+Payload: the payload parameters of model_source (``payload_mass``, ``payload_com``,
+``payload_inertia``, ``payload_frame``; settable at run time) are the node's belief of what the arm
+carries; every output is of the model with it.
+
+Identification: the node keeps the joint states that carry an effort for every model joint (the
+measured joint torques) of the last ``identification_window`` seconds (of their stamps; default 10,
+at most 200 000 states). Service ``~/identify_payload`` (std_srvs/Trigger) estimates from them the
+payload at ``payload_frame`` ('' = tip frame) against the model *without* a payload
+(``dynamics.identify_payload_from_log``, low-pass ``identification_cutoff`` Hz, default 5): the
+answer's message is one line of JSON (``payload_log.estimate_summary``: mass, com, inertia as
+ixx, ixy, ixz, iyy, iyz, izz, residual_rms, condition, consistent, frame, samples, seconds, and
+``reason`` when success is false: too few states, too little excitation, no rigid body). With
+``apply_identified_payload`` (default false) a successful estimate is set as the node's own payload
+parameters. The efforts must be the joint torques the model's dynamics explain (without friction
+the model does not have).
+
 Nothing non-finite is published: an output with a NaN or inf is skipped with a warning.
 """
 
 import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import Trigger
 
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.input_guard import bounded
 from robot_dynamics_ros.nodes.common import WarningThrottle, describe, run_node
 from robot_dynamics_ros.nodes.conversions import index_map, make_joint_state, matrix_to_multiarray
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
-from robot_dynamics_ros.nodes.model_source import ModelSource
+from robot_dynamics_ros.nodes.model_source import (
+    PAYLOAD_PARAMETERS,
+    ModelSource,
+    payload_parameter_values,
+)
 from robot_dynamics_ros.nodes.serialized import SerializedMessage
+from robot_dynamics_ros.payload_log import StateLog, estimate_summary, identify_recent
 from robot_dynamics_ros.task_frame import task_frame
 
 __all__ = ['DynamicsNode', 'main']
@@ -67,6 +90,15 @@ class DynamicsNode(Node):
         self.declare_parameter('task_space_damping', 0.0, describe(
             'Damping of the task-space inertia inversion near singularities (0 = exact inverse).',
             min_value=0.0))
+        self.declare_parameter('identification_window', 10.0, describe(
+            'Seconds of joint states with efforts ~/identify_payload estimates the payload from.',
+            min_value=0.1, max_value=3600.0))
+        self.declare_parameter('identification_cutoff', 5.0, describe(
+            "Low-pass cutoff of ~/identify_payload's differentiation and torque filter, Hz.",
+            min_value=0.01, max_value=10000.0))
+        self.declare_parameter('apply_identified_payload', False, describe(
+            "~/identify_payload sets a successful estimate as this node's payload parameters."))
+        self._log = StateLog(0, 10.0)
         self.add_on_set_parameters_callback(self._validate_parameters)
         self._settings = {}
         self._read_settings()
@@ -77,8 +109,9 @@ class DynamicsNode(Node):
         self._pub_mass = self.create_publisher(Float64MultiArray, '~/mass_matrix', 10)
         self._pub_lambda = self.create_publisher(Float64MultiArray, '~/task_space_inertia', 10)
         self._input = JointStateInput(self, self._throttle, self._on_state)
+        self.create_service(Trigger, '~/identify_payload', self._on_identify_payload)
         self._source = ModelSource(self, self._on_model, warm_up=self._warm_up_calls,
-                                   throttle=self._throttle)
+                                   throttle=self._throttle, on_payload=self._on_payload)
         self._source.start()
 
     # -- parameters -------------------------------------------------------------------------
@@ -95,8 +128,10 @@ class DynamicsNode(Node):
         return SetParametersResult(successful=True)
 
     def _read_settings(self):
-        names = _PUBLISH_FLAGS + ('task_space_reference', 'task_space_damping')
+        names = _PUBLISH_FLAGS + ('task_space_reference', 'task_space_damping', 'identification_window',
+                                  'identification_cutoff', 'apply_identified_payload')
         self._settings = {name: self.get_parameter(name).value for name in names}
+        self._log.window = self._settings['identification_window']
 
     # -- model ------------------------------------------------------------------------------
     @staticmethod
@@ -130,10 +165,17 @@ class DynamicsNode(Node):
         self._out_lambda = SerializedMessage(matrix_to_multiarray(np.zeros((6, 6))), 'data')
         self._input.reset(model)
         self._data = rd.Data(model)      # the workspace and result arrays of this node's core calls
+        self._log = StateLog(model.nq, self._settings['identification_window'])
+
+    def _on_payload(self, model):
+        """The same robot with another payload (model_source): used from the next joint state on."""
+        self.model = model
+        self._data = rd.Data(model)
 
     # -- one joint state in: one core call, four messages out -------------------------------
     def _on_state(self, msg):
         q, qd = self._input.cache.arrays()
+        self._record(msg, q)
         s = self._settings
         terms = self._compute_terms(q, qd, s['publish_task_space_inertia']
                                     and self._task_frame is not None)
@@ -169,6 +211,42 @@ class DynamicsNode(Node):
         except (ValueError, ArithmeticError) as exc:
             self._throttle.warn('compute/terms', f'cannot compute the dynamics terms: {exc}')
             return None
+
+    # -- payload identification -------------------------------------------------------------
+    def _record(self, msg, q):
+        """Keep (t, q, τ) when the message gives every model joint a finite effort; t its stamp (the
+        node's clock when unstamped)."""
+        tau = self._input.cache.message_efforts(msg)
+        if tau is None:
+            return
+        stamp = msg.header.stamp
+        t = (stamp.sec + 1e-9 * stamp.nanosec if stamp.sec or stamp.nanosec
+             else 1e-9 * self.get_clock().now().nanoseconds)
+        self._log.append(t, q, tau)
+
+    def _on_identify_payload(self, request, response):
+        model = self._source.base_model
+        if model is None:
+            response.success, response.message = False, '{"reason": "no robot model yet"}'
+            return response
+        frame = self.get_parameter('payload_frame').value or model.tip_frame
+        estimate, reason = identify_recent(model, self._log, frame, self._settings['identification_cutoff'])
+        t = self._log.recent()[0]
+        seconds = t[-1] - t[0] if t.size else 0.0
+        if reason is None and self._settings['apply_identified_payload']:
+            values = payload_parameter_values(estimate.mass, estimate.com, estimate.inertia, frame)
+            result = self.set_parameters_atomically(
+                [Parameter(name, value=value) for name, value in zip(PAYLOAD_PARAMETERS, values)])
+            if not result.successful:
+                reason = f'estimate not applied: {result.reason}'
+        response.success = reason is None
+        response.message = estimate_summary(estimate, frame, t.size, seconds, reason)
+        text = bounded(f'~/identify_payload: {response.message}')
+        if response.success:      # (rclpy's logger wants one call site per severity)
+            self.get_logger().info(text)
+        else:
+            self.get_logger().warning(text)
+        return response
 
     def _publish(self, publisher, out, what, values, index):
         """Publish values.flat[index] (the node's joint order, row-major) in `out`, if all finite."""

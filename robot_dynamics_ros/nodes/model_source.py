@@ -11,6 +11,13 @@ Parameters (declared on the node by ``ModelSource``; all read-only after start-u
 - ``joints`` (string array, [] = all joints of the chain in model order): the joints the node
   works with, in this order. Joints of the chain not listed are locked at 0.
 - ``gravity`` (double array of 3, m/s², root frame; default [0, 0, -9.81]).
+- ``payload_mass`` (kg, >= 0, default 0), ``payload_com`` (3 numbers, m, in the payload frame's
+  coordinates), ``payload_inertia`` (6 numbers ixx, ixy, ixz, iyy, iyz, izz, kg m², about the
+  payload's centre of mass in the frame's axes), ``payload_frame`` ('' = the model's tip frame):
+  a rigid payload attached at that frame (``dynamics.with_payload``), settable at run time. A change
+  is checked against the model (a frame it does not have, an inertia no rigid body has: refused
+  with the reason) and the model with the payload is handed to the node (``on_payload``) for the
+  next message. ``base_model`` is the model without it.
 - ``max_description_bytes`` (integer, default 10 MiB; settable at run time): a description
   larger than this (the parameter's or file's UTF-8 bytes; on the topic, the serialized
   message: the XML plus 9 bytes) is refused with a warning, the node keeps its current model.
@@ -26,12 +33,14 @@ time: descriptions arriving meanwhile are queued, and only the newest is built n
 given at start-up (parameter, file) are built before the node spins, in its constructor.
 """
 
+import math
 import os
 import queue
 import threading
 import time
 
 import numpy as np
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
@@ -41,7 +50,8 @@ from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.input_guard import WarningThrottle, bounded, short_list
 from robot_dynamics_ros.nodes.common import describe, float_array, string_list
 
-__all__ = ['build_model', 'ModelSource', 'ROBOT_DESCRIPTION_QOS', 'DEFAULT_MAX_DESCRIPTION_BYTES']
+__all__ = ['build_model', 'ModelSource', 'ROBOT_DESCRIPTION_QOS', 'DEFAULT_MAX_DESCRIPTION_BYTES',
+           'PAYLOAD_PARAMETERS', 'payload_settings', 'payload_parameter_values', 'attach_payload']
 
 DEFAULT_MAX_DESCRIPTION_BYTES = 10 * 1024 * 1024
 _BUILD_POLL_PERIOD = 0.02       # s between checks for a finished build (only while building)
@@ -84,6 +94,46 @@ def build_model(urdf, *, root_link='', tip_link='', joints=(), gravity=(0.0, 0.0
     return model, tuple(joints)
 
 
+PAYLOAD_PARAMETERS = ('payload_mass', 'payload_com', 'payload_inertia', 'payload_frame')
+
+
+def payload_settings(mass, com, inertia, frame):
+    """The payload parameters' values as ``dynamics.with_payload``'s keyword arguments; ValueError
+    naming the parameter. ``inertia``: (ixx, ixy, ixz, iyy, iyz, izz) about the centre of mass."""
+    if isinstance(mass, bool) or not isinstance(mass, (int, float)) or not (math.isfinite(mass)
+                                                                              and mass >= 0):
+        raise ValueError(f"parameter 'payload_mass' must be a finite number >= 0 (kg), got "
+                         f"{bounded(repr(mass))}")
+    com = float_array('payload_com', com)
+    if com.shape != (3,):
+        raise ValueError(f"parameter 'payload_com' must have 3 entries (m), got {short_list(com.tolist())}")
+    values = float_array('payload_inertia', inertia)
+    if values.shape != (6,):
+        raise ValueError("parameter 'payload_inertia' must have 6 entries (ixx, ixy, ixz, iyy, iyz, izz; "
+                         f"kg m^2), got {short_list(values.tolist())}")
+    ixx, ixy, ixz, iyy, iyz, izz = values
+    inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    return dict(mass=float(mass), com=com, inertia=inertia, frame=frame or None)
+
+
+def payload_parameter_values(mass, com, inertia, frame):
+    """The inverse: (payload_mass, payload_com, payload_inertia, payload_frame) of a payload (an
+    identify_payload estimate's mass, com, 3x3 inertia; frame name)."""
+    I = np.asarray(inertia, dtype=float)
+    return (float(mass), [float(x) for x in com],
+            [float(I[0, 0]), float(I[0, 1]), float(I[0, 2]), float(I[1, 1]), float(I[1, 2]), float(I[2, 2])],
+            frame or '')
+
+
+def attach_payload(model, payload):
+    """``dynamics.with_payload(model, **payload)`` (mass 0: the model itself), its ValueError saying it
+    is the payload."""
+    try:
+        return rd.with_payload(model, **payload)
+    except ValueError as exc:
+        raise ValueError(f'payload refused: {exc}') from None
+
+
 def _looks_like_xml(text):
     return text.lstrip()[:1] == '<'
 
@@ -106,17 +156,22 @@ class ModelSource:
     model of a different robot). A description above ``max_description_bytes`` is refused and
     changes nothing. ``warm_up(model)`` (optional) returns callables ``f(q, qd)``, each called once
     on a new model before it is handed over (in the builder thread for the topic), so the core's
-    kernels are compiled or loaded before the first control cycle. After ``start()``: ``model``,
-    ``joint_order``, ``urdf_xml`` (the text of the description in use) and ``origin``
-    ('parameter', 'file' or 'topic'); ``building`` is True while a topic description is built.
+    kernels are compiled or loaded before the first control cycle. After ``start()``: ``model``
+    (with the payload), ``base_model`` (without), ``joint_order``, ``urdf_xml`` (the text of the
+    description in use) and ``origin`` ('parameter', 'file' or 'topic'); ``building`` is True while
+    a topic description is built. ``on_payload(model)`` (default: ``on_model(model, joint_order)``)
+    is called when the payload parameters change the model of the same robot: the node swaps the
+    model and keeps its state.
     """
 
-    def __init__(self, node, on_model, warm_up=None, throttle=None):
+    def __init__(self, node, on_model, warm_up=None, throttle=None, on_payload=None):
         self._node = node
         self._on_model = on_model
+        self._on_payload = on_payload or (lambda model: on_model(model, self.joint_order))
         self._warm_up = warm_up
         self._throttle = throttle or WarningThrottle(node.get_logger())
         self.model = None
+        self.base_model = None
         self.joint_order = ()
         self.urdf_xml = None
         self.origin = None
@@ -147,7 +202,21 @@ class ModelSource:
         node.declare_parameter('max_description_bytes', DEFAULT_MAX_DESCRIPTION_BYTES, describe(
             'Largest robot description accepted, bytes; a larger one is refused (the current '
             'model is kept).', integer=True, min_value=1, max_value=2**31 - 1))
-
+        node.declare_parameter('payload_mass', 0.0, describe(
+            'Mass of a rigid payload attached at payload_frame, kg (0 = none).', dynamic_typing=True,
+            additional_constraints='a finite number >= 0'))
+        node.declare_parameter('payload_com', [0.0, 0.0, 0.0], describe(
+            "The payload's centre of mass in payload_frame's coordinates, m.", dynamic_typing=True,
+            additional_constraints='3 finite numbers'))
+        node.declare_parameter('payload_inertia', [0.0] * 6, describe(
+            "The payload's rotational inertia about its centre of mass in payload_frame's axes, kg m^2: "
+            'ixx, ixy, ixz, iyy, iyz, izz (0 = a point mass).', dynamic_typing=True,
+            additional_constraints='6 finite numbers, a rigid body (positive definite, triangle '
+                                   'inequalities) unless all 0'))
+        node.declare_parameter('payload_frame', '', describe(
+            "Frame the payload is attached at ('' = the model's tip frame)."))
+        node.add_on_set_parameters_callback(self._check_payload)
+        node.add_post_set_parameters_callback(self._apply_payload)
     def _param(self, name):
         return self._node.get_parameter(name).value
 
@@ -155,6 +224,47 @@ class ModelSource:
         return dict(root_link=self._param('root_link'), tip_link=self._param('tip_link'),
                     joints=string_list('joints', self._param('joints')),
                     gravity=self._param('gravity'))
+
+    # -- the payload ------------------------------------------------------------------------
+    def _payload(self, changes=()):
+        """The payload parameters (with ``changes``, rclpy Parameters, in place of theirs) as
+        with_payload's arguments; ValueError naming the parameter."""
+        values = {name: self._param(name) for name in PAYLOAD_PARAMETERS}
+        values.update((p.name, p.value) for p in changes if p.name in values)
+        return payload_settings(*(values[name] for name in PAYLOAD_PARAMETERS))
+
+    def _check_payload(self, params):
+        if not any(p.name in PAYLOAD_PARAMETERS for p in params):
+            return SetParametersResult(successful=True)
+        try:
+            payload = self._payload(params)
+            if self.base_model is not None:
+                attach_payload(self.base_model, payload)
+        except ValueError as exc:
+            return SetParametersResult(successful=False, reason=bounded(exc))
+        return SetParametersResult(successful=True)
+
+    def _apply_payload(self, params):
+        """Checked by _check_payload: the model with the new payload goes to the node now."""
+        if self.base_model is None or not any(p.name in PAYLOAD_PARAMETERS for p in params):
+            return
+        payload = self._payload()
+        self.model = attach_payload(self.base_model, payload)
+        self._node.get_logger().info(self._payload_text(payload))
+        self._on_payload(self.model)
+
+    def _with_payload(self, base, payload):
+        """(model with the payload, note to log): the base model and an error when it does not fit."""
+        try:
+            return attach_payload(base, payload), self._payload_text(payload) if payload['mass'] else None
+        except ValueError as exc:
+            return base, f'{exc}: running with the model without a payload (set the payload parameters again)'
+
+    @staticmethod
+    def _payload_text(payload):
+        frame = payload['frame'] or 'the tip frame'
+        return (f"payload {payload['mass']:g} kg at {frame}, centre of mass {payload['com'].tolist()} m"
+                if payload['mass'] else 'no payload')
 
     @property
     def building(self):
@@ -230,25 +340,26 @@ class ModelSource:
             return
         settings = self._build_settings()
         self._building_xml = text
-        self._builder = threading.Thread(target=self._build_worker, args=(text, settings),
+        self._builder = threading.Thread(target=self._build_worker, args=(text, settings, self._payload()),
                                          name='robot_description builder', daemon=True)
         self._builder.start()
         self._poll_timer.reset()
 
-    def _build_worker(self, text, settings):
+    def _build_worker(self, text, settings, payload):
         """Worker thread: build and warm up; the result goes to the queue, nothing else is
         touched (the node is the executor thread's)."""
         try:
-            model, joint_order = build_model(text, **settings)
-            result = (text, model, joint_order, None, self._warm(model))
+            base, joint_order = build_model(text, **settings)
+            model, payload_note = self._with_payload(base, payload)
+            result = (text, base, model, joint_order, None, self._warm(model), payload_note)
         except Exception as exc:  # any failure to build leaves the node running
-            result = (text, None, (), f'{type(exc).__name__}: {bounded(exc, 500)}', None)
+            result = (text, None, None, (), f'{type(exc).__name__}: {bounded(exc, 500)}', None, None)
         self._results.put(result)
 
     def _poll_build(self):
         """Executor thread: hand over a finished build, start the next one if one is queued."""
         try:
-            text, model, joint_order, error, warm_up_note = self._results.get_nowait()
+            text, base, model, joint_order, error, warm_up_note, payload_note = self._results.get_nowait()
         except queue.Empty:
             return
         self._builder.join()
@@ -258,8 +369,8 @@ class ModelSource:
                              f'{error}', 'topic')
         else:
             self._log_warm_up(warm_up_note)
-            self._log_model(model, joint_order, 'topic')
-            self._set(model, joint_order, text, 'topic')
+            self._log_model(model, joint_order, 'topic', payload_note)
+            self._set(model, joint_order, text, 'topic', base)
         following, self._next_xml = self._next_xml, None
         if following is not None and following != self.urdf_xml:
             self._start_build(following)
@@ -290,14 +401,15 @@ class ModelSource:
             return self._set_failed(f'robot description from the {origin} is not URDF XML '
                                     f'(starts with {urdf_xml[:40]!r})', origin)
         try:
-            model, joint_order = build_model(urdf_xml, **self._build_settings())
+            base, joint_order = build_model(urdf_xml, **self._build_settings())
+            model, payload_note = self._with_payload(base, self._payload())
         except Exception as exc:  # any failure to build leaves the node running
             return self._set_failed(f'cannot build the robot model from the {origin} robot '
                                     f'description: {type(exc).__name__}: {bounded(exc, 500)}',
                                     origin)
         self._log_warm_up(self._warm(model))
-        self._log_model(model, joint_order, origin)
-        return self._set(model, joint_order, urdf_xml, origin)
+        self._log_model(model, joint_order, origin, payload_note)
+        return self._set(model, joint_order, urdf_xml, origin, base)
 
     def _log_warm_up(self, note):
         if note is None:
@@ -305,20 +417,24 @@ class ModelSource:
         logger = self._node.get_logger()
         (logger.error if note.startswith('warm-up call failed') else logger.info)(note)
 
-    def _log_model(self, model, joint_order, origin):
+    def _log_model(self, model, joint_order, origin, payload_note=None):
         self._node.get_logger().info(bounded(
             f'robot model from the {origin}: {model.nq} joints {list(joint_order)}, '
             f'root {model.root_link!r}, tip {model.tip_frame!r}, '
             f'gravity {np.asarray(model.gravity).tolist()}'))
+        if payload_note is not None and payload_note.startswith('payload refused'):
+            self._node.get_logger().error(bounded(payload_note))
+        elif payload_note is not None:
+            self._node.get_logger().info(bounded(payload_note))
 
     def _set_failed(self, message, origin):
         self._node.get_logger().error(bounded(f'{message}; running without a robot model'))
         return self._set(None, (), None, origin)
 
-    def _set(self, model, joint_order, urdf_xml, origin):
+    def _set(self, model, joint_order, urdf_xml, origin, base=None):
         had_model = self.model is not None
-        self.model, self.joint_order, self.urdf_xml, self.origin = (
-            model, tuple(joint_order), urdf_xml, origin)
+        self.model, self.base_model, self.joint_order, self.urdf_xml, self.origin = (
+            model, base, tuple(joint_order), urdf_xml, origin)
         if model is not None or had_model:
             self._on_model(model, self.joint_order)
         return model

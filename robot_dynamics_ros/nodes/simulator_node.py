@@ -192,7 +192,7 @@ class SimulatorNode(Node):
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_service(SetBool, '~/pause', self._on_pause)
         self._source = ModelSource(self, self._on_model, warm_up=self.sim.warm_up_calls,
-                                   throttle=self._throttle)
+                                   throttle=self._throttle, on_payload=self.sim.replace_model)
         self._source.start()
         if self._source.origin == 'file' and self._source.urdf_xml is not None:
             self._pub_description = self.create_publisher(String, 'robot_description',

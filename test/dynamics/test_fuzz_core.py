@@ -333,8 +333,9 @@ FUNCTIONS = {
 def test_every_public_function_is_fuzzed():
     """Everything in __all__ but the classes, the model loaders and builders (their inputs are files,
     other libraries' models and inertial parameters, refused by name in test_identification.py),
-    identify_payload, identify_payload_from_log (a dataclass of N samples: their bad input is tested there
-    too), effort_limits and inertial_parameters (no argument but the model; effort_limits' +inf means "no limit")."""
+    identify_payload, identify_payload_from_log (a dataclass of N samples: their bad input is tested
+    there too), effort_limits and inertial_parameters (no argument but the model; effort_limits' +inf
+    means "no limit")."""
     classes_and_loaders = {"Model", "Data", "AllTerms", "SimulationResult", "ClosedFormDynamics", "load_urdf",
                            "MomentumObserver",
                            "from_modern_robotics", "to_modern_robotics", "effort_limits",

@@ -128,6 +128,7 @@ def test_a_zero_payload_changes_nothing_and_bad_payloads_are_refused():
     for kwargs, name in ((dict(mass=-1.0, com=[0, 0, 0]), "mass"), (dict(mass=1.0, com=[0, 0]), "com"),
                          (dict(mass=1.0, com=[0, 0, 0], inertia=np.eye(2)), "inertia"),
                          (dict(mass=1.0, com=[0, 0, 0], inertia=-np.eye(3)), "inertia"),
+                         (dict(mass=1.0, com=[0, 0, 0], inertia=np.diag([0.01, 0.01, 0.05])), "triangle"),
                          (dict(mass=1.0, com=[0, 0, 0], frame="nowhere"), "nowhere"),
                          (dict(mass=1.0, com=[0, 0, 0], frame="base_link"), "on the base")):
         with pytest.raises(ValueError, match=name):

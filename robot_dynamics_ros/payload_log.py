@@ -1,0 +1,125 @@
+"""The recent joint states with efforts, and the payload they show (dynamics_node's ``~/identify_payload``).
+
+ROS-free. ``StateLog`` keeps the samples (t, q, τ) of the last ``window`` seconds in a ring buffer
+that grows by doubling up to ``max_samples`` (then the oldest go first: memory stays bounded
+whatever the rate). ``identify_recent`` runs ``dynamics.identify_payload_from_log`` on them and says,
+in words, why an estimate is not to be trusted: too few samples, too little excitation (the scaled
+regressor's condition number above ``MAX_CONDITION``), or parameters no rigid body has.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.dynamics.identification import DEFAULT_CUTOFF
+
+__all__ = ['StateLog', 'identify_recent', 'estimate_summary', 'MAX_CONDITION', 'MAX_SAMPLES']
+
+MAX_CONDITION = 1e3         # condition number of the scaled regressor above which the data is too poor
+MAX_SAMPLES = 200_000       # at most this many samples are kept (200 s at 1 kHz)
+_FIRST_CAPACITY = 1024
+
+
+class StateLog:
+    """Samples (t s, q (n,), τ (n,)) in time order over the last ``window`` seconds (of their own
+    stamps). A sample whose time is not after the last one's is a new recording when it goes back
+    more than ``window`` (a simulator reset, a bag played again: the log starts over), and a repeat
+    otherwise (dropped)."""
+
+    def __init__(self, joint_count: int, window: float, max_samples: int = MAX_SAMPLES):
+        self.joint_count = int(joint_count)
+        self.window = float(window)
+        self.max_samples = int(max_samples)
+        self.clear()
+
+    def clear(self):
+        self._t = np.empty(0)
+        self._q = self._tau = np.empty((0, self.joint_count))
+        self._start = self._count = 0       # ring buffer: the oldest sample and how many there are
+
+    def __len__(self):
+        return self._count
+
+    def append(self, t: float, q, tau):
+        if self._count:
+            last = self._t[(self._start + self._count - 1) % self._t.size]
+            if t <= last:
+                if t < last - self.window:
+                    self.clear()
+                else:
+                    return
+        if self._count == self._t.size:
+            if self._t.size < self.max_samples:
+                self._grow(min(self.max_samples, max(_FIRST_CAPACITY, 2 * self._t.size)))
+            else:                           # full: the oldest sample makes room
+                self._start = (self._start + 1) % self._t.size
+                self._count -= 1
+        k = (self._start + self._count) % self._t.size
+        self._t[k], self._q[k], self._tau[k] = t, q, tau
+        self._count += 1
+
+    def _grow(self, capacity):
+        t, q, tau = self._ordered()
+        self._t, self._q, self._tau = (np.empty((capacity,) + x.shape[1:]) for x in (t, q, tau))
+        self._t[:self._count], self._q[:self._count], self._tau[:self._count] = t, q, tau
+        self._start = 0
+
+    def _ordered(self):
+        index = (self._start + np.arange(self._count)) % max(self._t.size, 1)
+        return self._t[index], self._q[index], self._tau[index]
+
+    def recent(self):
+        """(t (N,), q (N, n), τ (N, n)) of the samples within ``window`` of the newest, oldest first
+        (copies)."""
+        t, q, tau = self._ordered()
+        keep = t >= t[-1] - self.window if t.size else slice(None)
+        return t[keep], q[keep], tau[keep]
+
+
+def identify_recent(model, log: StateLog, frame=None, cutoff=DEFAULT_CUTOFF):
+    """(estimate, reason): the payload at ``frame`` from the log's recent samples
+    (identify_payload_from_log, q and τ in model.joint_names order), and None, or why it is not to be
+    used (then the estimate may be None): too short a log for the filter, a condition number above
+    MAX_CONDITION, not a rigid body."""
+    t, q, tau = log.recent()
+    if t.size < 3:
+        return None, f'too few joint states with efforts: {t.size} in the last {log.window:g} s'
+    try:
+        estimate = rd.identify_payload_from_log(model, t, q, tau, frame=frame, cutoff=cutoff)
+    except ValueError as exc:
+        return None, str(exc)
+    if not estimate.condition < MAX_CONDITION:
+        return estimate, (f'too little excitation: condition number {estimate.condition:.3g} > '
+                          f'{MAX_CONDITION:g} (move more joints, faster, with more variety)')
+    if not estimate.consistent:
+        return estimate, ('the estimate is no rigid body (negative mass, or an inertia that is not positive '
+                          'definite or violates the triangle inequalities): more, or more varied, motion')
+    return estimate, None
+
+
+def estimate_summary(estimate, frame, samples, seconds, reason=None) -> str:
+    """One line of JSON: mass (kg), com (m, frame coordinates), inertia (ixx, ixy, ixz, iyy, iyz, izz
+    about the com, frame axes, kg m²), residual_rms (N m), condition, consistent, frame, samples,
+    seconds, and the reason it is not to be used (if any). A number that is not finite (the condition
+    number of data without motion) is null."""
+    summary = {'frame': frame, 'samples': int(samples), 'seconds': round(float(seconds), 6)}
+    if estimate is not None:
+        I = estimate.inertia
+        numbers = dict(mass=estimate.mass, com=estimate.com.tolist(),
+                       inertia=[I[0, 0], I[0, 1], I[0, 2], I[1, 1], I[1, 2], I[2, 2]],
+                       residual_rms=estimate.residual_rms, condition=estimate.condition)
+        summary.update({key: _finite_or_none(value) for key, value in numbers.items()},
+                       consistent=bool(estimate.consistent))
+    if reason is not None:
+        summary['reason'] = reason
+    return json.dumps(summary)
+
+
+def _finite_or_none(value):
+    """A number or a list of numbers for JSON: floats, None where not finite."""
+    if isinstance(value, list):
+        return [_finite_or_none(v) for v in value]
+    value = float(value)
+    return value if np.isfinite(value) else None
