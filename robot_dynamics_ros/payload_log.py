@@ -15,7 +15,8 @@ import numpy as np
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.dynamics.identification import DEFAULT_CUTOFF
 
-__all__ = ['StateLog', 'identify_recent', 'estimate_summary', 'MAX_CONDITION', 'MAX_SAMPLES']
+__all__ = ['StateLog', 'identify_recent', 'estimate_problem', 'estimate_summary', 'inertia_entries',
+           'inertia_matrix', 'MAX_CONDITION', 'MAX_SAMPLES']
 
 MAX_CONDITION = 1e3         # condition number of the scaled regressor above which the data is too poor
 MAX_SAMPLES = 200_000       # at most this many samples are kept (200 s at 1 kHz)
@@ -90,26 +91,45 @@ def identify_recent(model, log: StateLog, frame=None, cutoff=DEFAULT_CUTOFF):
         estimate = rd.identify_payload_from_log(model, t, q, tau, frame=frame, cutoff=cutoff)
     except ValueError as exc:
         return None, str(exc)
+    return estimate, estimate_problem(estimate)
+
+
+def estimate_problem(estimate):
+    """Why a PayloadEstimate is not to be used, or None: a condition number above MAX_CONDITION (the
+    motion did not excite the payload), parameters no rigid body has."""
     if not estimate.condition < MAX_CONDITION:
-        return estimate, (f'too little excitation: condition number {estimate.condition:.3g} > '
-                          f'{MAX_CONDITION:g} (move more joints, faster, with more variety)')
+        return (f'too little excitation: condition number {estimate.condition:.3g} > {MAX_CONDITION:g} '
+                '(move more joints, faster, with more variety)')
     if not estimate.consistent:
-        return estimate, ('the estimate is no rigid body (negative mass, or an inertia that is not positive '
-                          'definite or violates the triangle inequalities): more, or more varied, motion')
-    return estimate, None
+        return ('the estimate is no rigid body (mass <= 0, or an inertia about the centre of mass that is '
+                'not positive definite or breaks the triangle inequality): record a longer, more exciting '
+                'motion, or check that the efforts are joint torques')
+    return None
 
 
-def estimate_summary(estimate, frame, samples, seconds, reason=None) -> str:
+def inertia_entries(inertia):
+    """[ixx, ixy, ixz, iyy, iyz, izz] of a symmetric 3x3 rotational inertia (kg m²): the nodes'
+    payload_inertia, URDF's order."""
+    I = np.asarray(inertia, dtype=float)
+    return [float(I[0, 0]), float(I[0, 1]), float(I[0, 2]), float(I[1, 1]), float(I[1, 2]), float(I[2, 2])]
+
+
+def inertia_matrix(entries):
+    """The 3x3 rotational inertia of [ixx, ixy, ixz, iyy, iyz, izz] (inertia_entries' inverse)."""
+    ixx, ixy, ixz, iyy, iyz, izz = entries
+    return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]], dtype=float)
+
+
+def estimate_summary(estimate, frame, samples, seconds, reason=None, **extra) -> str:
     """One line of JSON: mass (kg), com (m, frame coordinates), inertia (ixx, ixy, ixz, iyy, iyz, izz
     about the com, frame axes, kg m²), residual_rms (N m), condition, consistent, frame, samples,
-    seconds, and the reason it is not to be used (if any). A number that is not finite (the condition
-    number of data without motion) is null."""
-    summary = {'frame': frame, 'samples': int(samples), 'seconds': round(float(seconds), 6)}
+    seconds, the reason it is not to be used (if any) and ``extra``. A number that is not finite (the
+    condition number of data without motion) is null."""
+    summary = {'frame': frame, 'samples': int(samples), 'seconds': round(float(seconds), 6), **extra}
     if estimate is not None:
-        I = estimate.inertia
         numbers = dict(mass=estimate.mass, com=estimate.com.tolist(),
-                       inertia=[I[0, 0], I[0, 1], I[0, 2], I[1, 1], I[1, 2], I[2, 2]],
-                       residual_rms=estimate.residual_rms, condition=estimate.condition)
+                       inertia=inertia_entries(estimate.inertia), residual_rms=estimate.residual_rms,
+                       condition=estimate.condition)
         summary.update({key: _finite_or_none(value) for key, value in numbers.items()},
                        consistent=bool(estimate.consistent))
     if reason is not None:

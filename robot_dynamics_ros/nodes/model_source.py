@@ -49,6 +49,7 @@ from std_msgs.msg import String
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.input_guard import WarningThrottle, bounded, short_list
 from robot_dynamics_ros.nodes.common import describe, float_array, string_list
+from robot_dynamics_ros.payload_log import inertia_entries, inertia_matrix
 
 __all__ = ['build_model', 'ModelSource', 'ROBOT_DESCRIPTION_QOS', 'DEFAULT_MAX_DESCRIPTION_BYTES',
            'PAYLOAD_PARAMETERS', 'payload_settings', 'payload_parameter_values', 'attach_payload']
@@ -111,18 +112,13 @@ def payload_settings(mass, com, inertia, frame):
     if values.shape != (6,):
         raise ValueError("parameter 'payload_inertia' must have 6 entries (ixx, ixy, ixz, iyy, iyz, izz; "
                          f"kg m^2), got {short_list(values.tolist())}")
-    ixx, ixy, ixz, iyy, iyz, izz = values
-    inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-    return dict(mass=float(mass), com=com, inertia=inertia, frame=frame or None)
+    return dict(mass=float(mass), com=com, inertia=inertia_matrix(values), frame=frame or None)
 
 
 def payload_parameter_values(mass, com, inertia, frame):
     """The inverse: (payload_mass, payload_com, payload_inertia, payload_frame) of a payload (an
     identify_payload estimate's mass, com, 3x3 inertia; frame name)."""
-    I = np.asarray(inertia, dtype=float)
-    return (float(mass), [float(x) for x in com],
-            [float(I[0, 0]), float(I[0, 1]), float(I[0, 2]), float(I[1, 1]), float(I[1, 2]), float(I[2, 2])],
-            frame or '')
+    return float(mass), [float(x) for x in com], inertia_entries(inertia), frame or ''
 
 
 def attach_payload(model, payload):

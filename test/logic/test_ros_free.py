@@ -12,7 +12,7 @@ HERE = pathlib.Path(__file__).parent
 MODULES = ('robot_dynamics_ros.simulation', 'robot_dynamics_ros.reference_schedule',
            'robot_dynamics_ros.interpolation', 'robot_dynamics_ros.input_guard', 'robot_dynamics_ros.cdr',
            'robot_dynamics_ros.task_frame', 'robot_dynamics_ros.contact_estimation',
-           'robot_dynamics_ros.pose_profile')
+           'robot_dynamics_ros.pose_profile', 'robot_dynamics_ros.payload_log', 'robot_dynamics_ros.identify')
 ROS_PACKAGES = ('rclpy', 'rcl_interfaces', 'rosidl_runtime_py', 'builtin_interfaces',
                 'sensor_msgs', 'std_msgs', 'trajectory_msgs', 'geometry_msgs')
 
