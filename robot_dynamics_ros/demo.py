@@ -4,6 +4,7 @@
         [--mode bringup|processes|in-process] [--ros-args ...]
     make demo
     make demo DEMO_ARGS=--task-space     (the tool under task-space control: demo_task_space.py)
+    make demo DEMO_ARGS=--payload        (a payload identified and applied: demo_payload.py)
 
 1. Starts the simulation graph (simulator_node + computed_torque_controller + dynamics_node +
    external_torque_estimator, from config/simulation.yaml) with
@@ -907,6 +908,13 @@ def build_parser() -> argparse.ArgumentParser:
     task.add_argument('--max-orientation-error', type=float, default=0.01,
                       help='fail if the tool is turned more than this from a corner [rad] '
                            '(default: 0.01)')
+    payload = parser.add_argument_group('payload (demo_payload.py)')
+    payload.add_argument('--payload', action='store_true',
+                         help='instead: the arm carries a payload the controller does not know; '
+                              '/dynamics_node/identify_payload finds it, the controller is told, the error '
+                              'drops (out/demo_payload.png)')
+    payload.add_argument('--payload-mass', type=float, default=2.0,
+                         help='mass of the simulated payload at tool0 [kg] (default: 2)')
     return parser
 
 
@@ -919,6 +927,9 @@ def main(args: Sequence[str] | None = None) -> int:
         if opts.task_space:
             from robot_dynamics_ros import demo_task_space
             return demo_task_space.main(opts)
+        if opts.payload:
+            from robot_dynamics_ros import demo_payload
+            return demo_payload.main(opts)
         return _joint_space_demo(opts)
     except KeyboardInterrupt:
         print('demo: interrupted', file=sys.stderr)

@@ -164,3 +164,22 @@ def test_task_space_demo_runs(tmp_path):
     assert str(png) in result.stdout and png.is_file()
     rows = [line.split() for line in result.stdout.splitlines() if line.strip()[:1].isdigit()]
     assert len(rows) == 5 and all(float(r[1]) < 1000.0 and float(r[2]) < 10000.0 for r in rows), result.stdout
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_payload_demo_runs(tmp_path):
+    """`python -m robot_dynamics_ros.demo --payload`: exit 0 (the estimate within 5 % and 1 cm, the
+    tracking error at least halved once the controller knows it), the report and the PNG."""
+    env = _demo_env()
+    result = subprocess.run(
+        [sys.executable, '-m', 'robot_dynamics_ros.demo', '--payload', '--duration', '6',
+         '--output', str(tmp_path / 'demo.png')],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    assert result.returncode == 0, result.stdout + result.stderr
+    png = tmp_path / 'demo_payload.png'
+    assert str(png) in result.stdout and png.is_file()
+    lines = result.stdout.splitlines()
+    rows = {line.split()[0]: line.split() for line in lines if line.startswith(('true ', 'identified '))}
+    assert abs(float(rows['identified'][1]) - 2.0) < 0.1, result.stdout
+    assert 'payload applied' in result.stdout and 'payload unknown' in result.stdout
