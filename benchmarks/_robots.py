@@ -132,6 +132,22 @@ def pin_task_space_inertia(pm, pd, q, frame_id):
     return np.linalg.inv(J @ Minv @ J.T)
 
 
+def pin_identify_payload(pm, pd, joint_id, Q, V, A, TAU):
+    """identify_payload's least squares from Pinocchio calls: for each sample computeJointTorqueRegressor
+    (the ten columns of `joint_id`'s body, its parameters in the joint frame) and rnea (the model's
+    torques), then the same column-scaled lstsq in numpy. Returns π_p (10,) (m, m c, I_o in Pinocchio's
+    order)."""
+    N, n = Q.shape
+    Y, residual = np.empty((N * n, 10)), np.empty(N * n)
+    columns = slice(10 * (joint_id - 1), 10 * joint_id)
+    for k in range(N):
+        Y[k * n:(k + 1) * n] = pin.computeJointTorqueRegressor(pm, pd, Q[k], V[k], A[k])[:, columns]
+        residual[k * n:(k + 1) * n] = TAU[k] - pin.rnea(pm, pd, Q[k], V[k], A[k])
+    scale = np.linalg.norm(Y, axis=0)
+    scale[scale == 0.0] = 1.0
+    return np.linalg.lstsq(Y / scale, residual, rcond=None)[0] / scale
+
+
 def pin_task_space_control(pm, pd, frame_id, q, v, T_des, V_des, Vdot_des, kp, kd, q0, kp0, kd0):
     """The task-space computed torque of rd.task_space_control composed from Pinocchio calls and numpy
     (linear-first Motions; scalar gains): computeAllTerms (M, nle, kinematics), the frame Jacobian and

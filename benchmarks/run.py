@@ -7,9 +7,10 @@
     .venv/bin/python benchmarks/run.py --duration 60 --domain-id 42
 
 Sections: single (one call, 3 robots), batch (N = 1000 states, 1 and 2 BLAS threads), contact (one
-momentum-observer step, Panda and UR5), scaling
-(random chains n = 1..60), startup (cold / warm numba cache, node ready time), node (1 kHz round
-trips through the computed-torque and dynamics nodes), sim (simulation speed with and without ROS).
+momentum-observer step, Panda and UR5), task_space (one call of the task-space law), identification
+(a payload from 10^4 samples of the Panda), scaling (random chains n = 1..60), startup (cold / warm
+numba cache, node ready time), node (1 kHz round trips through the computed-torque and dynamics nodes),
+sim (simulation speed with and without ROS).
 Prints tables and writes JSON (benchmarks/results/latest.json unless --json). Method: README.md here.
 """
 import os
@@ -53,11 +54,13 @@ from robot_dynamics_ros.dynamics.spatial import exp_twist
 import _robots as R
 import _timing as T
 
-SECTIONS = ("single", "batch", "contact", "task_space", "scaling", "startup", "node", "sim")
+SECTIONS = ("single", "batch", "contact", "task_space", "identification", "scaling", "startup", "node", "sim")
 SINGLE_TARGET = 1.0
 BATCH_TARGET = 0.35
 CONTACT_TARGET = 0.3
 TASK_SPACE_TARGET = 0.3
+IDENTIFY_TARGET_S = 0.050        # identify_payload on 10^4 samples of a 7-joint arm
+IDENTIFY_SAMPLES = 10_000
 SIM_TARGET_X = 50.0
 METHOD = ("one process; for each case ours and Pinocchio's are timed back to back in every round "
           "(order alternating), rounds cycle through the same random states for both; each round is a "
@@ -278,6 +281,51 @@ def section_task_space(opts):
             "kp0 = 25); pin side: computeAllTerms + computeJointJacobiansTimeVariation + frame Jacobian and "
             "its time variation (LOCAL) + Cholesky + log6 + the law in numpy")
     return out
+
+
+# ----------------------------------------------------------------------------------------------
+# identification: a payload from 10^4 samples
+
+def section_identification(opts):
+    """identify_payload on IDENTIFY_SAMPLES random states of the Panda (7 joints) whose torques carry a
+    1.5 kg payload at the tip frame, against the same least squares from Pinocchio calls in Python
+    (_robots.pin_identify_payload: a loop of computeJointTorqueRegressor + rnea, then numpy's lstsq);
+    and identify_payload_from_log on a 10 s log at 1 kHz (its filter, differentiation and the same
+    least squares; ours only). Target: identify_payload <= 50 ms. Check: the two masses."""
+    pair = R.panda()
+    m, P, N = pair.ours, pair.to_pin, IDENTIFY_SAMPLES
+    carried = rd.with_payload(m, 1.5, [0.01, -0.02, 0.05], np.diag([0.004, 0.005, 0.003]))
+    S = pair.random_states(N, seed=23)
+    Q, QD, QDD = S["q"], S["qd"], S["qdd"]
+    TAU = np.ascontiguousarray(rd.inverse_dynamics_trajectory(carried, Q, QD, QDD))
+    joint_id = pair.pm.frames[pair.frame_id].parentJoint
+    ours_args = (m, Q, QD, QDD, TAU)
+    pin_args = (pair.pm, pair.pd, joint_id, P(Q), P(QD), P(QDD), P(TAU))
+    check = rel_error(rd.identify_payload(*ours_args).mass, R.pin_identify_payload(*pin_args)[0])
+    t = np.arange(N) * 1e-3
+    w = 2 * np.pi * np.array([0.2, 0.45, 0.7])[:, None]
+    amplitude = np.random.default_rng(4).uniform(-0.3, 0.3, (3, m.nq))
+    Q_log = 0.5 * (m.lower + m.upper) + (amplitude * np.sin(w[None] * t[:, None, None])).sum(1)
+    QD_log = (amplitude * w * np.cos(w[None] * t[:, None, None])).sum(1)
+    QDD_log = (-amplitude * w ** 2 * np.sin(w[None] * t[:, None, None])).sum(1)
+    TAU_log = rd.inverse_dynamics_trajectory(carried, Q_log, QD_log, QDD_log)
+    cases = [T.Case("identify_payload", rd.identify_payload, [ours_args], R.pin_identify_payload, [pin_args],
+                    note="loop of computeJointTorqueRegressor + rnea, numpy lstsq"),
+             T.Case("identify_payload_from_log", rd.identify_payload_from_log, [(m, t, Q_log, TAU_log)], None,
+                    None, note="ours only: filter + differentiation + identify_payload")]
+    rounds = 5 if opts.quick else 15
+    res = T.run_interleaved(cases, rounds, 0.0)
+    rows = []
+    for name, r in res.items():
+        r["met"] = r["ours_s"] is not None and r["ours_s"] <= IDENTIFY_TARGET_S
+        r["target_s"] = IDENTIFY_TARGET_S
+        r["check_rel_error"] = check if name == "identify_payload" else None
+        rows.append((name, ms(r.get("ours_s")), ms(r.get("pin_s")), rat(r.get("ratio")),
+                     f"<= {IDENTIFY_TARGET_S * 1e3:g} ms", verdict(r["met"]), err(r["check_rel_error"])))
+    table(["function", "ours ms", "pin ms", "ratio", "target", "met", "mass check"], rows,
+          f"Identification: {pair.name} ({pair.description}), {N} samples (the log: {N / 1000:g} s at "
+          "1 kHz); pin side: a Python loop of computeJointTorqueRegressor + rnea, then the same lstsq")
+    return {"method": METHOD, "samples": N, "rounds": rounds, "robot": pair.name, "results": res}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -673,6 +721,9 @@ def summary(res):
             for fn, r in d["results"].items():
                 rows.append((section, f"{rob} {fn}", rat(r.get("ratio")), f"<= {target:g}",
                              verdict(r.get("met"))))
+    for fn, r in res.get("identification", {}).get("results", {}).items():
+        rows.append(("identification", f"Panda {fn}, {IDENTIFY_SAMPLES} samples", ms(r.get("ours_s")) + " ms",
+                     f"<= {IDENTIFY_TARGET_S * 1e3:g} ms", verdict(r.get("met"))))
     ros = res.get("ros", {})
     if "ready" in ros:
         rows.append(("startup", "dynamics_node ready (warm)", f"{ros['ready']['median_s']:.3f} s"
@@ -769,6 +820,8 @@ def main(argv=None):
         guarded("contact", section_contact, opts)
     if "task_space" in opts.only:
         guarded("task_space", section_task_space, opts)
+    if "identification" in opts.only:
+        guarded("identification", section_identification, opts)
     if "scaling" in opts.only:
         guarded("scaling", section_scaling, opts)
     if "startup" in opts.only:
