@@ -207,7 +207,7 @@ class ModelSource:
         node.declare_parameter('payload_inertia', [0.0] * 6, describe(
             "The payload's rotational inertia about its centre of mass in payload_frame's axes, kg m^2: "
             'ixx, ixy, ixz, iyy, iyz, izz (0 = a point mass).', dynamic_typing=True,
-            additional_constraints='6 finite numbers, a rigid body (positive definite, triangle '
+            additional_constraints='6 finite numbers, a rigid body (positive semi-definite, triangle '
                                    'inequalities) unless all 0'))
         node.declare_parameter('payload_frame', '', describe(
             "Frame the payload is attached at ('' = the model's tip frame)."))
