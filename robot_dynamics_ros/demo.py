@@ -549,11 +549,7 @@ def plot_contact(rec: Recording, path) -> Path:
     fig.suptitle(f'{rec.robot_name}: a push on the arm during the trajectory, and what the '
                  'external_torque_estimator made of it')
     fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=110)
 
 
 # --- plot --------------------------------------------------------------------------------------
@@ -678,9 +674,16 @@ def plot(rec: Recording, report: DemoReport, path) -> Path:
         + (f', simulation at {rtf:.2f}× real time' if math.isfinite(rtf) else '')
         + f'; {rec.mode}', fontsize=12, y=1 - 0.08 / height, va='top')
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.8 / height))
+    return save_figure(fig, path, dpi=110)
+
+
+def save_figure(fig, path, dpi=100) -> Path:
+    """Write ``fig`` to ``path`` as a PNG (its folder made), close it; the absolute path."""
+    import matplotlib.pyplot as plt
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=dpi)
     plt.close(fig)
     return path.resolve()
 

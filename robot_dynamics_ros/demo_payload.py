@@ -33,6 +33,7 @@ from robot_dynamics_ros.demo import (
     GraphRun,
     Series,
     demo_trajectory,
+    save_figure,
     trajectory_message,
     urdf_joint_limits,
     urdf_robot_name,
@@ -302,11 +303,7 @@ def plot(rec, path) -> Path:
                  f'/dynamics_node/identify_payload (mass {100 * mass_error:.2g} %, centre of mass '
                  f'{1e3 * com_error:.2g} mm off); {rec.mode}', fontsize=11)
     fig.tight_layout(rect=(0, 0, 1, 0.95))
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path.resolve()
+    return save_figure(fig, path)
 
 
 def main(opts) -> int:

@@ -29,7 +29,14 @@ from pathlib import Path
 import numpy as np
 
 from robot_dynamics_ros import bringup
-from robot_dynamics_ros.demo import GraphRun, Series, _spin_for, urdf_joint_limits, urdf_robot_name
+from robot_dynamics_ros.demo import (
+    GraphRun,
+    Series,
+    _spin_for,
+    save_figure,
+    urdf_joint_limits,
+    urdf_robot_name,
+)
 
 __all__ = ['TaskSpaceRecording', 'square_targets', 'corner_errors', 'run', 'report_text', 'plot']
 
@@ -261,11 +268,7 @@ def plot(rec, model, errors, path) -> Path:
                  f'a target {1e6 * worst[0]:.3g} µm, {1e6 * max(e[1] for e in errors):.3g} µrad; {rec.mode}',
                  fontsize=12)
     fig.tight_layout(rect=(0, 0, 1, 0.96))
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path.resolve()
+    return save_figure(fig, path)
 
 
 def main(opts) -> int:
