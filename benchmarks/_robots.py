@@ -132,6 +132,41 @@ def pin_task_space_inertia(pm, pd, q, frame_id):
     return np.linalg.inv(J @ Minv @ J.T)
 
 
+def pin_rk4_linearization(pm, pd, q, v, tau, dt):
+    """(A, B) of one RK4 step from Pinocchio's computeABADerivatives at the four stages and the chain
+    rule in numpy (the same recursion as linearize's)."""
+    n = pm.nv
+    identity = np.eye(2 * n)
+
+    def stage(q_s, v_s):
+        pin.computeABADerivatives(pm, pd, q_s, v_s, tau)
+        Minv = np.triu(pd.Minv) + np.triu(pd.Minv, 1).T
+        Fx = np.zeros((2 * n, 2 * n))
+        Fx[:n, n:] = np.eye(n)
+        Fx[n:, :n], Fx[n:, n:] = pd.ddq_dq, pd.ddq_dv
+        Fu = np.zeros((2 * n, n))
+        Fu[n:] = Minv
+        return np.concatenate([v_s, pd.ddq]), Fx, Fu
+
+    x = np.concatenate([q, v])
+    k, dk_dx, dk_du = stage(q, v)
+    A_sum, B_sum = dk_dx.copy(), dk_du.copy()
+    for c, weight in ((0.5, 2.0), (0.5, 2.0), (1.0, 1.0)):
+        x_s = x + c * dt * k
+        k, Fx, Fu = stage(x_s[:n], x_s[n:])
+        dk_dx = Fx @ (identity + c * dt * dk_dx)
+        dk_du = Fx @ (c * dt * dk_du) + Fu
+        A_sum += weight * dk_dx
+        B_sum += weight * dk_du
+    return identity + dt / 6.0 * A_sum, dt / 6.0 * B_sum
+
+
+def pin_linearize_trajectory(pm, pd, Q, V, TAU, dt):
+    """A Python loop of pin_rk4_linearization over N states."""
+    pairs = [pin_rk4_linearization(pm, pd, Q[k], V[k], TAU[k], dt) for k in range(Q.shape[0])]
+    return np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+
+
 def pin_identify_payload(pm, pd, joint_id, Q, V, A, TAU):
     """identify_payload's least squares from Pinocchio calls: for each sample computeJointTorqueRegressor
     (the ten columns of `joint_id`'s body, its parameters in the joint frame) and rnea (the model's

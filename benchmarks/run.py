@@ -8,9 +8,9 @@
 
 Sections: single (one call, 3 robots), batch (N = 1000 states, 1 and 2 BLAS threads), contact (one
 momentum-observer step, Panda and UR5), task_space (one call of the task-space law), identification
-(a payload from 10^4 samples of the Panda), scaling (random chains n = 1..60), startup (cold / warm
-numba cache, node ready time), node (1 kHz round trips through the computed-torque and dynamics nodes),
-sim (simulation speed with and without ROS).
+(a payload from 10^4 samples of the Panda), derivatives (∂τ, ∂q̈, linearize_trajectory), scaling
+(random chains n = 1..60), startup (cold / warm numba cache, node ready time), node (1 kHz round
+trips through the computed-torque and dynamics nodes), sim (simulation speed with and without ROS).
 Prints tables and writes JSON (benchmarks/results/latest.json unless --json). Method: README.md here.
 """
 import os
@@ -54,13 +54,17 @@ from robot_dynamics_ros.dynamics.spatial import exp_twist
 import _robots as R
 import _timing as T
 
-SECTIONS = ("single", "batch", "contact", "task_space", "identification", "scaling", "startup", "node", "sim")
+SECTIONS = ("single", "batch", "contact", "task_space", "identification", "derivatives", "scaling", "startup",
+            "node", "sim")
 SINGLE_TARGET = 1.0
 BATCH_TARGET = 0.35
 CONTACT_TARGET = 0.3
 TASK_SPACE_TARGET = 0.3
 IDENTIFY_TARGET_S = 0.050        # identify_payload on 10^4 samples of a 7-joint arm
 IDENTIFY_SAMPLES = 10_000
+DERIVATIVES_TARGET = 1.0         # one call of the dynamics' derivatives against Pinocchio's
+LINEARIZE_TARGET = 0.35          # linearize_trajectory (N = 100) against a Python loop over Pinocchio's
+LINEARIZE_N = 100
 SIM_TARGET_X = 50.0
 METHOD = ("one process; for each case ours and Pinocchio's are timed back to back in every round "
           "(order alternating), rounds cycle through the same random states for both; each round is a "
@@ -326,6 +330,65 @@ def section_identification(opts):
           f"Identification: {pair.name} ({pair.description}), {N} samples (the log: {N / 1000:g} s at "
           "1 kHz); pin side: a Python loop of computeJointTorqueRegressor + rnea, then the same lstsq")
     return {"method": METHOD, "samples": N, "rounds": rounds, "robot": pair.name, "results": res}
+
+
+# ----------------------------------------------------------------------------------------------
+# derivatives: inverse and forward dynamics derivatives, linearisation over a horizon
+
+def section_derivatives(opts):
+    """inverse_dynamics_derivatives / forward_dynamics_derivatives against computeRNEADerivatives /
+    computeABADerivatives (Panda, UR5, 30-joint chain; one call each); linearize_trajectory (RK4, N =
+    LINEARIZE_N) against a Python loop of computeABADerivatives at the four stages + the same chain rule in
+    numpy (_robots.pin_linearize_trajectory). Checks: ∂τ/∂q, ∂q̈/∂q of both; A of the horizon."""
+    out = {"method": METHOD, "states": opts.states, "rounds": opts.rounds, "robots": {}}
+    for pair in (R.panda(), R.ur5(), R.chain(30, seed=1)):
+        m, pm, pd, P = pair.ours, pair.pm, pair.pd, pair.to_pin
+        S = pair.random_states(opts.states, seed=29)
+        q, qd, qdd, tau = ([S[x][k].copy() for k in range(opts.states)] for x in ("q", "qd", "qdd", "tau"))
+        inv = np.argsort(pair.perm)
+        ours_order = np.ix_(inv, inv)
+
+        def pin_rnea_dq(k):
+            return np.asarray(pin.computeRNEADerivatives(pm, pd, P(q[k]), P(qd[k]), P(qdd[k]))[0])[ours_order]
+
+        def pin_aba_dq(k):
+            pin.computeABADerivatives(pm, pd, P(q[k]), P(qd[k]), P(tau[k]))
+            return np.asarray(pd.ddq_dq)[ours_order]
+
+        check_id = max(rel_error(rd.inverse_dynamics_derivatives(m, q[k], qd[k], qdd[k])[0], pin_rnea_dq(k))
+                       for k in range(4))
+        check_fd = max(rel_error(rd.forward_dynamics_derivatives(m, q[k], qd[k], tau[k])[0], pin_aba_dq(k))
+                       for k in range(4))
+        N, dt = LINEARIZE_N, 1e-3
+        Q, QD = S["q"][:1].repeat(N, 0), S["qd"][:1].repeat(N, 0)
+        TAU = np.ascontiguousarray(np.tile(rd.gravity_torques(m, Q[0]), (N, 1)))
+        Q = np.ascontiguousarray(Q + 0.01 * np.arange(N)[:, None] / N)
+        A_ours = rd.linearize_trajectory(m, Q, QD, TAU, dt)[0]
+        A_pin = R.pin_linearize_trajectory(pm, pd, P(Q), P(QD), P(TAU), dt)[0]
+        two = np.concatenate([pair.perm, pair.n + pair.perm])
+        check_lin = rel_error(A_ours, A_pin[:, np.argsort(two)][:, :, np.argsort(two)])
+        cases = [T.Case("inverse_dynamics_derivatives", rd.inverse_dynamics_derivatives,
+                        [(m, q[k], qd[k], qdd[k]) for k in range(opts.states)], pin.computeRNEADerivatives,
+                        [(pm, pd, P(q[k]), P(qd[k]), P(qdd[k])) for k in range(opts.states)],
+                        target=DERIVATIVES_TARGET, note="pin.computeRNEADerivatives"),
+                 T.Case("forward_dynamics_derivatives", rd.forward_dynamics_derivatives,
+                        [(m, q[k], qd[k], tau[k]) for k in range(opts.states)], pin.computeABADerivatives,
+                        [(pm, pd, P(q[k]), P(qd[k]), P(tau[k])) for k in range(opts.states)],
+                        target=DERIVATIVES_TARGET, note="pin.computeABADerivatives"),
+                 T.Case(f"linearize_trajectory (N = {N})", rd.linearize_trajectory, [(m, Q, QD, TAU, dt)],
+                        R.pin_linearize_trajectory, [(pm, pd, P(Q), P(QD), P(TAU), dt)],
+                        target=LINEARIZE_TARGET, note="loop of 4 computeABADerivatives + numpy chain rule")]
+        rounds = opts.rounds if pair.n < 30 else max(20, opts.rounds // 4)
+        res = T.run_interleaved(cases, rounds, opts.round_s)
+        checks = dict(zip([c.name for c in cases], (check_id, check_fd, check_lin)))
+        for name, r in res.items():
+            r["check_rel_error"] = checks[name]
+        rows = [(fn, us(r.get("ours_s")), us(r.get("pin_s")), rat(r.get("ratio")), f"<= {r['target']:g}",
+                 verdict(r.get("met")), err(r.get("check_rel_error"))) for fn, r in res.items()]
+        table(["function", "ours us", "pin us", "ratio", "target", "met", "check"], rows,
+              f"Derivatives: {pair.name} ({pair.description})")
+        out["robots"][pair.name] = {"description": pair.description, "n": pair.n, "results": res}
+    return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -716,10 +779,10 @@ def summary(res):
             for fn, r in d["results"].items():
                 rows.append((f"batch {tag}", f"{rob} {fn}", rat(r.get("ratio")), f"<= {BATCH_TARGET}",
                              verdict(r.get("met"))))
-    for section, target in (("contact", CONTACT_TARGET), ("task_space", TASK_SPACE_TARGET)):
+    for section in ("contact", "task_space", "derivatives"):
         for rob, d in res.get(section, {}).get("robots", {}).items():
             for fn, r in d["results"].items():
-                rows.append((section, f"{rob} {fn}", rat(r.get("ratio")), f"<= {target:g}",
+                rows.append((section, f"{rob} {fn}", rat(r.get("ratio")), f"<= {r.get('target'):g}",
                              verdict(r.get("met"))))
     for fn, r in res.get("identification", {}).get("results", {}).items():
         rows.append(("identification", f"Panda {fn}, {IDENTIFY_SAMPLES} samples", ms(r.get("ours_s")) + " ms",
@@ -822,6 +885,8 @@ def main(argv=None):
         guarded("task_space", section_task_space, opts)
     if "identification" in opts.only:
         guarded("identification", section_identification, opts)
+    if "derivatives" in opts.only:
+        guarded("derivatives", section_derivatives, opts)
     if "scaling" in opts.only:
         guarded("scaling", section_scaling, opts)
     if "startup" in opts.only:

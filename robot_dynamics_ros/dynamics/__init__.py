@@ -20,6 +20,12 @@ from .closed_form import ClosedFormDynamics, closed_form_dynamics
 from .contact import MomentumObserver, external_wrench, momentum_balance
 from .control import computed_torque
 from .coriolis import christoffel_symbols, coriolis_matrix, mass_matrix_derivatives
+from .derivatives import (
+    forward_dynamics_derivatives,
+    inverse_dynamics_derivatives,
+    linearize,
+    linearize_trajectory,
+)
 from .energy import kinetic_energy, potential_energy
 from .forward_dynamics import forward_dynamics, forward_dynamics_trajectory, forward_dynamics_via_mass_matrix
 from .friction import friction_torques
@@ -58,6 +64,7 @@ __all__ = [
     "coriolis_matrix", "christoffel_symbols", "mass_matrix_derivatives",
     "closed_form_dynamics", "ClosedFormDynamics", "kinetic_energy", "potential_energy",
     "forward_dynamics", "forward_dynamics_via_mass_matrix", "forward_dynamics_trajectory",
+    "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "linearize", "linearize_trajectory",
     "friction_torques", "frame_pose", "jacobian", "jacobian_derivative",
     "task_space_inertia", "task_space_bias", "computed_torque", "task_space_control", "pose_error",
     "joint_torque_regressor", "joint_torque_regressor_trajectory", "inertial_parameters",

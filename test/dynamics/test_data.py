@@ -50,6 +50,13 @@ def _calls(model, q, qd, qdd, rng):
         "pose_error":
             lambda d: rd.pose_error(model, q, rd.frame_pose(model, qd, frame, data=d), frame, data=d),
         "joint_torque_regressor": lambda d: rd.joint_torque_regressor(model, q, qd, qdd, data=d),
+        "inverse_dynamics_derivatives":
+            lambda d: np.concatenate(rd.inverse_dynamics_derivatives(model, q, qd, qdd, data=d)),
+        "forward_dynamics_derivatives":
+            lambda d: np.concatenate(rd.forward_dynamics_derivatives(model, q, qd, tau, data=d)),
+        "linearize": lambda d: np.concatenate(rd.linearize(model, q, qd, tau, 0.01, data=d), axis=1),
+        "linearize_trajectory":
+            lambda d: np.concatenate(rd.linearize_trajectory(model, Q, Q, Q, 0.01, data=d), axis=2),
         "joint_torque_regressor_trajectory":
             lambda d: rd.joint_torque_regressor_trajectory(model, Q, Q, Q, data=d),
         "external_wrench": lambda d: rd.external_wrench(model, q, tau, frame, "world_aligned", 1e-3, data=d),

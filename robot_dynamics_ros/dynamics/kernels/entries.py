@@ -24,6 +24,10 @@ from .coriolis import (
     mass_matrix_derivatives as coriolis_mass_matrix_derivatives,
 )
 from .crba import crba as composite_rigid_body
+from .derivatives import (
+    forward_dynamics_derivatives as fd_derivatives_of_state,
+    inverse_dynamics_derivatives as derivatives_of_state,
+)
 from .integrators import (  # noqa: F401  (codes the entries take)
     FD_NOT_POSITIVE_DEFINITE,
     METHOD_EULER,
@@ -145,6 +149,8 @@ OVERFLOW_LAMBDA = _overflowed("task-space inertia Lambda", "q")
 OVERFLOW_TERMS = _overflowed("M, c, g, J, Lambda or eta", "q, qd")
 OVERFLOW_POSE_ERROR = _overflowed("pose error X_e", "q, T_des")
 OVERFLOW_REGRESSOR = _overflowed("joint-torque regressor Y", "q, qd, qdd")
+OVERFLOW_DERIVATIVES = _overflowed("dtau/dq or dtau/dqd", "q, qd, qdd, f_tip")
+OVERFLOW_FD_DERIVATIVES = _overflowed("dqdd/dq, dqdd/dqd or M^-1", "q, qd, tau, f_tip")
 OVERFLOW_LOG = _overflowed("the matrix logarithm log(T)", "T")
 OVERFLOW_TASK_CONTROL = _overflowed("task-space control torque", "q, qd, T_des, V_des, Vdot_des, kp, kd, "
                                     "nullspace_q, nullspace_kp, nullspace_kd and damping")
@@ -507,6 +513,41 @@ def pose_error(d, q, frame, T_des, X, T):
         X[i] = X_e[i]
     if not all_finite(X):
         raise ValueError(OVERFLOW_POSE_ERROR)
+
+
+# ---- derivatives (derivatives.py) -------------------------------------------------------------------
+@_entry(types.none(_D, _VI, _VI, _VI, _I, _VI, _V, _M, _M))
+def rnea_derivatives(d, q, qd, qdd, frame, f_tip, tau, dtau_dq, dtau_dqd):
+    """τ, ∂τ/∂q, ∂τ/∂q̇ (frame < 0: no tip wrench; f_tip then unread)."""
+    n = check_state(d, q, qd)
+    check_vector(d, qdd, n)
+    if frame >= 0:
+        check_vector(d, f_tip, 6)
+    if (tau.shape[0] != n or dtau_dq.shape[0] != n or dtau_dq.shape[1] != n or dtau_dqd.shape[0] != n
+            or dtau_dqd.shape[1] != n):
+        raise ValueError("invalid derivative outputs")
+    derivatives_of_state(d, d, q, qd, qdd, frame, f_tip, tau, dtau_dq, dtau_dqd)
+    if not (all_finite(dtau_dq) and all_finite(dtau_dqd) and all_finite(tau)):
+        raise ValueError(OVERFLOW_DERIVATIVES)
+
+
+@_entry(types.none(_D, _VI, _VI, _VI, _I, _VI, _V, _V, _M, _M, _M, _M, _M))
+def aba_derivatives(d, q, qd, tau, frame, f_tip, qdd, scratch, Minv, dqdd_dq, dqdd_dqd, dtau_dq, dtau_dqd):
+    """q̈, M⁻¹, ∂q̈/∂q, ∂q̈/∂q̇ (∂τ/∂q, ∂τ/∂q̇ at q̈ left in dtau_dq, dtau_dqd); frame < 0: no tip wrench."""
+    n = check_state(d, q, qd)
+    check_vector(d, tau, n)
+    if frame >= 0:
+        check_vector(d, f_tip, 6)
+    for x in (Minv, dqdd_dq, dqdd_dqd, dtau_dq, dtau_dqd):
+        if x.shape[0] != n or x.shape[1] != n:
+            raise ValueError("invalid derivative outputs")
+    if qdd.shape[0] != n or scratch.shape[0] != n:
+        raise ValueError("invalid derivative outputs")
+    if not fd_derivatives_of_state(d, d, q, qd, tau, frame, f_tip, qdd, scratch, Minv, dqdd_dq, dqdd_dqd,
+                                   dtau_dq, dtau_dqd):
+        raise ValueError(NOT_POSITIVE_DEFINITE)
+    if not (all_finite(dqdd_dq) and all_finite(dqdd_dqd) and all_finite(Minv) and all_finite(qdd)):
+        raise ValueError(OVERFLOW_FD_DERIVATIVES)
 
 
 # ---- identification (regressor.py) -------------------------------------------------------------------

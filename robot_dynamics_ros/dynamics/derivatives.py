@@ -1,0 +1,158 @@
+"""Analytical derivatives of the dynamics: ∂τ/∂q, ∂τ/∂q̇ of inverse dynamics and ∂q̈/∂(q, q̇, τ) of forward
+dynamics, for linearisation (LQR, MPC).
+
+Inverse dynamics τ = ID(q, q̇, q̈) is the RNEA (eqs. 9.53-9.57); its derivatives come from differentiating
+each line of the recursion, through ∂[Ad_{T_{j,λ}}]/∂θ_j = −[ad_{A_j}] [Ad_{T_{j,λ}}] (kernels/derivatives.py
+states the derivation). ∂τ/∂q̈ = M(q). Forward dynamics q̈ = FD(q, q̇, τ) satisfies ID(q, q̇, FD(q, q̇, τ)) = τ,
+so ∂q̈/∂x = −M⁻¹ ∂τ/∂x at q̈ = FD (x = q, q̇) and ∂q̈/∂τ = M⁻¹.
+
+Friction: viscous friction F_v q̇ adds diag(F_v) to ∂τ/∂q̇; Coulomb friction F_s sgn(q̇) is constant
+away from q̇ = 0 and contributes zero there (at q̇_i = 0 it has no derivative; zero is used).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from . import _checks
+from .forward_dynamics import _net_torque
+from .friction import Friction, friction_coefficients
+from .kernels import entries as _k
+from .model import Data, Model
+
+__all__ = ["inverse_dynamics_derivatives", "forward_dynamics_derivatives", "linearize",
+           "linearize_trajectory"]
+
+
+def inverse_dynamics_derivatives(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike,
+                                 f_tip: ArrayLike | None = None, frame: str | None = None,
+                                 friction: Friction = None, data: Data | None = None):
+    """(∂τ/∂q, ∂τ/∂q̇), each (n, n), of τ = M(q) q̈ + c(q, q̇) + g(q) + Jᵀ F_tip (+ friction), at (q, q̇, q̈):
+    the same arguments as inverse_dynamics (f_tip at `frame`, default model.tip_frame, in its
+    coordinates). Row i, column j: ∂τ_i/∂q_j (N·m/rad; N/m, N·m/m, N/rad for prismatic joints), ∂τ_i/∂q̇_j
+    (N·m·s/rad). One compiled pass: RNEA, then one forward and backward sweep of the differentiated
+    recursion per joint (kernels/derivatives.py). ∂τ/∂q̈ is the mass matrix."""
+    n = model.nq
+    tau, dtau_dq, dtau_dqd = np.empty(n), np.empty((n, n)), np.empty((n, n))
+    try:
+        buf = model._data.buffer if data is None else _checks.buffer(model, data)
+        if f_tip is None:
+            _k.rnea_derivatives(buf, q, qd, qdd, -1, q, tau, dtau_dq, dtau_dqd)
+        else:
+            _k.rnea_derivatives(buf, q, qd, qdd, model.frame_index(frame), f_tip, tau, dtau_dq, dtau_dqd)
+    except _checks.KERNEL_ERRORS as error:
+        return _checks.retry(error, inverse_dynamics_derivatives, model, (q, "q"), (qd, "qd"), (qdd, "qdd"),
+                             (f_tip, "f_tip", 6), frame=frame, friction=friction, data=data)
+    coefficients = friction_coefficients(model, friction)
+    if coefficients is not None:
+        dtau_dqd[np.diag_indices(n)] += coefficients[0]          # ∂(F_v q̇)/∂q̇; Coulomb: 0 for q̇ ≠ 0
+    return dtau_dq, dtau_dqd
+
+
+def forward_dynamics_derivatives(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike,
+                                 f_tip: ArrayLike | None = None, frame: str | None = None,
+                                 friction: Friction = None, data: Data | None = None):
+    """(∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ), each (n, n), of q̈ = FD(q, q̇, τ) (forward_dynamics' arguments): with
+    q̈ = FD(q, q̇, τ), ∂q̈/∂τ = M⁻¹ (symmetric) and ∂q̈/∂x = −M⁻¹ ∂τ/∂x at that q̈ (x = q, q̇), from
+    inverse_dynamics_derivatives (ID(q, q̇, FD(q, q̇, τ)) = τ differentiated), all in one compiled pass:
+    q̈ = M⁻¹ (τ − b) by M's Cholesky factor, M⁻¹ from it, the differentiated RNEA at q̈, the products.
+    Friction: τ − F_v q̇ − F_s sgn(q̇) drives the arm, so ∂q̈/∂q̇ gains −M⁻¹ diag(F_v)."""
+    coefficients = friction_coefficients(model, friction)
+    if coefficients is not None:
+        tau = _net_torque(model, qd, tau, friction)           # τ − F_v q̇ − F_s sgn(q̇) drives the arm
+    dqdd_dq, dqdd_dqd, Minv, _ = _forward_dynamics_derivatives(model, q, qd, tau, f_tip, frame, data)
+    if coefficients is not None:                              # ∂q̈/∂q̇ −= M⁻¹ diag(F_v)
+        dqdd_dqd -= Minv * coefficients[0]
+    return dqdd_dq, dqdd_dqd, Minv
+
+
+def _forward_dynamics_derivatives(model, q, qd, tau, f_tip, frame, data):
+    """The compiled pass (kernels/derivatives.py) for a torque τ that already has friction taken out:
+    (∂q̈/∂q, ∂q̈/∂q̇, M⁻¹, q̈)."""
+    n = model.nq
+    qdd, scratch = np.empty(n), np.empty(n)
+    Minv, dqdd_dq, dqdd_dqd, dtau_dq, dtau_dqd = (np.empty((n, n)) for _ in range(5))
+    try:
+        buf = model._data.buffer if data is None else _checks.buffer(model, data)
+        frame_index, wrench = (-1, q) if f_tip is None else (model.frame_index(frame), f_tip)
+        _k.aba_derivatives(buf, q, qd, tau, frame_index, wrench, qdd, scratch, Minv, dqdd_dq, dqdd_dqd,
+                           dtau_dq, dtau_dqd)
+    except _checks.KERNEL_ERRORS as error:
+        return _checks.retry(error, _forward_dynamics_derivatives, model, (q, "q"), (qd, "qd"), (tau, "tau"),
+                             (f_tip, "f_tip", 6), frame=frame, data=data)
+    return dqdd_dq, dqdd_dqd, Minv, qdd
+
+
+METHODS = ("rk4", "semi_implicit_euler", "euler")
+
+
+def linearize(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, dt: float, method: str = "rk4",
+              data: Data | None = None):
+    """(A, B): the Jacobians of one integration step x⁺ = f(x, τ), x = (q, q̇) (2n), τ held over the
+    step (rk4_step, semi_implicit_euler_step or euler_step, as `method`): A = ∂x⁺/∂x (2n, 2n),
+    B = ∂x⁺/∂τ (2n, n); x⁺ ≈ f(x̄, τ̄) + A (x − x̄) + B (τ − τ̄), for an LQR or MPC.
+
+    By the chain rule through the stages, with the analytical Jacobians of ẋ = (q̇, FD(q, q̇, τ)) at each
+    stage state x_s: ∂ẋ/∂x = [[0, 1], [∂q̈/∂q, ∂q̈/∂q̇]], ∂ẋ/∂τ = [[0], [M⁻¹]]
+    (forward_dynamics_derivatives). RK4: k_s = ẋ(x + c_s dt k_{s−1}),
+    ∂k_s/∂x = ∂ẋ_s/∂x (1 + c_s dt ∂k_{s−1}/∂x), ∂k_s/∂τ = ∂ẋ_s/∂x c_s dt ∂k_{s−1}/∂τ + ∂ẋ_s/∂τ,
+    A = 1 + dt/6 (∂k_1 + 2 ∂k_2 + 2 ∂k_3 + ∂k_4) (B alike).
+    Euler: A = 1 + dt ∂ẋ/∂x, B = dt ∂ẋ/∂τ. Semi-implicit Euler (q̇⁺ = q̇ + dt q̈, q⁺ = q + dt q̇⁺): its
+    two rows differentiated the same way."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    dt = _checks.scalar(dt, "dt", minimum=0.0)
+    n = model.nq
+    q, qd, tau = (_checks.vector(model, x, name) for x, name in ((q, "q"), (qd, "qd"), (tau, "tau")))
+
+    def stage(q_s, qd_s):
+        """ẋ at (q_s, q̇_s), ∂ẋ/∂x (2n, 2n), ∂ẋ/∂τ (2n, n)."""
+        a_q, a_qd, Minv, qdd = _forward_dynamics_derivatives(model, q_s, qd_s, tau, None, None, data)
+        Fx = np.zeros((2 * n, 2 * n))
+        Fx[:n, n:] = np.eye(n)
+        Fx[n:, :n], Fx[n:, n:] = a_q, a_qd
+        Fu = np.zeros((2 * n, n))
+        Fu[n:] = Minv
+        return np.concatenate([qd_s, qdd]), Fx, Fu
+
+    x = np.concatenate([q, qd])
+    k, Fx, Fu = stage(q, qd)
+    identity = np.eye(2 * n)
+    if method == "euler":
+        return (_checks.finite(identity + dt * Fx, "A", "q, qd, tau and dt"),
+                _checks.finite(dt * Fu, "B", "q, qd, tau and dt"))
+    if method == "semi_implicit_euler":
+        dqd_next_dx = np.hstack([dt * Fx[n:, :n], np.eye(n) + dt * Fx[n:, n:]])        # ∂q̇⁺/∂x
+        dqd_next_du = dt * Fu[n:]
+        A = np.vstack([np.hstack([np.eye(n), np.zeros((n, n))]) + dt * dqd_next_dx, dqd_next_dx])
+        return (_checks.finite(A, "A", "q, qd, tau and dt"),
+                _checks.finite(np.vstack([dt * dqd_next_du, dqd_next_du]), "B", "q, qd, tau and dt"))
+    dk_dx, dk_du = Fx, Fu
+    A_sum, B_sum = dk_dx.copy(), dk_du.copy()
+    for c, weight in ((0.5, 2.0), (0.5, 2.0), (1.0, 1.0)):
+        x_s = x + c * dt * k
+        try:
+            k, Fx, Fu = stage(x_s[:n], x_s[n:])
+        except ValueError as error:      # the stage went where the model has no dynamics
+            raise ValueError(f"an RK4 stage of the step from q, qd under tau over dt = {dt:g} s has no "
+                             f"dynamics ({error}): a smaller dt") from None
+        dk_dx = Fx @ (identity + c * dt * dk_dx)
+        dk_du = Fx @ (c * dt * dk_du) + Fu
+        A_sum += weight * dk_dx
+        B_sum += weight * dk_du
+    return (_checks.finite(identity + dt / 6.0 * A_sum, "A", "q, qd, tau and dt"),
+            _checks.finite(dt / 6.0 * B_sum, "B", "q, qd, tau and dt"))
+
+
+def linearize_trajectory(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, dt: float,
+                         method: str = "rk4", data: Data | None = None):
+    """(A (N, 2n, 2n), B (N, 2n, n)): linearize at each of N states and torques (rows of q, qd, tau:
+    (N, n)), a horizon for MPC."""
+    n = model.nq
+    q = _checks.array(model, q, "q", (None, n))
+    N = q.shape[0]
+    qd, tau = _checks.array(model, qd, "qd", (N, n)), _checks.array(model, tau, "tau", (N, n))
+    A, B = np.empty((N, 2 * n, 2 * n)), np.empty((N, 2 * n, n))
+    for k in range(N):
+        A[k], B[k] = linearize(model, q[k], qd[k], tau[k], dt, method, data)
+    return A, B
