@@ -9,7 +9,9 @@ states, the controller is told, and the tracking error drops.
 2. Runs demo.py's trajectory (every joint out and back, ``--duration`` s) under computed torque and
    records the tracking error (~/tracking_error).
 3. Calls /dynamics_node/identify_payload (std_srvs/Trigger): the payload at tool0 from the last
-   identification_window s of joint states with efforts (the simulator publishes the applied torques).
+   identification_window s of joint states with efforts (the simulator publishes the applied torques);
+   the demo sets that window to the trajectory and the settling after it, so that no state from before
+   the payload was put on is in it.
 4. Sets the estimate as /computed_torque_controller's payload parameters (SetParametersAtomically, what
    ``ros2 param set`` does one at a time), and runs the same trajectory again.
 5. Prints both runs' tracking errors and the true vs estimated payload; draws out/demo_payload.png.
@@ -149,6 +151,8 @@ def run(opts):
                            true_payload=dict(mass=opts.payload_mass, com=list(PAYLOAD_COM),
                                              inertia=list(PAYLOAD_INERTIA), frame=FRAME))
     with GraphRun(gc, opts.mode, opts.executor) as graph:
+        from rclpy.parameter import Parameter
+
         recorder = graph.add(make_recorder(rec, graph.context))
         rec.mode = graph.description
         if not graph.spin_until(lambda: rec.joint_states.values and rec.tracking_error.values
@@ -156,9 +160,14 @@ def run(opts):
             return rec, [f'no joint states, tracking errors or {TRAJECTORY_TOPIC} subscriber within '
                          f'{opts.startup_timeout:g} s' + _exit_note(graph)]
         # the real payload (the simulator's); the dynamics node identifies at the same frame
+        # identified from the states since the payload is on: the trajectory and the settling after
+        window = Parameter('identification_window', value=float(opts.duration + SETTLE)).to_parameter_msg()
         for node, payload in ((SIMULATOR, (opts.payload_mass, PAYLOAD_COM, PAYLOAD_INERTIA)),
                               (DYNAMICS, (0.0, (0.0, 0.0, 0.0), (0.0,) * 6))):
-            answer, problem = _call(graph, recorder.set_parameters[node], recorder.payload_request(*payload),
+            request = recorder.payload_request(*payload)
+            if node == DYNAMICS:
+                request.parameters.append(window)
+            answer, problem = _call(graph, recorder.set_parameters[node], request,
                                     f'setting the payload on {node}')
             if problem or not answer.result.successful:
                 return rec, [problem or f'{node} refused the payload: {answer.result.reason}']

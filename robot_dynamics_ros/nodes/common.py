@@ -174,8 +174,20 @@ class _StopRequest:
         # that never returns), it could not run, nor could a later signal's handler. faulthandler's
         # watchdog is a C thread: it prints where every thread is and exits (code 1) regardless.
         faulthandler.dump_traceback_later(STOP_BACKSTOP_S, exit=True)
-        if self.interrupt:
+        if self.interrupt and not _in_foreign_callback(frame):
             raise KeyboardInterrupt
+
+
+def _in_foreign_callback(frame):
+    """The signal arrived in Python code that C calls back (llvmlite's object-cache callbacks while
+    numba compiles): an exception raised there is printed and dropped by ctypes, not propagated, so
+    the stop is left to the deadline (exit 0 within STOP_DEADLINE_S)."""
+    marker = os.sep + 'llvmlite' + os.sep
+    while frame is not None:
+        if marker in frame.f_code.co_filename:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _exit_now():

@@ -336,26 +336,26 @@ class ModelSource:
             return
         settings = self._build_settings()
         self._building_xml = text
-        self._builder = threading.Thread(target=self._build_worker, args=(text, settings, self._payload()),
+        self._builder = threading.Thread(target=self._build_worker, args=(text, settings),
                                          name='robot_description builder', daemon=True)
         self._builder.start()
         self._poll_timer.reset()
 
-    def _build_worker(self, text, settings, payload):
+    def _build_worker(self, text, settings):
         """Worker thread: build and warm up; the result goes to the queue, nothing else is
-        touched (the node is the executor thread's)."""
+        touched (the node is the executor thread's; the payload is attached there, with the
+        parameters in force when the build is handed over)."""
         try:
             base, joint_order = build_model(text, **settings)
-            model, payload_note = self._with_payload(base, payload)
-            result = (text, base, model, joint_order, None, self._warm(model), payload_note)
+            result = (text, base, joint_order, None, self._warm(base))
         except Exception as exc:  # any failure to build leaves the node running
-            result = (text, None, None, (), f'{type(exc).__name__}: {bounded(exc, 500)}', None, None)
+            result = (text, None, (), f'{type(exc).__name__}: {bounded(exc, 500)}', None)
         self._results.put(result)
 
     def _poll_build(self):
         """Executor thread: hand over a finished build, start the next one if one is queued."""
         try:
-            text, base, model, joint_order, error, warm_up_note, payload_note = self._results.get_nowait()
+            text, base, joint_order, error, warm_up_note = self._results.get_nowait()
         except queue.Empty:
             return
         self._builder.join()
@@ -365,6 +365,7 @@ class ModelSource:
                              f'{error}', 'topic')
         else:
             self._log_warm_up(warm_up_note)
+            model, payload_note = self._with_payload(base, self._payload())
             self._log_model(model, joint_order, 'topic', payload_note)
             self._set(model, joint_order, text, 'topic', base)
         following, self._next_xml = self._next_xml, None

@@ -156,3 +156,24 @@ def test_identify_payload_finds_what_the_simulated_arm_carries_and_applies_it(gr
 
 def _stamp(msg):
     return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+
+
+def test_a_payload_given_at_start_up_goes_with_a_model_from_the_topic(graph, ur5e_xml):
+    """The payload parameters set before the model exists (launch files, YAML) are attached to the model
+    built from /robot_description, when the worker thread hands the built model over."""
+    from std_msgs.msg import String
+
+    from robot_dynamics_ros.nodes.model_source import ROBOT_DESCRIPTION_QOS
+
+    ros = graph
+    node = ros.add(DynamicsNode, {'payload_mass': MASS, 'payload_com': COM, 'payload_frame': 'tool0',
+                                  'tip_link': 'tool0'})
+    assert node.model is None
+    publisher = ros.probe.create_publisher(String, 'robot_description', ROBOT_DESCRIPTION_QOS)
+    publisher.publish(String(data=ur5e_xml))
+    assert ros.spin_until(lambda: node.model is not None, 60.0)
+    q = Q0 + 0.2
+    base = node._source.base_model
+    np.testing.assert_allclose(rd.gravity_torques(node.model, q),
+                               rd.gravity_torques(_carried(base, inertia=[0.0] * 6), q), rtol=0, atol=1e-12)
+    ros.probe.destroy_publisher(publisher)
