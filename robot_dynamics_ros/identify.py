@@ -35,20 +35,25 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 
 from robot_dynamics_ros.dynamics.identification import DEFAULT_CUTOFF
-from robot_dynamics_ros.payload_log import estimate_problem, estimate_summary, inertia_entries
+from robot_dynamics_ros.payload_log import (
+    PAYLOAD_PARAMETERS,
+    estimate_problem,
+    estimate_summary,
+    inertia_entries,
+    payload_parameter_values,
+)
 
 __all__ = ['JointLog', 'joint_log', 'read_joint_states', 'param_commands', 'main']
 
 JOINT_STATE = 'sensor_msgs/msg/JointState'
 DEFAULT_NODES = ('computed_torque_controller', 'dynamics_node', 'external_torque_estimator')
-#: Inertia entries in the order of the nodes' payload_inertia parameter: (row, column) of the 3x3 matrix.
 
 
 class IdentifyError(ValueError):
@@ -60,8 +65,9 @@ class JointLog:
     """Joint states in a model's joint order: t (N,) seconds from the first sample, strictly increasing;
     q (N, n) positions (rad, or m for prismatic joints) and tau (N, n) efforts (N m, or N); start_ns the
     first sample's time (ns, of `clock`); skipped the messages left out (a model joint, its position or
-    effort missing or not finite), duplicates the samples dropped for repeating an earlier time; clock
-    'header' (header stamps) or 'receive' (the bag's receive times: the stamps were all zero)."""
+    effort missing or not finite), duplicates the samples dropped for repeating an earlier time, messages
+    all the messages read; clock 'header' (header stamps) or 'receive' (the bag's receive times: the
+    stamps were all zero)."""
 
     t: np.ndarray
     q: np.ndarray
@@ -69,6 +75,7 @@ class JointLog:
     start_ns: int
     skipped: int
     duplicates: int
+    messages: int
     clock: str
 
     def window(self, start: float | None = None, end: float | None = None) -> JointLog:
@@ -78,8 +85,7 @@ class JointLog:
             keep &= self.t >= start
         if end is not None:
             keep &= self.t <= end
-        return JointLog(self.t[keep], self.q[keep], self.tau[keep], self.start_ns, self.skipped,
-                        self.duplicates, self.clock)
+        return replace(self, t=self.t[keep], q=self.q[keep], tau=self.tau[keep])
 
 
 def joint_log(messages: Iterable[tuple[int, object]], joint_names: Sequence[str]) -> JointLog:
@@ -130,7 +136,8 @@ def joint_log(messages: Iterable[tuple[int, object]], joint_names: Sequence[str]
     first = np.concatenate([[True], np.diff(ns) > 0])
     order, ns = order[first], ns[first]
     return JointLog(t=(ns - ns[0]) * 1e-9, q=np.array(q_rows)[order], tau=np.array(tau_rows)[order],
-                    start_ns=int(ns[0]), skipped=skipped, duplicates=int((~first).sum()), clock=clock)
+                    start_ns=int(ns[0]), skipped=skipped, duplicates=int((~first).sum()), messages=total,
+                    clock=clock)
 
 
 def _rosbags():
@@ -145,8 +152,8 @@ def _rosbags():
     return AnyReader, Stores, get_typestore
 
 
-def read_joint_states(bag: str | Path, topic: str, joint_names: Sequence[str]) -> tuple[JointLog, int]:
-    """(joint_log of the JointState messages of `topic` in the bag at `bag`, their count). The bag's own
+def read_joint_states(bag: str | Path, topic: str, joint_names: Sequence[str]) -> JointLog:
+    """joint_log of the JointState messages of `topic` in the bag at `bag`. The bag's own
     message definitions are used when it has them, else ROS 2 Humble's (JointState is the same in every
     ROS 2 distribution). IdentifyError for an unreadable bag, a missing topic (naming the topics there),
     a topic of another type or no usable message."""
@@ -167,16 +174,14 @@ def read_joint_states(bag: str | Path, topic: str, joint_names: Sequence[str]) -
             raise IdentifyError(f'topic {topic!r} has type {msgtype}, not {JOINT_STATE}')
         connections = [c for c in reader.connections if c.topic == topic]
         messages = _messages(reader, connections, path)
-        counted = _Counted(messages)
         try:
-            log = joint_log(counted, joint_names)
+            return joint_log(messages, joint_names)
         except _BagError:
             raise
         except IdentifyError as error:
             raise IdentifyError(f'{topic}: {error}') from None
         finally:
             messages.close()        # before the reader it reads from
-        return log, counted.count
     finally:
         reader.close()
 
@@ -192,18 +197,6 @@ def _messages(reader, connections, path):
 
 class _BagError(IdentifyError):
     """The bag could not be read."""
-
-
-class _Counted:
-    """An iterable that counts the items it passed on."""
-
-    def __init__(self, items):
-        self.items, self.count = items, 0
-
-    def __iter__(self):
-        for item in self.items:
-            self.count += 1
-            yield item
 
 
 def _number(x: float) -> str:
@@ -227,14 +220,11 @@ def param_commands(nodes: Sequence[str], estimate, frame: str) -> list[str]:
     node of `nodes` (a leading / added where missing): payload_mass (kg), payload_com (m, in the frame's
     coordinates), payload_inertia (kg m² about the com in the frame's axes: ixx ixy ixz iyy iyz izz) and
     payload_frame."""
-    lines = []
-    for node in nodes:
-        node = node if node.startswith('/') else '/' + node
-        lines += [f'ros2 param set {node} payload_mass {_number(float(estimate.mass))}',
-                  f'ros2 param set {node} payload_com "{_vector(estimate.com)}"',
-                  f'ros2 param set {node} payload_inertia "{_vector(inertia_entries(estimate.inertia))}"',
-                  f'ros2 param set {node} payload_frame {frame}']
-    return lines
+    values = payload_parameter_values(estimate.mass, estimate.com, estimate.inertia, frame)
+    arguments = [value if isinstance(value, str) else f'"{_vector(value)}"' if isinstance(value, list)
+                 else _number(value) for value in values]
+    return [f'ros2 param set {node if node.startswith("/") else "/" + node} {name} {argument}'
+            for node in nodes for name, argument in zip(PAYLOAD_PARAMETERS, arguments)]
 
 
 def report_json(estimate, log: JointLog, frame: str) -> str:
@@ -247,7 +237,7 @@ def report_json(estimate, log: JointLog, frame: str) -> str:
                             skipped=log.skipped, duplicates=log.duplicates)
 
 
-def report_text(args, model, log: JointLog, count: int, estimate, frame: str) -> str:
+def report_text(args, model, log: JointLog, estimate, frame: str) -> str:
     """The readable report (module docstring)."""
     span = float(log.t[-1] - log.t[0]) if log.t.size else 0.0
     rate = 1.0 / float(np.median(np.diff(log.t))) if log.t.size > 1 else float('nan')
@@ -261,7 +251,7 @@ def report_text(args, model, log: JointLog, count: int, estimate, frame: str) ->
                         zip(('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz'), inertia_entries(estimate.inertia)))
     lines = [
         f'bag:      {args.bag}',
-        f'topic:    {args.topic} ({count} messages)',
+        f'topic:    {args.topic} ({log.messages} messages)',
         f'samples:  {log.t.size} used{window}; {log.skipped} skipped (a model joint, its position or effort '
         f'missing or not finite), {log.duplicates} dropped for a repeated time',
         f'time:     {span:.3f} s at a median {rate:.4g} Hz ({clock})',
@@ -319,7 +309,7 @@ def run(args: argparse.Namespace) -> str:
     model = rd.load_urdf(args.urdf, root_link=args.root_link, tip_link=args.tip_link)
     frame = args.frame if args.frame is not None else model.tip_frame
     model.frame_index(frame)        # ValueError naming the model's frames
-    log, count = read_joint_states(args.bag, args.topic, model.joint_names)
+    log = read_joint_states(args.bag, args.topic, model.joint_names)
     used = log.window(args.start, args.end)
     if used.t.size < 3:
         raise IdentifyError(f'the window --start {args.start} --end {args.end} holds {used.t.size} of the '
@@ -327,7 +317,7 @@ def run(args: argparse.Namespace) -> str:
     estimate = rd.identify_payload_from_log(model, used.t, used.q, used.tau, frame=frame, cutoff=args.cutoff)
     if args.json:
         return report_json(estimate, used, frame)
-    return report_text(args, model, used, count, estimate, frame)
+    return report_text(args, model, used, estimate, frame)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

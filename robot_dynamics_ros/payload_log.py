@@ -16,8 +16,11 @@ from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.dynamics.identification import DEFAULT_CUTOFF
 
 __all__ = ['StateLog', 'identify_recent', 'estimate_problem', 'estimate_summary', 'inertia_entries',
-           'inertia_matrix', 'MAX_CONDITION', 'MAX_SAMPLES']
+           'inertia_matrix', 'payload_parameter_values', 'PAYLOAD_PARAMETERS', 'MAX_CONDITION', 'MAX_SAMPLES']
 
+#: The nodes' payload parameters (model_source declares them): kg; m; kg m² (ixx, ixy, ixz, iyy, iyz, izz
+#: about the centre of mass); frame name.
+PAYLOAD_PARAMETERS = ('payload_mass', 'payload_com', 'payload_inertia', 'payload_frame')
 MAX_CONDITION = 1e3         # condition number of the scaled regressor above which the data is too poor
 MAX_SAMPLES = 200_000       # at most this many samples are kept (200 s at 1 kHz)
 _FIRST_CAPACITY = 1024
@@ -112,6 +115,12 @@ def inertia_entries(inertia):
     payload_inertia, URDF's order."""
     I = np.asarray(inertia, dtype=float)
     return [float(I[0, 0]), float(I[0, 1]), float(I[0, 2]), float(I[1, 1]), float(I[1, 2]), float(I[2, 2])]
+
+
+def payload_parameter_values(mass, com, inertia, frame):
+    """The values of PAYLOAD_PARAMETERS for a payload (an identify_payload estimate's mass, com, 3x3
+    inertia; the frame's name)."""
+    return float(mass), [float(x) for x in com], inertia_entries(inertia), frame or ''
 
 
 def inertia_matrix(entries):

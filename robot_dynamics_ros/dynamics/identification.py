@@ -57,11 +57,8 @@ def joint_torque_regressor_trajectory(model: Model, q: ArrayLike, qd: ArrayLike,
 
 
 def _states(model, value, name):
-    """An (N, n) array of finite samples, or a ValueError naming it."""
-    value = _checks._kernel_ready(_checks.real_array(value, name, f"an (N, {model.nq}) array of samples"))
-    if value.ndim != 2 or value.shape[1] != model.nq or not np.isfinite(value).all():
-        raise ValueError(f"{name} must be a finite (N, {model.nq}) array, got shape {value.shape}")
-    return value
+    """An (N, n) array of finite samples (_checks.array), or a ValueError naming it."""
+    return _checks.array(model, value, name, (None, model.nq))
 
 
 def _same_count(*arrays):

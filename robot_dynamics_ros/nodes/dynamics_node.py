@@ -54,13 +54,15 @@ from robot_dynamics_ros.input_guard import bounded
 from robot_dynamics_ros.nodes.common import WarningThrottle, describe, run_node
 from robot_dynamics_ros.nodes.conversions import index_map, make_joint_state, matrix_to_multiarray
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
-from robot_dynamics_ros.nodes.model_source import (
+from robot_dynamics_ros.nodes.model_source import ModelSource
+from robot_dynamics_ros.nodes.serialized import SerializedMessage
+from robot_dynamics_ros.payload_log import (
     PAYLOAD_PARAMETERS,
-    ModelSource,
+    StateLog,
+    estimate_summary,
+    identify_recent,
     payload_parameter_values,
 )
-from robot_dynamics_ros.nodes.serialized import SerializedMessage
-from robot_dynamics_ros.payload_log import StateLog, estimate_summary, identify_recent
 from robot_dynamics_ros.task_frame import task_frame
 
 __all__ = ['DynamicsNode', 'main']

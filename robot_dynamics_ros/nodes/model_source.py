@@ -49,10 +49,10 @@ from std_msgs.msg import String
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.input_guard import WarningThrottle, bounded, short_list
 from robot_dynamics_ros.nodes.common import describe, float_array, string_list
-from robot_dynamics_ros.payload_log import inertia_entries, inertia_matrix
+from robot_dynamics_ros.payload_log import PAYLOAD_PARAMETERS, inertia_matrix
 
 __all__ = ['build_model', 'ModelSource', 'ROBOT_DESCRIPTION_QOS', 'DEFAULT_MAX_DESCRIPTION_BYTES',
-           'PAYLOAD_PARAMETERS', 'payload_settings', 'payload_parameter_values', 'attach_payload']
+           'payload_settings', 'attach_payload']
 
 DEFAULT_MAX_DESCRIPTION_BYTES = 10 * 1024 * 1024
 _BUILD_POLL_PERIOD = 0.02       # s between checks for a finished build (only while building)
@@ -95,9 +95,6 @@ def build_model(urdf, *, root_link='', tip_link='', joints=(), gravity=(0.0, 0.0
     return model, tuple(joints)
 
 
-PAYLOAD_PARAMETERS = ('payload_mass', 'payload_com', 'payload_inertia', 'payload_frame')
-
-
 def payload_settings(mass, com, inertia, frame):
     """The payload parameters' values as ``dynamics.with_payload``'s keyword arguments; ValueError
     naming the parameter. ``inertia``: (ixx, ixy, ixz, iyy, iyz, izz) about the centre of mass."""
@@ -113,12 +110,6 @@ def payload_settings(mass, com, inertia, frame):
         raise ValueError("parameter 'payload_inertia' must have 6 entries (ixx, ixy, ixz, iyy, iyz, izz; "
                          f"kg m^2), got {short_list(values.tolist())}")
     return dict(mass=float(mass), com=com, inertia=inertia_matrix(values), frame=frame or None)
-
-
-def payload_parameter_values(mass, com, inertia, frame):
-    """The inverse: (payload_mass, payload_com, payload_inertia, payload_frame) of a payload (an
-    identify_payload estimate's mass, com, 3x3 inertia; frame name)."""
-    return float(mass), [float(x) for x in com], inertia_entries(inertia), frame or ''
 
 
 def attach_payload(model, payload):

@@ -184,7 +184,7 @@ def test_bad_logs_are_refused_naming_the_argument():
     t, q, _, _ = _exciting_log(model, 2.0, 0.002, 1)
     tau = np.zeros_like(q)
     for args, name in (((t[::-1], q, tau), "t must be"), ((t[:-1], q, tau), "same number of samples"),
-                       ((t, q[:, :5], tau), "q must be"), ((t, q, tau * np.nan), "tau must be")):
+                       ((t, q[:, :5], tau), "q must have shape"), ((t, q, tau * np.nan), "tau must be")):
         with pytest.raises(ValueError, match=name):
             rd.identify_payload_from_log(model, *args)
     for cutoff in (0.0, 250.0, np.nan):

@@ -34,14 +34,12 @@ this call uses.
 """
 from .crba import crba
 from .layout import (
-    COL_GRAVITY,
     W_BC_BASE,
     W_F_BODY,
     W_GC_BASE,
     W_P_PARENT,
     W_R_PARENT,
     W_V_BODY,
-    W_VDOT_BODY,
     body_rate,
     coordinate,
     has_mimic,
@@ -52,9 +50,10 @@ from .layout import (
     parent,
 )
 from .linalg import cholesky_in_place, cholesky_solve_in_place
-from .rnea import rnea
+from .rnea import parent_acceleration, rnea
 from .rows import row3, row6, row9, set_row6
 from .spatial import (
+    ZERO6,
     add6,
     adjoint_inverse,
     adjoint_inverse_transpose,
@@ -63,6 +62,7 @@ from .spatial import (
     inertia_times,
     neg_ad_transpose,
     plus_ad_axis,
+    plus_axis,
 )
 
 W_DV_Q = W_GC_BASE              # 6  ∂V_i/∂θ_j
@@ -73,30 +73,12 @@ W_DVDOT_QD = W_GC_BASE + 24     # 6  ∂V̇_i/∂θ̇_j
 W_DF_QD = W_GC_BASE + 30        # 6  ∂F_i/∂θ̇_j
 W_IN_SUBTREE = W_BC_BASE        # 1  1 when body i is j or below it
 
-ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-
-
-@inline
-def axis(prismatic):
-    """A_i: (e_z, 0) revolute, (0, e_z) prismatic (the kernels' joint frames)."""
-    if prismatic:
-        return 0.0, 0.0, 0.0, 0.0, 0.0, 1.0
-    return 0.0, 0.0, 1.0, 0.0, 0.0, 0.0
-
 
 @inline
 def own_wrench_derivative(G, V, dV, dVdot):
     """∂(G V̇ − [ad_V]^T G V) = G ∂V̇ − [ad_{∂V}]^T G V − [ad_V]^T G ∂V."""
     return add6(add6(inertia_times(G, dVdot), neg_ad_transpose(dV, inertia_times(G, V))),
                 neg_ad_transpose(V, inertia_times(G, dV)))
-
-
-@inline
-def parent_acceleration(mb, w, lam):
-    """V̇_λ, the base's (0, −g) for λ = −1."""
-    if lam >= 0:
-        return row6(w, lam, W_VDOT_BODY)
-    return 0.0, 0.0, 0.0, -mb[0, COL_GRAVITY], -mb[0, COL_GRAVITY + 1], -mb[0, COL_GRAVITY + 2]
 
 
 @inline
@@ -115,9 +97,9 @@ def forward_sweep(mb, w, qd, j, mimic):
         qd_i = body_rate(mb, qd, i, mimic)
         if i == j:
             dV = plus_ad_axis(prismatic, V, ZERO6, 1.0)                                  # [V_j, A_j]
-            U = adjoint_inverse(R, p, parent_acceleration(mb, w, lam))
+            U = adjoint_inverse(R, p, parent_acceleration(mb, w, lam, True))
             dVdot = plus_ad_axis(prismatic, dV, plus_ad_axis(prismatic, U, ZERO6, 1.0), qd_i)
-            dV_qd = axis(prismatic)                                                      # A_j
+            dV_qd = plus_axis(prismatic, ZERO6, 1.0)                                    # A_j
             dVdot_qd = plus_ad_axis(prismatic, V, ZERO6, 1.0)                            # [V_j, A_j]
         else:
             dV = adjoint_inverse(R, p, row6(w, lam, W_DV_Q))
@@ -153,7 +135,7 @@ def backward_sweep(mb, w, j, dtau_dq, dtau_dqd, mimic):
         if lam >= 0:
             R, p = row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT)
             if i == j:      # the moved transform: −[Ad]^T [ad_{A_j}]^T F_j
-                dF = add6(dF, neg_ad_transpose(axis(prismatic), row6(w, i, W_F_BODY)))
+                dF = add6(dF, neg_ad_transpose(plus_axis(prismatic, ZERO6, 1.0), row6(w, i, W_F_BODY)))
             set_row6(w, lam, W_DF_Q, add6(row6(w, lam, W_DF_Q), adjoint_inverse_transpose(R, p, dF)))
             set_row6(w, lam, W_DF_QD, add6(row6(w, lam, W_DF_QD), adjoint_inverse_transpose(R, p, dF_qd)))
 

@@ -52,6 +52,16 @@ from .spatial import (
 
 
 @inline
+def parent_acceleration(mb, w, lam, use_gravity):
+    """dV_λ/dt of the parent λ (its workspace row), or for λ = −1 the base's (0, −g) (0 without gravity)."""
+    if lam >= 0:
+        return row6(w, lam, W_VDOT_BODY)
+    if use_gravity:
+        return 0.0, 0.0, 0.0, -mb[0, COL_GRAVITY], -mb[0, COL_GRAVITY + 1], -mb[0, COL_GRAVITY + 2]
+    return ZERO6
+
+
+@inline
 def rnea(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, poses_known=False):
     """τ = M(q) q̈ + c(q, q̇) + g(q) + J^T F_tip into tau, by recursive Newton-Euler (eqs. 9.53-9.57).
 
@@ -80,12 +90,7 @@ def rnea(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, pos
                 V = adjoint_inverse(row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT),
                                     row6(w, lam, W_V_BODY))                                # (9.54)
             set_row6(w, i, W_V_BODY, plus_axis(prismatic, V, qd_i))
-        if lam >= 0:
-            Vdot_lam = row6(w, lam, W_VDOT_BODY)
-        elif use_gravity:       # dV_0/dt = (0, -g)
-            Vdot_lam = (0.0, 0.0, 0.0, -mb[0, COL_GRAVITY], -mb[0, COL_GRAVITY + 1], -mb[0, COL_GRAVITY + 2])
-        else:
-            Vdot_lam = ZERO6
+        Vdot_lam = parent_acceleration(mb, w, lam, use_gravity)
         Vdot = adjoint_inverse(row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT), Vdot_lam)   # (9.55)
         if use_qd:
             Vdot = plus_ad_axis(prismatic, row6(w, i, W_V_BODY), Vdot, qd_i)
