@@ -68,19 +68,18 @@ def forward_dynamics_derivatives(model: Model, q: ArrayLike, qd: ArrayLike, tau:
 
 def _forward_dynamics_derivatives(model, q, qd, tau, f_tip, frame, data):
     """The compiled pass (kernels/derivatives.py) for a torque τ that already has friction taken out:
-    (∂q̈/∂q, ∂q̈/∂q̇, M⁻¹, q̈)."""
+    (∂q̈/∂q, ∂q̈/∂q̇, M⁻¹, q̈); the first two are views of one (n, 2n) array."""
     n = model.nq
-    qdd, scratch = np.empty(n), np.empty(n)
-    Minv, dqdd_dq, dqdd_dqd, dtau_dq, dtau_dqd = (np.empty((n, n)) for _ in range(5))
+    vectors, Minv = np.empty((2, n)), np.empty((n, n))
+    dqdd_dx, dtau_dx_T = np.empty((n, 2 * n)), np.empty((2 * n, n))
     try:
         buf = model._data.buffer if data is None else _checks.buffer(model, data)
         frame_index, wrench = (-1, q) if f_tip is None else (model.frame_index(frame), f_tip)
-        _k.aba_derivatives(buf, q, qd, tau, frame_index, wrench, qdd, scratch, Minv, dqdd_dq, dqdd_dqd,
-                           dtau_dq, dtau_dqd)
+        _k.aba_derivatives(buf, q, qd, tau, frame_index, wrench, vectors, Minv, dqdd_dx, dtau_dx_T)
     except _checks.KERNEL_ERRORS as error:
         return _checks.retry(error, _forward_dynamics_derivatives, model, (q, "q"), (qd, "qd"), (tau, "tau"),
                              (f_tip, "f_tip", 6), frame=frame, data=data)
-    return dqdd_dq, dqdd_dqd, Minv, qdd
+    return dqdd_dx[:, :n], dqdd_dx[:, n:], Minv, vectors[0]
 
 
 METHODS = ("rk4", "semi_implicit_euler", "euler")

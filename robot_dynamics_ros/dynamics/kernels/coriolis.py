@@ -84,13 +84,10 @@ def coriolis_factor(w, i):
 
 
 @inline
-def coriolis_matrix(mb, w, q, qd, C, poses_known=False):
-    """C(q, q̇) into C (n x n), C_ij = sum_k Γ_ijk q̇_k (eq. 9.87). poses_known: T_{0i} and S_i of
-    this q are already in the workspace."""
+def composites_in_base(mb, w, qd, mimic):
+    """V_i, dS_i/dt (kinematics.body_twist_in_base), then the composites G^c_i (W_GC_BASE) and B^c_i
+    (W_BC_BASE) of every subtree, all in {0}; needs T_{0i} and S_i (body_poses_in_base)."""
     n = n_bodies(mb)
-    mimic = has_mimic(mb)
-    if not poses_known:
-        body_poses_in_base(mb, w, q)
     for i in range(n):
         body_twist_in_base(mb, w, i, body_rate(mb, qd, i, mimic))
         set_inertia_matrix(w, i, W_GC_BASE, moved_inertia(row9(w, i, W_R_BASE), row3(w, i, W_P_BASE),
@@ -102,6 +99,17 @@ def coriolis_matrix(mb, w, q, qd, C, poses_known=False):
             for k in range(36):
                 w[lam, W_GC_BASE + k] += w[i, W_GC_BASE + k]
                 w[lam, W_BC_BASE + k] += w[i, W_BC_BASE + k]
+
+
+@inline
+def coriolis_matrix(mb, w, q, qd, C, poses_known=False):
+    """C(q, q̇) into C (n x n), C_ij = sum_k Γ_ijk q̇_k (eq. 9.87). poses_known: T_{0i} and S_i of
+    this q are already in the workspace."""
+    n = n_bodies(mb)
+    mimic = has_mimic(mb)
+    if not poses_known:
+        body_poses_in_base(mb, w, q)
+    composites_in_base(mb, w, qd, mimic)
     C[:, :] = 0.0
     for i in range(n):
         Gc = w[i, W_GC_BASE:W_GC_BASE + 36]

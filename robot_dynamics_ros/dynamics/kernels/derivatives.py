@@ -1,164 +1,152 @@
-"""Analytical derivatives of inverse dynamics: ∂τ/∂q and ∂τ/∂q̇ by differentiating the RNEA.
+"""Analytical derivatives of inverse dynamics: ∂τ/∂q and ∂τ/∂q̇ of the RNEA, in O(n²) with O(n) 6x6 work.
 
-The recursions (eqs. 9.53-9.57), in body frames, with T_{i,λ} = e^{-[A_i] θ_i} M_{i,λ}:
+The recursions (eqs. 9.53-9.57) written in the fixed base frame {0}, with S_i = [Ad_{T_0i}] A_i the
+screw axis of joint i (kinematics.py), G_i body i's spatial inertia in {0} and [ad_V] X = [V, X]:
 
-    V_i = [Ad_{T_{i,λ}}] V_λ + A_i θ̇_i
-    V̇_i = [Ad_{T_{i,λ}}] V̇_λ + [ad_{V_i}] A_i θ̇_i + A_i θ̈_i                   (V̇_0 = (0, −g))
-    F_i = Σ_c [Ad_{T_{c,i}}]^T F_c + G_i V̇_i − [ad_{V_i}]^T G_i V_i          (+ the tip wrench)
-    τ_i = A_i^T F_i
+    V_i = V_λ + S_i θ̇_i                          Ṡ_i = [V_i, S_i] = [V_λ, S_i]
+    V̇_i = V̇_λ + S_i θ̈_i + Ṡ_i θ̇_i                  (V̇_0 = (0, −g))
+    F_i = Σ_{k in the subtree of i} (G_k V̇_k − [ad_{V_k}]^T G_k V_k)   (+ the tip wrench)
+    τ_i = S_i^T F_i
 
-depend on θ_j through Ad_{T_{j,λ}} only, whose derivative is
-∂[Ad_{T_{j,λ}}]/∂θ_j = −[ad_{A_j}] [Ad_{T_{j,λ}}].
-Differentiating each line with respect to θ_j (one sweep per j, "forward mode"; bodies outside j's
-subtree have ∂V = ∂V̇ = 0 and no own term):
+Joint θ_j turns its subtree about S_j, so every axis below it moves as ∂S_k/∂θ_j = [S_j, S_k] and every
+inertia as ∂G_k/∂θ_j = −[ad_{S_j}]^T G_k − G_k [ad_{S_j}] (k in the subtree of j). Summing the first over
+the path from j to k (the Jacobi identity for the brackets of Ṡ):
 
-    ∂V_j/∂θ_j = −[ad_{A_j}] V_j = [V_j, A_j]
-    ∂V̇_j/∂θ_j = [U_j, A_j] + [∂V_j, A_j] θ̇_j,       U_j = [Ad_{T_{j,λ}}] V̇_λ
-    ∂V_i/∂θ_j = [Ad_{T_{i,λ}}] ∂V_λ,   ∂V̇_i/∂θ_j = [Ad_{T_{i,λ}}] ∂V̇_λ + [∂V_i, A_i] θ̇_i      (i below j)
-    ∂F_i = Σ_c [Ad_{T_{c,i}}]^T ∂F_c + G_i ∂V̇_i − [ad_{∂V_i}]^T G_i V_i − [ad_{V_i}]^T G_i ∂V_i
-           − [Ad_{T_{j,λ}}]^T [ad_{A_j}]^T F_j      (added to j's parent: the moved transform)
-    ∂τ_i/∂θ_j = A_i^T ∂F_i
+    ∂V_k/∂θ_j = [S_j, V_k] + ψ_j,                 ψ_j = [V_λ(j), S_j] = Ṡ_j
+    ∂V̇_k/∂θ_j = [S_j, V̇_k] + φ_j + [ψ_j, V_k],     φ_j = [V̇_λ(j), S_j] + [V_λ(j), ψ_j]
+    ∂V_k/∂θ̇_j = S_j,   ∂V̇_k/∂θ̇_j = [S_j, V_k] + 2 ψ_j
 
-and with respect to θ̇_j (no transform moves):
+The [S_j, ·] parts turn each body's wrench rigidly, ∂ = −[ad_{S_j}]^T F_k; what remains is, with
+Ġ_k = −[ad_{V_k}]^T G_k − G_k [ad_{V_k}] and 2 B_k = Ġ_k − adbar(G_k V_k) (coriolis.py's factor, so that
+G_k [X, V_k] − [ad_X]^T G_k V_k − [ad_{V_k}]^T G_k X = 2 B_k X):
 
-    ∂V_j/∂θ̇_j = A_j,   ∂V̇_j/∂θ̇_j = [V_j, A_j]      (+ [A_j, A_j] θ̇_j = 0)
-    ∂V_i, ∂V̇_i below j, ∂F_i and ∂τ_i: as above without the transform terms.
+    ∂(body k's wrench)/∂θ_j = −[ad_{S_j}]^T F_k + G_k φ_j + 2 B_k ψ_j
+    ∂(body k's wrench)/∂θ̇_j = 2 G_k ψ_j + 2 B_k S_j
 
-∂τ/∂q̈ = M. Forward dynamics q̈ = FD(q, q̇, τ) solves ID(q, q̇, q̈) = τ, so ∂q̈/∂x = −M⁻¹ ∂τ/∂x at that q̈
-(x = q, q̇) and ∂q̈/∂τ = M⁻¹: q̈ = M⁻¹ (τ − b) and M⁻¹ from M's Cholesky factor (linalg.py), then
-the inverse dynamics derivatives at q̈. One sweep costs O(n) per j: O(n²) in all, like the mass
-matrix. With mimic joints the body derivatives are projected onto the coordinates:
-∂τ_r/∂q_r = G^T (∂τ/∂θ) G (G: the mimic map). The sweeps keep ∂V, ∂V̇, ∂F of q and q̇ in the
-workspace columns of the Coriolis composite inertias (W_GC_BASE, W_BC_BASE), which no other pass of
-this call uses.
+Summed over subtrees (composites G^c_i, B^c_i in {0}, as the Coriolis matrix sums them), and since a
+rigid turn of the whole subtree of i leaves τ_i = S_i^T F_i unchanged ([S_j, S_i]^T F_i cancels
+−S_i^T [ad_{S_j}]^T F_i):
+
+    ∂τ_i/∂θ_j = S_i^T (G^c_i φ_j + 2 B^c_i ψ_j)                      j supports i (j ≤ i)
+    ∂τ_i/∂θ_j = S_i^T (−[ad_{S_j}]^T F_j + G^c_j φ_j + 2 B^c_j ψ_j)   i supports j (i < j)
+    ∂τ_i/∂θ̇_j = 2 S_i^T (G^c_i ψ_j + B^c_i S_j)  (j ≤ i),   2 S_i^T (G^c_j ψ_j + B^c_j S_j)  (i < j)
+    (0 for joints on different branches)
+
+so ∂τ/∂θ̇ = 2 C(q, q̇), twice the Christoffel-consistent Coriolis matrix (c = C q̇ is quadratic in q̇ and
+Γ_ijk is symmetric in j, k). Each pair is four 6-vector products; each body one 6x6 composite: the
+mass matrix's cost. ∂τ/∂q̈ = M. With mimic joints the body derivatives are projected onto the
+coordinates: ∂τ_r/∂q_r = G^T (∂τ/∂θ) G (G: the mimic map).
+
+Forward dynamics q̈ = FD(q, q̇, τ) solves ID(q, q̇, q̈) = τ, so ∂q̈/∂x = −M⁻¹ ∂τ/∂x at that q̈ (x = q, q̇)
+and ∂q̈/∂τ = M⁻¹: q̈ = M⁻¹ (τ − b) by M's Cholesky factor M = L L^T, M⁻¹ = L^−T L⁻¹ from L⁻¹ (linalg.py),
+then the inverse dynamics derivatives at q̈ and the two products.
 """
+from .coriolis import composites_in_base
 from .crba import crba
+from .kinematics import body_poses_in_base
 from .layout import (
     W_BC_BASE,
     W_F_BODY,
     W_GC_BASE,
-    W_P_PARENT,
-    W_R_PARENT,
-    W_V_BODY,
-    body_rate,
+    W_P_BASE,
+    W_PA_BASE,
+    W_R_BASE,
+    W_S_BASE,
+    W_SDOT_BASE,
+    W_V_BASE,
+    W_VDOT_BASE,
+    W_VDOT_BODY,
     coordinate,
     has_mimic,
     inline,
-    is_prismatic,
     multiplier,
     n_bodies,
+    n_coordinates,
     parent,
+    run_start,
 )
-from .linalg import cholesky_in_place, cholesky_solve_in_place
+from .linalg import cholesky_in_place, cholesky_solve_in_place, inverse_from_cholesky, row_products
 from .rnea import parent_acceleration, rnea
 from .rows import row3, row6, row9, set_row6
 from .spatial import (
     ZERO6,
+    ad,
     add6,
-    adjoint_inverse,
+    adjoint,
     adjoint_inverse_transpose,
-    axis_dot,
-    body_inertia,
-    inertia_times,
+    dot6,
+    matrix_times,
+    matrix_transpose_times,
     neg_ad_transpose,
-    plus_ad_axis,
-    plus_axis,
+    scale6,
 )
 
-W_DV_Q = W_GC_BASE              # 6  ∂V_i/∂θ_j
-W_DVDOT_Q = W_GC_BASE + 6       # 6  ∂V̇_i/∂θ_j
-W_DF_Q = W_GC_BASE + 12         # 6  ∂F_i/∂θ_j
-W_DV_QD = W_GC_BASE + 18        # 6  ∂V_i/∂θ̇_j
-W_DVDOT_QD = W_GC_BASE + 24     # 6  ∂V̇_i/∂θ̇_j
-W_DF_QD = W_GC_BASE + 30        # 6  ∂F_i/∂θ̇_j
-W_IN_SUBTREE = W_BC_BASE        # 1  1 when body i is j or below it
+W_PHI_BASE = W_PA_BASE      # 6  φ_i = [V̇_λ, S_i] + [V_λ, ψ_i] in {0} (ABA's column, unused in this pass)
 
 
 @inline
-def own_wrench_derivative(G, V, dV, dVdot):
-    """∂(G V̇ − [ad_V]^T G V) = G ∂V̇ − [ad_{∂V}]^T G V − [ad_V]^T G ∂V."""
-    return add6(add6(inertia_times(G, dVdot), neg_ad_transpose(dV, inertia_times(G, V))),
-                neg_ad_transpose(V, inertia_times(G, dV)))
-
-
-@inline
-def forward_sweep(mb, w, qd, j, mimic):
-    """∂V_i, ∂V̇_i with respect to θ_j and θ̇_j for j and the bodies below it (module docstring)."""
+def inverse_dynamics_derivatives(mb, w, q, qd, qdd, frame, f_tip, tau, dtau_dq, dtau_dqd, transposed):
+    """τ (RNEA, with the tip wrench at `frame` >= 0), ∂τ/∂q and ∂τ/∂q̇ (nq × nq each; transposed: their
+    transposes) by the pairs of the module docstring."""
     n = n_bodies(mb)
-    for i in range(j, n):
-        lam = parent(mb, i)
-        inside = i == j or (lam >= j and w[lam, W_IN_SUBTREE] != 0.0)
-        w[i, W_IN_SUBTREE] = 1.0 if inside else 0.0
-        if not inside:
-            continue
-        prismatic = is_prismatic(mb, i)
-        R, p = row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT)
-        V = row6(w, i, W_V_BODY)
-        qd_i = body_rate(mb, qd, i, mimic)
-        if i == j:
-            dV = plus_ad_axis(prismatic, V, ZERO6, 1.0)                                  # [V_j, A_j]
-            U = adjoint_inverse(R, p, parent_acceleration(mb, w, lam, True))
-            dVdot = plus_ad_axis(prismatic, dV, plus_ad_axis(prismatic, U, ZERO6, 1.0), qd_i)
-            dV_qd = plus_axis(prismatic, ZERO6, 1.0)                                    # A_j
-            dVdot_qd = plus_ad_axis(prismatic, V, ZERO6, 1.0)                            # [V_j, A_j]
-        else:
-            dV = adjoint_inverse(R, p, row6(w, lam, W_DV_Q))
-            dVdot = plus_ad_axis(prismatic, dV, adjoint_inverse(R, p, row6(w, lam, W_DVDOT_Q)), qd_i)
-            dV_qd = adjoint_inverse(R, p, row6(w, lam, W_DV_QD))
-            dVdot_qd = plus_ad_axis(prismatic, dV_qd, adjoint_inverse(R, p, row6(w, lam, W_DVDOT_QD)), qd_i)
-        set_row6(w, i, W_DV_Q, dV)
-        set_row6(w, i, W_DVDOT_Q, dVdot)
-        set_row6(w, i, W_DV_QD, dV_qd)
-        set_row6(w, i, W_DVDOT_QD, dVdot_qd)
-
-
-@inline
-def backward_sweep(mb, w, j, dtau_dq, dtau_dqd, mimic):
-    """∂F_i and ∂τ_i of every body for one j; adds column j's entries (projected with mimic joints)."""
-    n = n_bodies(mb)
-    for i in range(n):
-        if i >= j and w[i, W_IN_SUBTREE] != 0.0:
-            G, V = body_inertia(mb, i), row6(w, i, W_V_BODY)
-            set_row6(w, i, W_DF_Q, own_wrench_derivative(G, V, row6(w, i, W_DV_Q), row6(w, i, W_DVDOT_Q)))
-            set_row6(w, i, W_DF_QD, own_wrench_derivative(G, V, row6(w, i, W_DV_QD), row6(w, i, W_DVDOT_QD)))
-        else:
-            set_row6(w, i, W_DF_Q, ZERO6)
-            set_row6(w, i, W_DF_QD, ZERO6)
-    column, m_j = coordinate(mb, j), multiplier(mb, j)
-    for i in range(n - 1, -1, -1):
-        prismatic = is_prismatic(mb, i)
-        dF, dF_qd = row6(w, i, W_DF_Q), row6(w, i, W_DF_QD)
-        row, scale = coordinate(mb, i), multiplier(mb, i) * m_j
-        dtau_dq[row, column] += scale * axis_dot(prismatic, dF)                          # A_i^T ∂F_i
-        dtau_dqd[row, column] += scale * axis_dot(prismatic, dF_qd)
-        lam = parent(mb, i)
-        if lam >= 0:
-            R, p = row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT)
-            if i == j:      # the moved transform: −[Ad]^T [ad_{A_j}]^T F_j
-                dF = add6(dF, neg_ad_transpose(plus_axis(prismatic, ZERO6, 1.0), row6(w, i, W_F_BODY)))
-            set_row6(w, lam, W_DF_Q, add6(row6(w, lam, W_DF_Q), adjoint_inverse_transpose(R, p, dF)))
-            set_row6(w, lam, W_DF_QD, add6(row6(w, lam, W_DF_QD), adjoint_inverse_transpose(R, p, dF_qd)))
-
-
-@inline
-def inverse_dynamics_derivatives(mb, w, q, qd, qdd, frame, f_tip, tau, dtau_dq, dtau_dqd):
-    """τ (RNEA, with the tip wrench at `frame` >= 0), ∂τ/∂q and ∂τ/∂q̇ (nq × nq each)."""
-    rnea(mb, w, q, qd, qdd, True, True, True, frame, f_tip, tau)                       # V, V̇, F (9.53-9.57)
     mimic = has_mimic(mb)
-    for r in range(dtau_dq.shape[0]):
-        for c in range(dtau_dq.shape[1]):
-            dtau_dq[r, c] = 0.0
-            dtau_dqd[r, c] = 0.0
-    for j in range(n_bodies(mb)):
-        forward_sweep(mb, w, qd, j, mimic)
-        backward_sweep(mb, w, j, dtau_dq, dtau_dqd, mimic)
+    body_poses_in_base(mb, w, q)                                                       # T_0i, S_i
+    rnea(mb, w, q, qd, qdd, True, True, True, frame, f_tip, tau, True)                 # V̇_i, F_i in {i}
+    composites_in_base(mb, w, qd, mimic)                                   # V_i, ψ_i, G^c_i, B^c_i
+    for i in range(n):
+        R, p = row9(w, i, W_R_BASE), row3(w, i, W_P_BASE)
+        set_row6(w, i, W_VDOT_BASE, adjoint(R, p, row6(w, i, W_VDOT_BODY)))           # V̇_i in {0}
+        lam = parent(mb, i)
+        Vdot_lam = row6(w, lam, W_VDOT_BASE) if lam >= 0 else parent_acceleration(mb, w, lam, True)
+        V_lam = row6(w, lam, W_V_BASE) if lam >= 0 else ZERO6
+        set_row6(w, i, W_PHI_BASE, add6(ad(Vdot_lam, row6(w, i, W_S_BASE)),
+                                        ad(V_lam, row6(w, i, W_SDOT_BASE))))           # φ_i
+    if mimic or (n > 0 and run_start(mb, n - 1) != 0):
+        for r in range(n_coordinates(mb)):  # mimic: G^T (·) G accumulates; a tree: branches do not couple
+            for c in range(n_coordinates(mb)):
+                dtau_dq[r, c] = 0.0
+                dtau_dqd[r, c] = 0.0
+    for i in range(n):
+        Gc = w[i, W_GC_BASE:W_GC_BASE + 36]
+        Bc = w[i, W_BC_BASE:W_BC_BASE + 36]
+        S_i, psi_i, phi_i = row6(w, i, W_S_BASE), row6(w, i, W_SDOT_BASE), row6(w, i, W_PHI_BASE)
+        GcS = matrix_times(Gc, S_i)                                                    # G^c_i S_i
+        BcTS = matrix_transpose_times(Bc, S_i)                                         # B^c_i^T S_i
+        R, p = row9(w, i, W_R_BASE), row3(w, i, W_P_BASE)
+        F_i = adjoint_inverse_transpose(R, p, row6(w, i, W_F_BODY))                   # F_i in {0}
+        Y = add6(add6(neg_ad_transpose(S_i, F_i), matrix_times(Gc, phi_i)),
+                 scale6(matrix_times(Bc, psi_i), 2.0))          # −[ad_{S_i}]^T F_i + G^c_i φ_i + 2 B^c_i ψ_i
+        Z = scale6(add6(matrix_times(Gc, psi_i), matrix_times(Bc, S_i)), 2.0)   # 2 (G^c_i ψ_i + B^c_i S_i)
+        c_i, m_i = coordinate(mb, i), multiplier(mb, i)
+        j = i
+        while j >= 0:                   # the joints j that support i, i itself first
+            S_j, psi_j = row6(w, j, W_S_BASE), row6(w, j, W_SDOT_BASE)
+            c_j, m = coordinate(mb, j), m_i * multiplier(mb, j)
+            put(dtau_dq, c_i, c_j, m * (dot6(GcS, row6(w, j, W_PHI_BASE)) + 2.0 * dot6(BcTS, psi_j)),
+                mimic, transposed)                                                      # ∂τ_i/∂θ_j
+            put(dtau_dqd, c_i, c_j, 2.0 * m * (dot6(GcS, psi_j) + dot6(BcTS, S_j)), mimic, transposed)
+            if j != i:
+                put(dtau_dq, c_j, c_i, m * dot6(S_j, Y), mimic, transposed)             # ∂τ_j/∂θ_i
+                put(dtau_dqd, c_j, c_i, m * dot6(S_j, Z), mimic, transposed)
+            j = parent(mb, j)
 
 
 @inline
-def forward_dynamics_derivatives(mb, w, q, qd, tau, frame, f_tip, qdd, scratch, Minv, dqdd_dq, dqdd_dqd,
-                                 dtau_dq, dtau_dqd):
-    """q̈ = FD(q, q̇, τ), M⁻¹, ∂q̈/∂q = −M⁻¹ ∂τ/∂q and ∂q̈/∂q̇ = −M⁻¹ ∂τ/∂q̇ (module docstring); scratch (n).
-    False when M is not positive definite."""
+def put(X, r, c, v, accumulate, transposed):
+    """X[r, c] (transposed: X[c, r]) = v, or += v when accumulating (mimic joints: G^T (·) G)."""
+    if transposed:
+        r, c = c, r
+    if accumulate:
+        X[r, c] += v
+    else:
+        X[r, c] = v
+
+
+@inline
+def forward_dynamics_derivatives(mb, w, q, qd, tau, frame, f_tip, qdd, scratch, Minv, dqdd_dx, dtau_dx_T):
+    """q̈ = FD(q, q̇, τ) into qdd, M⁻¹ into Minv (n × n) and [∂q̈/∂q  ∂q̈/∂q̇] = −M⁻¹ [∂τ/∂q  ∂τ/∂q̇] into
+    dqdd_dx (n × 2n), from the transposes [∂τ/∂q  ∂τ/∂q̇]^T (left in dtau_dx_T, 2n × n): module
+    docstring; scratch (n). False when M is not positive definite."""
     n = qdd.shape[0]
     crba(mb, w, q, Minv)                                                               # M
     rnea(mb, w, q, qd, qd, True, False, True, frame, f_tip, qdd, True)                 # b = c + g + J^T F
@@ -167,23 +155,8 @@ def forward_dynamics_derivatives(mb, w, q, qd, tau, frame, f_tip, qdd, scratch, 
     if not cholesky_in_place(Minv, n):
         return False
     cholesky_solve_in_place(Minv, n, qdd)                                              # q̈ = M⁻¹ (τ − b)
-    for c in range(n):                  # the columns of M⁻¹, from the factor (held in Minv's lower triangle)
-        for r in range(n):
-            scratch[r] = 1.0 if r == c else 0.0
-        cholesky_solve_in_place(Minv, n, scratch)
-        for r in range(n):
-            dqdd_dqd[r, c] = scratch[r]
-    for r in range(n):
-        for c in range(n):
-            Minv[r, c] = 0.5 * (dqdd_dqd[r, c] + dqdd_dqd[c, r])
-    inverse_dynamics_derivatives(mb, w, q, qd, qdd, frame, f_tip, scratch, dtau_dq, dtau_dqd)
-    for r in range(n):
-        for c in range(n):
-            s_q = 0.0
-            s_qd = 0.0
-            for k in range(n):
-                s_q -= Minv[r, k] * dtau_dq[k, c]
-                s_qd -= Minv[r, k] * dtau_dqd[k, c]
-            dqdd_dq[r, c] = s_q
-            dqdd_dqd[r, c] = s_qd
+    inverse_from_cholesky(Minv, n, dtau_dx_T)                                  # M⁻¹ (dtau_dx_T: scratch)
+    inverse_dynamics_derivatives(mb, w, q, qd, qdd, frame, f_tip, scratch, dtau_dx_T[:n], dtau_dx_T[n:],
+                                 True)                                         # ∂τ/∂x at q̈, transposed
+    row_products(Minv, dtau_dx_T, dqdd_dx, n, 2 * n, n, -1.0, False, 0)               # −M⁻¹ ∂τ/∂x
     return True

@@ -526,27 +526,26 @@ def rnea_derivatives(d, q, qd, qdd, frame, f_tip, tau, dtau_dq, dtau_dqd):
     if (tau.shape[0] != n or dtau_dq.shape[0] != n or dtau_dq.shape[1] != n or dtau_dqd.shape[0] != n
             or dtau_dqd.shape[1] != n):
         raise ValueError("invalid derivative outputs")
-    derivatives_of_state(d, d, q, qd, qdd, frame, f_tip, tau, dtau_dq, dtau_dqd)
+    derivatives_of_state(d, d, q, qd, qdd, frame, f_tip, tau, dtau_dq, dtau_dqd, False)
     if not (all_finite(dtau_dq) and all_finite(dtau_dqd) and all_finite(tau)):
         raise ValueError(OVERFLOW_DERIVATIVES)
 
 
-@_entry(types.none(_D, _VI, _VI, _VI, _I, _VI, _V, _V, _M, _M, _M, _M, _M))
-def aba_derivatives(d, q, qd, tau, frame, f_tip, qdd, scratch, Minv, dqdd_dq, dqdd_dqd, dtau_dq, dtau_dqd):
-    """q̈, M⁻¹, ∂q̈/∂q, ∂q̈/∂q̇ (∂τ/∂q, ∂τ/∂q̇ at q̈ left in dtau_dq, dtau_dqd); frame < 0: no tip wrench."""
+@_entry(types.none(_D, _VI, _VI, _VI, _I, _VI, _M, _M, _M, _M))
+def aba_derivatives(d, q, qd, tau, frame, f_tip, vectors, Minv, dqdd_dx, dtau_dx_T):
+    """q̈ (vectors[0]; vectors (2, n), the second row scratch), M⁻¹, [∂q̈/∂q  ∂q̈/∂q̇] (n, 2n);
+    [∂τ/∂q  ∂τ/∂q̇]^T at q̈ left in dtau_dx_T (2n, n); frame < 0: no tip wrench."""
     n = check_state(d, q, qd)
     check_vector(d, tau, n)
     if frame >= 0:
         check_vector(d, f_tip, 6)
-    for x in (Minv, dqdd_dq, dqdd_dqd, dtau_dq, dtau_dqd):
-        if x.shape[0] != n or x.shape[1] != n:
-            raise ValueError("invalid derivative outputs")
-    if qdd.shape[0] != n or scratch.shape[0] != n:
+    if (vectors.shape != (2, n) or Minv.shape != (n, n) or dqdd_dx.shape != (n, 2 * n)
+            or dtau_dx_T.shape != (2 * n, n)):
         raise ValueError("invalid derivative outputs")
-    if not fd_derivatives_of_state(d, d, q, qd, tau, frame, f_tip, qdd, scratch, Minv, dqdd_dq, dqdd_dqd,
-                                   dtau_dq, dtau_dqd):
+    if not fd_derivatives_of_state(d, d, q, qd, tau, frame, f_tip, vectors[0], vectors[1], Minv, dqdd_dx,
+                                   dtau_dx_T):
         raise ValueError(NOT_POSITIVE_DEFINITE)
-    if not (all_finite(dqdd_dq) and all_finite(dqdd_dqd) and all_finite(Minv) and all_finite(qdd)):
+    if not (all_finite(dqdd_dx) and all_finite(Minv) and all_finite(vectors[0])):
         raise ValueError(OVERFLOW_FD_DERIVATIVES)
 
 

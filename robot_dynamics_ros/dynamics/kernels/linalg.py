@@ -2,6 +2,7 @@
 
     M = L L^T                      (Cholesky; M symmetric positive definite)
     x = M^-1 b = L^-T (L^-1 b)     (two triangular solves, no inverse)
+    M^-1 = L^-T L^-1               (where M^-1 itself is wanted: ∂q̈/∂τ)
     Λ = (J M^-1 J^T + δ 1)^-1      with Y = L^-1 J^T:  J M^-1 J^T = Y^T Y   (eq. 9.98 for square J, δ = 0)
 """
 import numpy as np
@@ -72,3 +73,74 @@ def task_space_inertia_from_cholesky(L, n, J, damping, Y, Lam_inv, unit, Lam):
         for r in range(6):
             Lam[r, c] = unit[r]
     return True
+
+
+@inline
+def inverse_from_cholesky(A, n, X):
+    """A[:n, :n] = M^-1 (full, symmetric) from the Cholesky factor L of M in A's lower triangle, with
+    X = L^-1 (n x n scratch, lower triangle): M^-1 = L^-T L^-1 = X^T X. Each loop runs along rows, so
+    its innermost loop is contiguous (vectorised); n³/3 multiply-adds in all."""
+    for r in range(n):              # row r of X = L^-1: X[r, :r+1] = (e_r - L[r, :r] X[:r, :r+1]) / L[r, r]
+        for c in range(r + 1):
+            X[r, c] = 0.0
+        X[r, r] = 1.0
+        for k in range(r):
+            a = A[r, k]
+            for c in range(k + 1):
+                X[r, c] -= a * X[k, c]
+        d = 1.0 / A[r, r]
+        for c in range(r + 1):
+            X[r, c] *= d
+    for r in range(n):
+        for c in range(n):
+            A[r, c] = 0.0
+    for k in range(n):                      # M^-1[r, c] = sum_k X[k, r] X[k, c], lower triangle (c <= r <= k)
+        for r in range(k + 1):
+            a = X[k, r]
+            for c in range(r + 1):
+                A[r, c] += a * X[k, c]
+    for r in range(n):
+        for c in range(r):
+            A[c, r] = A[r, c]
+
+
+@inline
+def row_products(X, Y, out, rows, cols, inner, scale, transposed, offset):
+    """out[r, offset + c] (transposed: out[c, offset + r]) = scale * sum_k X[r, k] Y[c, k] for r < rows,
+    c < cols, k < inner: the product X Y^T of two matrices given by rows. Every sum runs along two rows
+    (contiguous, vectorised), four rows of X at a time, so each load of Y's row feeds four sums: about
+    4 multiply-adds a cycle, twice the row-times-matrix loop's."""
+    r = 0
+    while r + 3 < rows:
+        for c in range(cols):
+            s0 = 0.0
+            s1 = 0.0
+            s2 = 0.0
+            s3 = 0.0
+            for k in range(inner):
+                y = Y[c, k]
+                s0 += X[r, k] * y
+                s1 += X[r + 1, k] * y
+                s2 += X[r + 2, k] * y
+                s3 += X[r + 3, k] * y
+            if transposed:
+                out[c, offset + r] = scale * s0
+                out[c, offset + r + 1] = scale * s1
+                out[c, offset + r + 2] = scale * s2
+                out[c, offset + r + 3] = scale * s3
+            else:
+                out[r, offset + c] = scale * s0
+                out[r + 1, offset + c] = scale * s1
+                out[r + 2, offset + c] = scale * s2
+                out[r + 3, offset + c] = scale * s3
+        r += 4
+    while r < rows:
+        for c in range(cols):
+            s = 0.0
+            for k in range(inner):
+                s += X[r, k] * Y[c, k]
+            if transposed:
+                out[c, offset + r] = scale * s
+            else:
+                out[r, offset + c] = scale * s
+        r += 1
