@@ -82,7 +82,7 @@ def _forward_dynamics_derivatives(model, q, qd, tau, f_tip, frame, data):
     return dqdd_dx[:, :n], dqdd_dx[:, n:], Minv, vectors[0]
 
 
-METHODS = ("rk4", "semi_implicit_euler", "euler")
+METHODS = {"euler": _k.METHOD_EULER, "semi_implicit_euler": _k.METHOD_SEMI_IMPLICIT, "rk4": _k.METHOD_RK4}
 
 
 def linearize(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, dt: float, method: str = "rk4",
@@ -97,61 +97,45 @@ def linearize(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, dt: flo
     ∂k_s/∂x = ∂ẋ_s/∂x (1 + c_s dt ∂k_{s−1}/∂x), ∂k_s/∂τ = ∂ẋ_s/∂x c_s dt ∂k_{s−1}/∂τ + ∂ẋ_s/∂τ,
     A = 1 + dt/6 (∂k_1 + 2 ∂k_2 + 2 ∂k_3 + ∂k_4) (B alike).
     Euler: A = 1 + dt ∂ẋ/∂x, B = dt ∂ẋ/∂τ. Semi-implicit Euler (q̇⁺ = q̇ + dt q̈, q⁺ = q + dt q̇⁺): its
-    two rows differentiated the same way."""
+    two rows differentiated the same way. One compiled pass (kernels/linearize.py)."""
     if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    dt = _checks.scalar(dt, "dt", minimum=0.0)
+        raise ValueError(f"method must be one of {tuple(METHODS)}, got {method!r}")
     n = model.nq
     q, qd, tau = (_checks.vector(model, x, name) for x, name in ((q, "q"), (qd, "qd"), (tau, "tau")))
-
-    def stage(q_s, qd_s):
-        """ẋ at (q_s, q̇_s), ∂ẋ/∂x (2n, 2n), ∂ẋ/∂τ (2n, n)."""
-        a_q, a_qd, Minv, qdd = _forward_dynamics_derivatives(model, q_s, qd_s, tau, None, None, data)
-        Fx = np.zeros((2 * n, 2 * n))
-        Fx[:n, n:] = np.eye(n)
-        Fx[n:, :n], Fx[n:, n:] = a_q, a_qd
-        Fu = np.zeros((2 * n, n))
-        Fu[n:] = Minv
-        return np.concatenate([qd_s, qdd]), Fx, Fu
-
-    x = np.concatenate([q, qd])
-    k, Fx, Fu = stage(q, qd)
-    identity = np.eye(2 * n)
-    if method == "euler":
-        return (_checks.finite(identity + dt * Fx, "A", "q, qd, tau and dt"),
-                _checks.finite(dt * Fu, "B", "q, qd, tau and dt"))
-    if method == "semi_implicit_euler":
-        dqd_next_dx = np.hstack([dt * Fx[n:, :n], np.eye(n) + dt * Fx[n:, n:]])        # ∂q̇⁺/∂x
-        dqd_next_du = dt * Fu[n:]
-        A = np.vstack([np.hstack([np.eye(n), np.zeros((n, n))]) + dt * dqd_next_dx, dqd_next_dx])
-        return (_checks.finite(A, "A", "q, qd, tau and dt"),
-                _checks.finite(np.vstack([dt * dqd_next_du, dqd_next_du]), "B", "q, qd, tau and dt"))
-    dk_dx, dk_du = Fx, Fu
-    A_sum, B_sum = dk_dx.copy(), dk_du.copy()
-    for c, weight in ((0.5, 2.0), (0.5, 2.0), (1.0, 1.0)):
-        x_s = x + c * dt * k
-        try:
-            k, Fx, Fu = stage(x_s[:n], x_s[n:])
-        except ValueError as error:      # the stage went where the model has no dynamics
-            raise ValueError(f"an RK4 stage of the step from q, qd under tau over dt = {dt:g} s has no "
-                             f"dynamics ({error}): a smaller dt") from None
-        dk_dx = Fx @ (identity + c * dt * dk_dx)
-        dk_du = Fx @ (c * dt * dk_du) + Fu
-        A_sum += weight * dk_dx
-        B_sum += weight * dk_du
-    return (_checks.finite(identity + dt / 6.0 * A_sum, "A", "q, qd, tau and dt"),
-            _checks.finite(dt / 6.0 * B_sum, "B", "q, qd, tau and dt"))
+    A, B = _linearize(model, q[None], qd[None], tau[None], dt, method, data, "q, qd, tau")
+    return A.reshape(2 * n, 2 * n), B.reshape(2 * n, n)
 
 
 def linearize_trajectory(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, dt: float,
                          method: str = "rk4", data: Data | None = None):
     """(A (N, 2n, 2n), B (N, 2n, n)): linearize at each of N states and torques (rows of q, qd, tau:
-    (N, n)), a horizon for MPC."""
+    (N, n)), a horizon for MPC, in one compiled loop."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {tuple(METHODS)}, got {method!r}")
     n = model.nq
     q = _checks.array(model, q, "q", (None, n))
     N = q.shape[0]
     qd, tau = _checks.array(model, qd, "qd", (N, n)), _checks.array(model, tau, "tau", (N, n))
+    return _linearize(model, q, qd, tau, dt, method, data, "q[k], qd[k], tau[k]")
+
+
+def _linearize(model, q, qd, tau, dt, method, data, state):
+    """The compiled loop (kernels/linearize.py) over checked (N, n) states; `state` names a state in
+    the messages."""
+    dt = _checks.scalar(dt, "dt", minimum=0.0)
+    N, n = q.shape
+    buf = model._data.buffer if data is None else _checks.buffer(model, data)
     A, B = np.empty((N, 2 * n, 2 * n)), np.empty((N, 2 * n, n))
-    for k in range(N):
-        A[k], B[k] = linearize(model, q[k], qd[k], tau[k], dt, method, data)
+    scratch = (np.empty((4, 2 * n)), np.empty((n, n)), np.empty((n, 2 * n)), np.empty((2 * n, n)),
+               np.empty((2 * n, 2 * n)), np.empty((2 * n, 2 * n)), np.empty((n, 2 * n)), np.empty((n, 2 * n)))
+    status, k, stage = _k.linearize_trajectory(buf, q, qd, tau, dt, METHODS[method], A, B, *scratch)
+    where = state.replace("[k]", f"[{k}]") if N > 1 else state
+    if status == _k.LINEARIZE_NOT_POSITIVE_DEFINITE:
+        if stage == 0:
+            raise ValueError(f"{_k.NOT_POSITIVE_DEFINITE} ({where.split(',')[0]})")
+        raise ValueError(f"an RK4 stage of the step from {where} over dt = {dt:g} s has no dynamics "
+                         f"({_k.NOT_POSITIVE_DEFINITE} of the stage): a smaller dt")
+    if status == _k.LINEARIZE_OVERFLOW:
+        raise ValueError(f"A or B overflowed: not finite for these finite {where} and dt "
+                         "(values too large for float64)")
     return A, B

@@ -57,6 +57,11 @@ from .layout import (
     non_negative,
 )
 from .linalg import cholesky_in_place, cholesky_solve_in_place, task_space_inertia_from_cholesky
+from .linearize import (  # noqa: F401  (codes the entries return)
+    STATUS_NOT_POSITIVE_DEFINITE as LINEARIZE_NOT_POSITIVE_DEFINITE,
+    STATUS_OVERFLOW as LINEARIZE_OVERFLOW,
+    linearize_step,
+)
 from .momentum import momentum_balance as momentum_balance_of_state, observer_reset, observer_step
 from .regressor import body_regressor, joint_torque_regressor as regressor_of_state
 from .rnea import rnea as recursive_newton_euler
@@ -110,6 +115,7 @@ _VI = types.Array(types.float64, 1, "C", readonly=True)   # an input vector (wri
 _MI = types.Array(types.float64, 2, "C", readonly=True)   # an input trajectory or matrix
 _I = types.int64
 _F = types.float64
+_T = types.float64[:, :, ::1]                             # a stack of matrices (N, r, c)
 
 NOT_POSITIVE_DEFINITE = "M(q) is not positive definite (numerically) at this q"
 SINGULAR_TASK_SPACE = ("J M^-1 J^T is singular for this q and frame (a singular arm, or fewer than six "
@@ -547,6 +553,25 @@ def aba_derivatives(d, q, qd, tau, frame, f_tip, vectors, Minv, dqdd_dx, dtau_dx
         raise ValueError(NOT_POSITIVE_DEFINITE)
     if not (all_finite(dqdd_dx) and all_finite(Minv) and all_finite(vectors[0])):
         raise ValueError(OVERFLOW_FD_DERIVATIVES)
+
+
+@_entry(types.UniTuple(types.int64, 3)(_D, _MI, _MI, _MI, _F, _I, _T, _T, _M, _M, _M, _M, _M, _M, _M, _M))
+def linearize_trajectory(d, Q, QD, TAU, dt, method, A, B, vectors, Minv, X, dtau_dx_T, D, D_next, E, E_next):
+    """A[k] (2n, 2n), B[k] (2n, n) of the step from state k (rows of Q, QD, TAU); the rest scratch
+    (linearize.linearize_step). Returns (status, step, stage): linearize.STATUS_* at that step and stage."""
+    N, n = Q.shape[0], n_coordinates(d)
+    check_states(d, Q, QD, TAU, n)
+    if (A.shape != (N, 2 * n, 2 * n) or B.shape != (N, 2 * n, n) or vectors.shape != (4, 2 * n)
+            or Minv.shape != (n, n) or X.shape != (n, 2 * n) or dtau_dx_T.shape != (2 * n, n)
+            or D.shape != (2 * n, 2 * n) or D_next.shape != D.shape or E.shape != (n, 2 * n)
+            or E_next.shape != E.shape):
+        raise ValueError("invalid linearization arrays")
+    for k in range(N):
+        status, stage = linearize_step(d, d, Q[k], QD[k], TAU[k], dt, method, A[k], B[k], vectors, Minv, X,
+                                       dtau_dx_T, D, D_next, E, E_next)
+        if status != 0:
+            return status, k, stage
+    return 0, 0, 0
 
 
 # ---- identification (regressor.py) -------------------------------------------------------------------
