@@ -127,7 +127,8 @@ def _linearize(model, q, qd, tau, dt, method, data, state):
     buf = model._data.buffer if data is None else _checks.buffer(model, data)
     A, B = np.empty((N, 2 * n, 2 * n)), np.empty((N, 2 * n, n))
     scratch = (np.empty((4, 2 * n)), np.empty((n, n)), np.empty((n, 2 * n)), np.empty((2 * n, n)),
-               np.empty((2 * n, 2 * n)), np.empty((2 * n, 2 * n)), np.empty((n, 2 * n)), np.empty((n, 2 * n)))
+               np.empty((2 * n, 2 * n)), np.empty((2 * n, 2 * n)), np.empty((n, 2 * n)), np.empty((n, 2 * n)),
+               np.empty((n, 2 * n)))
     status, k, stage = _k.linearize_trajectory(buf, q, qd, tau, dt, METHODS[method], A, B, *scratch)
     where = state.replace("[k]", f"[{k}]") if N > 1 else state
     if status == _k.LINEARIZE_NOT_POSITIVE_DEFINITE:

@@ -85,12 +85,15 @@ W_PHI_BASE = W_PA_BASE      # 6  φ_i = [V̇_λ, S_i] + [V_λ, ψ_i] in {0} (ABA
 
 
 @inline
-def inverse_dynamics_derivatives(mb, w, q, qd, qdd, frame, f_tip, tau, dtau_dq, dtau_dqd, transposed):
+def inverse_dynamics_derivatives(mb, w, q, qd, qdd, frame, f_tip, tau, dtau_dq, dtau_dqd, transposed,
+                                 poses_known=False):
     """τ (RNEA, with the tip wrench at `frame` >= 0), ∂τ/∂q and ∂τ/∂q̇ (nq × nq each; transposed: their
-    transposes) by the pairs of the module docstring."""
+    transposes) by the pairs of the module docstring. poses_known: T_0i and S_i of this q are already in
+    the workspace (kinematics.body_poses_in_base)."""
     n = n_bodies(mb)
     mimic = has_mimic(mb)
-    body_poses_in_base(mb, w, q)                                                       # T_0i, S_i
+    if not poses_known:
+        body_poses_in_base(mb, w, q)                                                   # T_0i, S_i
     rnea(mb, w, q, qd, qdd, True, True, True, frame, f_tip, tau, True)                 # V̇_i, F_i in {i}
     composites_in_base(mb, w, qd, mimic)                                   # V_i, ψ_i, G^c_i, B^c_i
     for i in range(n):
@@ -117,18 +120,20 @@ def inverse_dynamics_derivatives(mb, w, q, qd, qdd, frame, f_tip, tau, dtau_dq, 
         Y = add6(add6(neg_ad_transpose(S_i, F_i), matrix_times(Gc, phi_i)),
                  scale6(matrix_times(Bc, psi_i), 2.0))          # −[ad_{S_i}]^T F_i + G^c_i φ_i + 2 B^c_i ψ_i
         Z = scale6(add6(matrix_times(Gc, psi_i), matrix_times(Bc, S_i)), 2.0)   # 2 (G^c_i ψ_i + B^c_i S_i)
-        c_i, m_i = coordinate(mb, i), multiplier(mb, i)
+        c_i, m_i = (coordinate(mb, i), multiplier(mb, i)) if mimic else (i, 1.0)
         j = i
-        while j >= 0:                   # the joints j that support i, i itself first
-            S_j, psi_j = row6(w, j, W_S_BASE), row6(w, j, W_SDOT_BASE)
-            c_j, m = coordinate(mb, j), m_i * multiplier(mb, j)
-            put(dtau_dq, c_i, c_j, m * (dot6(GcS, row6(w, j, W_PHI_BASE)) + 2.0 * dot6(BcTS, psi_j)),
-                mimic, transposed)                                                      # ∂τ_i/∂θ_j
-            put(dtau_dqd, c_i, c_j, 2.0 * m * (dot6(GcS, psi_j) + dot6(BcTS, S_j)), mimic, transposed)
-            if j != i:
-                put(dtau_dq, c_j, c_i, m * dot6(S_j, Y), mimic, transposed)             # ∂τ_j/∂θ_i
-                put(dtau_dqd, c_j, c_i, m * dot6(S_j, Z), mimic, transposed)
-            j = parent(mb, j)
+        while j >= 0:                   # the joints that support i, i itself first, a run at a time
+            start = run_start(mb, j)
+            for k in range(j, start - 1, -1):
+                S_k, psi_k = row6(w, k, W_S_BASE), row6(w, k, W_SDOT_BASE)
+                c_k, m = (coordinate(mb, k), m_i * multiplier(mb, k)) if mimic else (k, 1.0)
+                put(dtau_dq, c_i, c_k, m * (dot6(GcS, row6(w, k, W_PHI_BASE)) + 2.0 * dot6(BcTS, psi_k)),
+                    mimic, transposed)                                                  # ∂τ_i/∂θ_k
+                put(dtau_dqd, c_i, c_k, 2.0 * m * (dot6(GcS, psi_k) + dot6(BcTS, S_k)), mimic, transposed)
+                if k != i:
+                    put(dtau_dq, c_k, c_i, m * dot6(S_k, Y), mimic, transposed)         # ∂τ_k/∂θ_i
+                    put(dtau_dqd, c_k, c_i, m * dot6(S_k, Z), mimic, transposed)
+            j = parent(mb, start)
 
 
 @inline
@@ -157,6 +162,6 @@ def forward_dynamics_derivatives(mb, w, q, qd, tau, frame, f_tip, qdd, scratch, 
     cholesky_solve_in_place(Minv, n, qdd)                                              # q̈ = M⁻¹ (τ − b)
     inverse_from_cholesky(Minv, n, dtau_dx_T)                                  # M⁻¹ (dtau_dx_T: scratch)
     inverse_dynamics_derivatives(mb, w, q, qd, qdd, frame, f_tip, scratch, dtau_dx_T[:n], dtau_dx_T[n:],
-                                 True)                                         # ∂τ/∂x at q̈, transposed
+                                 True, True)                                   # ∂τ/∂x at q̈, transposed
     row_products(Minv, dtau_dx_T, dqdd_dx, n, 2 * n, n, -1.0, False, 0)               # −M⁻¹ ∂τ/∂x
     return True

@@ -555,8 +555,9 @@ def aba_derivatives(d, q, qd, tau, frame, f_tip, vectors, Minv, dqdd_dx, dtau_dx
         raise ValueError(OVERFLOW_FD_DERIVATIVES)
 
 
-@_entry(types.UniTuple(types.int64, 3)(_D, _MI, _MI, _MI, _F, _I, _T, _T, _M, _M, _M, _M, _M, _M, _M, _M))
-def linearize_trajectory(d, Q, QD, TAU, dt, method, A, B, vectors, Minv, X, dtau_dx_T, D, D_next, E, E_next):
+@_entry(types.UniTuple(types.int64, 3)(_D, _MI, _MI, _MI, _F, _I, _T, _T, _M, _M, _M, _M, _M, _M, _M, _M, _M))
+def linearize_trajectory(d, Q, QD, TAU, dt, method, A, B, vectors, Minv, X, dtau_dx_T, D, D_next, E, E_next,
+                         B_T):
     """A[k] (2n, 2n), B[k] (2n, n) of the step from state k (rows of Q, QD, TAU); the rest scratch
     (linearize.linearize_step). Returns (status, step, stage): linearize.STATUS_* at that step and stage."""
     N, n = Q.shape[0], n_coordinates(d)
@@ -564,11 +565,11 @@ def linearize_trajectory(d, Q, QD, TAU, dt, method, A, B, vectors, Minv, X, dtau
     if (A.shape != (N, 2 * n, 2 * n) or B.shape != (N, 2 * n, n) or vectors.shape != (4, 2 * n)
             or Minv.shape != (n, n) or X.shape != (n, 2 * n) or dtau_dx_T.shape != (2 * n, n)
             or D.shape != (2 * n, 2 * n) or D_next.shape != D.shape or E.shape != (n, 2 * n)
-            or E_next.shape != E.shape):
+            or E_next.shape != E.shape or B_T.shape != E.shape):
         raise ValueError("invalid linearization arrays")
     for k in range(N):
         status, stage = linearize_step(d, d, Q[k], QD[k], TAU[k], dt, method, A[k], B[k], vectors, Minv, X,
-                                       dtau_dx_T, D, D_next, E, E_next)
+                                       dtau_dx_T, D, D_next, E, E_next, B_T)
         if status != 0:
             return status, k, stage
     return 0, 0, 0

