@@ -2,9 +2,11 @@
 dynamics, for linearisation (LQR, MPC).
 
 Inverse dynamics τ = ID(q, q̇, q̈) is the RNEA (eqs. 9.53-9.57); its derivatives come from differentiating
-each line of the recursion, through ∂[Ad_{T_{j,λ}}]/∂θ_j = −[ad_{A_j}] [Ad_{T_{j,λ}}] (kernels/derivatives.py
-states the derivation). ∂τ/∂q̈ = M(q). Forward dynamics q̈ = FD(q, q̇, τ) satisfies ID(q, q̇, FD(q, q̇, τ)) = τ,
-so ∂q̈/∂x = −M⁻¹ ∂τ/∂x at q̈ = FD (x = q, q̇) and ∂q̈/∂τ = M⁻¹.
+its recursions written in the base frame: joint θ_j turns the screw axes and inertias of its subtree
+about S_j (∂S_k/∂θ_j = [S_j, S_k]), so each ∂τ_i/∂θ_j is a product of joint i's composite inertias with
+two six-vectors of joint j (kernels/derivatives.py states the derivation). ∂τ/∂q̈ = M(q) and
+∂τ/∂q̇ = 2 C(q, q̇) (C Christoffel-consistent). Forward dynamics q̈ = FD(q, q̇, τ) satisfies
+ID(q, q̇, FD(q, q̇, τ)) = τ, so ∂q̈/∂x = −M⁻¹ ∂τ/∂x at q̈ = FD (x = q, q̇) and ∂q̈/∂τ = M⁻¹.
 
 Friction: viscous friction F_v q̇ adds diag(F_v) to ∂τ/∂q̇; Coulomb friction F_s sgn(q̇) is constant
 away from q̇ = 0 and contributes zero there (at q̇_i = 0 it has no derivative; zero is used).
@@ -30,8 +32,9 @@ def inverse_dynamics_derivatives(model: Model, q: ArrayLike, qd: ArrayLike, qdd:
     """(∂τ/∂q, ∂τ/∂q̇), each (n, n), of τ = M(q) q̈ + c(q, q̇) + g(q) + Jᵀ F_tip (+ friction), at (q, q̇, q̈):
     the same arguments as inverse_dynamics (f_tip at `frame`, default model.tip_frame, in its
     coordinates). Row i, column j: ∂τ_i/∂q_j (N·m/rad; N/m, N·m/m, N/rad for prismatic joints), ∂τ_i/∂q̇_j
-    (N·m·s/rad). One compiled pass: RNEA, then one forward and backward sweep of the differentiated
-    recursion per joint (kernels/derivatives.py). ∂τ/∂q̈ is the mass matrix."""
+    (N·m·s/rad). One compiled pass: RNEA, the subtrees' composite inertias in the base frame, then four
+    six-vector products per pair of joints on one branch (kernels/derivatives.py). ∂τ/∂q̈ is the mass
+    matrix."""
     n = model.nq
     tau, dtau_dq, dtau_dqd = np.empty(n), np.empty((n, n)), np.empty((n, n))
     try:

@@ -60,7 +60,8 @@ def test_a_tip_wrench_and_friction_are_differentiated(seed):
 def test_the_identities_between_them():
     """∂q̈/∂τ = M⁻¹ (symmetric); ∂q̈/∂x = −M⁻¹ ∂τ/∂x at q̈ = FD; with q̇ = 0, ∂τ/∂q̇ = 0 ... of the
     Coriolis part only: 2 C-symmetric terms vanish, so ∂τ/∂q̇ at q̇ = 0 is 0; at q̈ = q̇ = 0, ∂τ/∂q is
-    ∂g/∂q, symmetric (g is a gradient, of the potential energy)."""
+    ∂g/∂q, symmetric (g is a gradient, of the potential energy); ∂τ/∂q̇ = 2 C(q, q̇), C Christoffel-consistent
+    (c = C q̇ is quadratic in q̇ and Γ_ijk symmetric in j, k), at any q̈."""
     model = rd.load_urdf(random_tree(5, 8).to_urdf())
     rng = np.random.default_rng(5)
     q, qd, tau = rng.uniform(-1, 1, (3, model.nq))
@@ -72,6 +73,7 @@ def test_the_identities_between_them():
     dq, dqd = rd.inverse_dynamics_derivatives(model, q, qd, qdd)
     _close(a_q, -Minv @ dq, 1e-12)
     _close(a_qd, -Minv @ dqd, 1e-12)
+    _close(dqd, 2.0 * rd.coriolis_matrix(model, q, qd), 1e-12)
     zero = np.zeros(model.nq)
     dg, dqd0 = rd.inverse_dynamics_derivatives(model, q, zero, zero)
     np.testing.assert_array_equal(dqd0, np.zeros_like(dqd0))

@@ -16,9 +16,11 @@ F_x's top rows only pick q̇'s rows, so each RK4 stage costs two products by [�
 6 n³ multiply-adds. They run on the transposes D_s = (∂k_s/∂x)^T and E_s = (∂k_s/∂τ)^T, whose rows are the
 columns the products need (linalg.row_products):
 
-    D_s[c, r] = δ(c, n + r) + c_s dt D_{s−1}[c, n + r],
-    D_s[c, n + r] = X[r, c] + c_s dt Σ_k X[r, k] D_{s−1}[c, k]                  (X = [∂q̈/∂q  ∂q̈/∂q̇])
+    P_s^T = 1 + c_s dt D_{s−1}                                   (formed in D_{s−1}'s place)
+    D_s[c, r] = P_s^T[c, n + r],   D_s[c, n + r] = Σ_k X[r, k] P_s^T[c, k]      (X = [∂q̈/∂q  ∂q̈/∂q̇])
     E_s[c, r] = c_s dt E_{s−1}[c, n + r],   E_s[c, n + r] = M⁻¹[r, c] + c_s dt Σ_k X[r, k] E_{s−1}[c, k]
+
+and A^T, B^T are summed from them row by row (A's own storage holds A^T until the end).
 """
 from .derivatives import forward_dynamics_derivatives
 from .integrators import METHOD_EULER, METHOD_RK4, METHOD_SEMI_IMPLICIT
@@ -38,7 +40,8 @@ def linearize_step(mb, w, q, qd, tau, dt, method, A, B, vectors, Minv, X, dtau_d
                    B_T):
     """A (2n × 2n), B (2n × n) of one step from (q, q̇) under τ (module docstring). Scratch: vectors
     (4, 2n): the stage state, k_s, q̈ and one more; Minv (n × n), X (n × 2n), dtau_dx_T (2n × n), D, D_next
-    (2n × 2n), E, E_next, B_T (n × 2n). Returns (status, stage): STATUS_NOT_POSITIVE_DEFINITE at that stage."""
+    (2n × 2n), E, E_next, B_T (n × 2n). Returns (status, stage): STATUS_NOT_POSITIVE_DEFINITE at that
+    stage."""
     n = q.shape[0]
     x_s, k = vectors[0], vectors[1]
     qdd, scratch = vectors[2][:n], vectors[3][:n]
@@ -108,7 +111,7 @@ def linearize_step(mb, w, q, qd, tau, dt, method, A, B, vectors, Minv, X, dtau_d
                         E_next[c, r] = E[c, n + r]
                         E_next[c, n + r] += Minv[c, r]                  # + F_u (M⁻¹ symmetric)
             weight = dt / 6.0 * RK4_WEIGHTS[s]
-            for c in range(2 * n):                                      # A^T += dt/6 w_s D_s (in A), B^T alike
+            for c in range(2 * n):                              # A^T += dt/6 w_s D_s (in A), B^T alike
                 for r in range(2 * n):
                     A[c, r] += weight * D_next[c, r]
             for c in range(n):
