@@ -5,6 +5,7 @@
     make demo
     make demo DEMO_ARGS=--task-space     (the tool under task-space control: demo_task_space.py)
     make demo DEMO_ARGS=--payload        (a payload identified and applied: demo_payload.py)
+    make demo DEMO_ARGS=--lqr            (an LQR from the analytical linearisation, ROS-free: demo_lqr.py)
 
 1. Starts the simulation graph (simulator_node + computed_torque_controller + dynamics_node +
    external_torque_estimator, from config/simulation.yaml) with
@@ -911,6 +912,9 @@ def build_parser() -> argparse.ArgumentParser:
     task.add_argument('--max-orientation-error', type=float, default=0.01,
                       help='fail if the tool is turned more than this from a corner [rad] '
                            '(default: 0.01)')
+    parser.add_argument('--lqr', action='store_true',
+                        help='instead: an LQR designed from linearize holds the arm at a pose from a knocked '
+                             'start, simulated without ROS (out/demo_lqr.png)')
     payload = parser.add_argument_group('payload (demo_payload.py)')
     payload.add_argument('--payload', action='store_true',
                          help='instead: the arm carries a payload the controller does not know; '
@@ -930,6 +934,9 @@ def main(args: Sequence[str] | None = None) -> int:
         if opts.task_space:
             from robot_dynamics_ros import demo_task_space
             return demo_task_space.main(opts)
+        if opts.lqr:
+            from robot_dynamics_ros import demo_lqr
+            return demo_lqr.main(opts)
         if opts.payload:
             from robot_dynamics_ros import demo_payload
             return demo_payload.main(opts)

@@ -77,7 +77,11 @@ def closed_form_dynamics(model: Model, q: ArrayLike, qd: ArrayLike,
             Gamma[B[i], B[p]] = adjoint(inverse_transform(T0[i]) @ T0[p])         # [Ad_{T_{i,i-1}}]
         else:
             Vdot_base[B[i]] = adjoint(inverse_transform(T0[i])) @ Vdot_0         # Ad_{T_{i0}}(𝒱̇_0)
-    L = np.linalg.solve(np.eye(6 * n) - Gamma, np.eye(6 * n))                  # (9.76)
+    try:
+        L = np.linalg.solve(np.eye(6 * n) - Gamma, np.eye(6 * n))              # (9.76)
+    except np.linalg.LinAlgError:       # 1 − Γ is unit lower triangular: only values past float64 get here
+        raise ValueError("the stacked L = (1 - Gamma)^-1 overflowed: not finite for these finite q "
+                         "(values too large for float64)") from None
     ad_A_qd = np.zeros((6 * n, 6 * n))
     ad_V = np.zeros((6 * n, 6 * n))
     for i in range(n):
