@@ -129,8 +129,9 @@ def _linearize(model, q, qd, tau, dt, method, data, state):
     N, n = q.shape
     buf = model._data.buffer if data is None else _checks.buffer(model, data)
     A, B = np.empty((N, 2 * n, 2 * n)), np.empty((N, 2 * n, n))
-    scratch = (np.empty((4, 2 * n)), np.empty((n, n)), np.empty((n, 2 * n)), np.empty((2 * n, n)),
-               np.empty((2 * n, 2 * n)), np.empty((2 * n, 2 * n)), np.empty((n, 2 * n)), np.empty((n, 2 * n)),
+    w1, w2 = -(-n // 8) * 8, -(-2 * n // 8) * 8        # the products' widths, padded with zeros by the kernel
+    scratch = (np.empty((4, 2 * n)), np.empty((n, w1)), np.empty((n, w2)), np.empty((2 * n, w1)),
+               np.empty((2 * n, w2)), np.empty((2 * n, w2)), np.empty((n, w2)), np.empty((n, w2)),
                np.empty((n, 2 * n)))
     status, k, stage = _k.linearize_trajectory(buf, q, qd, tau, dt, METHODS[method], A, B, *scratch)
     where = state.replace("[k]", f"[{k}]") if N > 1 else state

@@ -151,7 +151,9 @@ def put(X, r, c, v, accumulate, transposed):
 def forward_dynamics_derivatives(mb, w, q, qd, tau, frame, f_tip, qdd, scratch, Minv, dqdd_dx, dtau_dx_T):
     """q̈ = FD(q, q̇, τ) into qdd, M⁻¹ into Minv (n × n) and [∂q̈/∂q  ∂q̈/∂q̇] = −M⁻¹ [∂τ/∂q  ∂τ/∂q̇] into
     dqdd_dx (n × 2n), from the transposes [∂τ/∂q  ∂τ/∂q̇]^T (left in dtau_dx_T, 2n × n): module
-    docstring; scratch (n). False when M is not positive definite."""
+    docstring; scratch (n). Minv and dtau_dx_T may have more columns than n, zeros (linalg.row_products
+    sums along all of them: a width of a multiple of 8 has no scalar remainder). False when M is not
+    positive definite."""
     n = qdd.shape[0]
     crba(mb, w, q, Minv)                                                               # M
     rnea(mb, w, q, qd, qd, True, False, True, frame, f_tip, qdd, True)                 # b = c + g + J^T F
@@ -163,5 +165,5 @@ def forward_dynamics_derivatives(mb, w, q, qd, tau, frame, f_tip, qdd, scratch, 
     inverse_from_cholesky(Minv, n, dtau_dx_T)                                  # M⁻¹ (dtau_dx_T: scratch)
     inverse_dynamics_derivatives(mb, w, q, qd, qdd, frame, f_tip, scratch, dtau_dx_T[:n], dtau_dx_T[n:],
                                  True, True)                                   # ∂τ/∂x at q̈, transposed
-    row_products(Minv, dtau_dx_T, dqdd_dx, n, 2 * n, n, -1.0, False, 0)               # −M⁻¹ ∂τ/∂x
+    row_products(Minv, dtau_dx_T, dqdd_dx, n, 2 * n, Minv.shape[1], -1.0, False, 0)   # −M⁻¹ ∂τ/∂x
     return True

@@ -562,11 +562,16 @@ def linearize_trajectory(d, Q, QD, TAU, dt, method, A, B, vectors, Minv, X, dtau
     (linearize.linearize_step). Returns (status, step, stage): linearize.STATUS_* at that step and stage."""
     N, n = Q.shape[0], n_coordinates(d)
     check_states(d, Q, QD, TAU, n)
+    width = X.shape[1]                  # >= 2n, zeros past 2n (and past n in Minv, dtau_dx_T)
     if (A.shape != (N, 2 * n, 2 * n) or B.shape != (N, 2 * n, n) or vectors.shape != (4, 2 * n)
-            or Minv.shape != (n, n) or X.shape != (n, 2 * n) or dtau_dx_T.shape != (2 * n, n)
-            or D.shape != (2 * n, 2 * n) or D_next.shape != D.shape or E.shape != (n, 2 * n)
-            or E_next.shape != E.shape or B_T.shape != E.shape):
+            or Minv.shape[0] != n or Minv.shape[1] < n or dtau_dx_T.shape != (2 * n, Minv.shape[1])
+            or X.shape[0] != n or width < 2 * n or D.shape != (2 * n, width) or D_next.shape != D.shape
+            or E.shape != (n, width) or E_next.shape != E.shape or B_T.shape != (n, 2 * n)):
         raise ValueError("invalid linearization arrays")
+    for M in (Minv, dtau_dx_T):
+        M[:, n:] = 0.0
+    for M in (X, D, D_next, E, E_next):
+        M[:, 2 * n:] = 0.0
     for k in range(N):
         status, stage = linearize_step(d, d, Q[k], QD[k], TAU[k], dt, method, A[k], B[k], vectors, Minv, X,
                                        dtau_dx_T, D, D_next, E, E_next, B_T)

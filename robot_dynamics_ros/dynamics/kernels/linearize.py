@@ -40,7 +40,9 @@ def linearize_step(mb, w, q, qd, tau, dt, method, A, B, vectors, Minv, X, dtau_d
                    B_T):
     """A (2n × 2n), B (2n × n) of one step from (q, q̇) under τ (module docstring). Scratch: vectors
     (4, 2n): the stage state, k_s, q̈ and one more; Minv (n × n), X (n × 2n), dtau_dx_T (2n × n), D, D_next
-    (2n × 2n), E, E_next, B_T (n × 2n). Returns (status, stage): STATUS_NOT_POSITIVE_DEFINITE at that
+    (2n × 2n), E, E_next, B_T (n × 2n). Minv and dtau_dx_T may be wider than n, X, D, D_next, E and
+    E_next wider than 2n, with zeros there (the products sum along the whole width: widths of a multiple
+    of 8 leave no scalar remainder). Returns (status, stage): STATUS_NOT_POSITIVE_DEFINITE at that
     stage."""
     n = q.shape[0]
     x_s, k = vectors[0], vectors[1]
@@ -101,8 +103,8 @@ def linearize_step(mb, w, q, qd, tau, dt, method, A, B, vectors, Minv, X, dtau_d
                 for c in range(n):                                      # E_{s−1} -> h E_{s−1}
                     for r in range(2 * n):
                         E[c, r] *= h
-                row_products(X, D, D_next, n, 2 * n, 2 * n, 1.0, True, n)      # (X P_s)^T
-                row_products(X, E, E_next, n, n, 2 * n, 1.0, True, n)          # (X h ∂k_{s−1}/∂τ)^T
+                row_products(X, D, D_next, n, 2 * n, X.shape[1], 1.0, True, n)      # (X P_s)^T
+                row_products(X, E, E_next, n, n, X.shape[1], 1.0, True, n)          # (X h ∂k_{s−1}/∂τ)^T
                 for c in range(2 * n):
                     for r in range(n):
                         D_next[c, r] = D[c, n + r]                      # the rows of q̇ in P_s
