@@ -128,7 +128,10 @@ def _linearize(model, q, qd, tau, dt, method, data, state):
     dt = _checks.scalar(dt, "dt", minimum=0.0)
     N, n = q.shape
     buf = model._data.buffer if data is None else _checks.buffer(model, data)
-    A, B = np.empty((N, 2 * n, 2 * n)), np.empty((N, 2 * n, n))
+    # A and B in one block: one allocation, and one large enough for numpy to ask for huge pages (it does
+    # for 4 MiB and up), which a long horizon fills with a few page faults instead of one per 4 KiB.
+    block = np.empty(N * 2 * n * 3 * n)
+    A, B = block[:N * 4 * n * n].reshape(N, 2 * n, 2 * n), block[N * 4 * n * n:].reshape(N, 2 * n, n)
     w1, w2 = -(-n // 8) * 8, -(-2 * n // 8) * 8        # the products' widths, padded with zeros by the kernel
     scratch = (np.empty((4, 2 * n)), np.empty((n, w1)), np.empty((n, w2)), np.empty((2 * n, w1)),
                np.empty((2 * n, w2)), np.empty((2 * n, w2)), np.empty((n, w2)), np.empty((n, w2)),
