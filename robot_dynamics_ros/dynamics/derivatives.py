@@ -32,7 +32,7 @@ def inverse_dynamics_derivatives(model: Model, q: ArrayLike, qd: ArrayLike, qdd:
     """(∂τ/∂q, ∂τ/∂q̇), each (n, n), of τ = M(q) q̈ + c(q, q̇) + g(q) + Jᵀ F_tip (+ friction), at (q, q̇, q̈):
     the same arguments as inverse_dynamics (f_tip at `frame`, default model.tip_frame, in its
     coordinates). Row i, column j: ∂τ_i/∂q_j (N·m/rad; N/m, N·m/m, N/rad for prismatic joints), ∂τ_i/∂q̇_j
-    (N·m·s/rad). One compiled pass: RNEA, the subtrees' composite inertias in the base frame, then four
+    (N·m·s/rad). One compiled pass: RNEA, the subtrees' composite inertias in the base frame, then six
     six-vector products per pair of joints on one branch (kernels/derivatives.py). ∂τ/∂q̈ is the mass
     matrix."""
     n = model.nq

@@ -33,8 +33,8 @@ rigid turn of the whole subtree of i leaves τ_i = S_i^T F_i unchanged ([S_j, S_
     (0 for joints on different branches)
 
 so ∂τ/∂θ̇ = 2 C(q, q̇), twice the Christoffel-consistent Coriolis matrix (c = C q̇ is quadratic in q̇ and
-Γ_ijk is symmetric in j, k). Each pair is four 6-vector products; each body one 6x6 composite: the
-mass matrix's cost. ∂τ/∂q̈ = M. With mimic joints the body derivatives are projected onto the
+Γ_ijk is symmetric in j, k). Each pair (four entries) is six 6-vector products; each body one 6x6
+composite: the mass matrix's cost. ∂τ/∂q̈ = M. With mimic joints the body derivatives are projected onto the
 coordinates: ∂τ_r/∂q_r = G^T (∂τ/∂θ) G (G: the mimic map).
 
 Forward dynamics q̈ = FD(q, q̇, τ) solves ID(q, q̇, q̈) = τ, so ∂q̈/∂x = −M⁻¹ ∂τ/∂x at that q̈ (x = q, q̇)
