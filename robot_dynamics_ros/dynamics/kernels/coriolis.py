@@ -105,11 +105,18 @@ def composites_in_base(mb, w, qd, mimic):
 def coriolis_matrix(mb, w, q, qd, C, poses_known=False):
     """C(q, q̇) into C (n x n), C_ij = sum_k Γ_ijk q̇_k (eq. 9.87). poses_known: T_{0i} and S_i of
     this q are already in the workspace."""
-    n = n_bodies(mb)
-    mimic = has_mimic(mb)
     if not poses_known:
         body_poses_in_base(mb, w, q)
-    composites_in_base(mb, w, qd, mimic)
+    composites_in_base(mb, w, qd, has_mimic(mb))
+    coriolis_from_composites(mb, w, C, 1.0, False)
+
+
+@inline
+def coriolis_from_composites(mb, w, C, scale, transposed):
+    """scale C(q, q̇) (transposed: its transpose) into C, from the composites G^c_i, B^c_i and the axes
+    S_i, dS_i/dt in the workspace (composites_in_base): the pairs of the module docstring."""
+    n = n_bodies(mb)
+    mimic = has_mimic(mb)
     C[:, :] = 0.0
     for i in range(n):
         Gc = w[i, W_GC_BASE:W_GC_BASE + 36]
@@ -120,20 +127,26 @@ def coriolis_matrix(mb, w, q, qd, C, poses_known=False):
         F = matrix_times(Gc, Sdot_i)
         Bs = matrix_times(Bc, S_i)
         F = add6(F, Bs)                                 # G^c_i dS_i/dt + B^c_i S_i
+        c_i, m_i = (coordinate(mb, i), multiplier(mb, i)) if mimic else (i, 1.0)
         j = i
         while j >= 0:
+            c_j, m = (coordinate(mb, j), scale * m_i * multiplier(mb, j)) if mimic else (j, scale)
             C_ij = dot6(GcS, row6(w, j, W_SDOT_BASE)) + dot6(BcTS, row6(w, j, W_S_BASE))
-            if mimic:                                   # C_r = G^T C G
-                m = multiplier(mb, i) * multiplier(mb, j)
-                c_i, c_j = coordinate(mb, i), coordinate(mb, j)
-                C[c_i, c_j] += m * C_ij
-                if j != i:
-                    C[c_j, c_i] += m * dot6(row6(w, j, W_S_BASE), F)
-            else:
-                C[i, j] = C_ij
-                if j != i:
-                    C[j, i] = dot6(row6(w, j, W_S_BASE), F)
+            put(C, c_i, c_j, m * C_ij, mimic, transposed)                       # C_r = G^T C G
+            if j != i:
+                put(C, c_j, c_i, m * dot6(row6(w, j, W_S_BASE), F), mimic, transposed)
             j = parent(mb, j)
+
+
+@inline
+def put(X, r, c, v, accumulate, transposed):
+    """X[r, c] (transposed: X[c, r]) = v, or += v when accumulating (mimic joints: G^T (·) G)."""
+    if transposed:
+        r, c = c, r
+    if accumulate:
+        X[r, c] += v
+    else:
+        X[r, c] = v
 
 
 @inline

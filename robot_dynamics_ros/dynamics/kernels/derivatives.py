@@ -33,15 +33,16 @@ rigid turn of the whole subtree of i leaves τ_i = S_i^T F_i unchanged ([S_j, S_
     (0 for joints on different branches)
 
 so ∂τ/∂θ̇ = 2 C(q, q̇), twice the Christoffel-consistent Coriolis matrix (c = C q̇ is quadratic in q̇ and
-Γ_ijk is symmetric in j, k). Each pair (four entries) is six 6-vector products; each body one 6x6
-composite: the mass matrix's cost. ∂τ/∂q̈ = M. With mimic joints the body derivatives are projected onto the
+Γ_ijk is symmetric in j, k), which coriolis.coriolis_from_composites computes from the same
+composites. Each pair (four entries) is six 6-vector products; each body one 6x6 composite: the mass
+matrix's cost. ∂τ/∂q̈ = M. With mimic joints the body derivatives are projected onto the
 coordinates: ∂τ_r/∂q_r = G^T (∂τ/∂θ) G (G: the mimic map).
 
 Forward dynamics q̈ = FD(q, q̇, τ) solves ID(q, q̇, q̈) = τ, so ∂q̈/∂x = −M⁻¹ ∂τ/∂x at that q̈ (x = q, q̇)
 and ∂q̈/∂τ = M⁻¹: q̈ = M⁻¹ (τ − b) by M's Cholesky factor M = L L^T, M⁻¹ = L^−T L⁻¹ from L⁻¹ (linalg.py),
 then the inverse dynamics derivatives at q̈ and the two products.
 """
-from .coriolis import composites_in_base
+from .coriolis import composites_in_base, coriolis_from_composites, put
 from .crba import crba
 from .kinematics import body_poses_in_base
 from .layout import (
@@ -108,7 +109,6 @@ def inverse_dynamics_derivatives(mb, w, q, qd, qdd, frame, f_tip, tau, dtau_dq, 
         for r in range(n_coordinates(mb)):  # mimic: G^T (·) G accumulates; a tree: branches do not couple
             for c in range(n_coordinates(mb)):
                 dtau_dq[r, c] = 0.0
-                dtau_dqd[r, c] = 0.0
     for i in range(n):
         Gc = w[i, W_GC_BASE:W_GC_BASE + 36]
         Bc = w[i, W_BC_BASE:W_BC_BASE + 36]
@@ -119,32 +119,19 @@ def inverse_dynamics_derivatives(mb, w, q, qd, qdd, frame, f_tip, tau, dtau_dq, 
         F_i = adjoint_inverse_transpose(R, p, row6(w, i, W_F_BODY))                   # F_i in {0}
         Y = add6(add6(neg_ad_transpose(S_i, F_i), matrix_times(Gc, phi_i)),
                  scale6(matrix_times(Bc, psi_i), 2.0))          # −[ad_{S_i}]^T F_i + G^c_i φ_i + 2 B^c_i ψ_i
-        Z = scale6(add6(matrix_times(Gc, psi_i), matrix_times(Bc, S_i)), 2.0)   # 2 (G^c_i ψ_i + B^c_i S_i)
         c_i, m_i = (coordinate(mb, i), multiplier(mb, i)) if mimic else (i, 1.0)
         j = i
         while j >= 0:                   # the joints that support i, i itself first, a run at a time
             start = run_start(mb, j)
             for k in range(j, start - 1, -1):
-                S_k, psi_k = row6(w, k, W_S_BASE), row6(w, k, W_SDOT_BASE)
+                psi_k = row6(w, k, W_SDOT_BASE)
                 c_k, m = (coordinate(mb, k), m_i * multiplier(mb, k)) if mimic else (k, 1.0)
                 put(dtau_dq, c_i, c_k, m * (dot6(GcS, row6(w, k, W_PHI_BASE)) + 2.0 * dot6(BcTS, psi_k)),
                     mimic, transposed)                                                  # ∂τ_i/∂θ_k
-                put(dtau_dqd, c_i, c_k, 2.0 * m * (dot6(GcS, psi_k) + dot6(BcTS, S_k)), mimic, transposed)
                 if k != i:
-                    put(dtau_dq, c_k, c_i, m * dot6(S_k, Y), mimic, transposed)         # ∂τ_k/∂θ_i
-                    put(dtau_dqd, c_k, c_i, m * dot6(S_k, Z), mimic, transposed)
+                    put(dtau_dq, c_k, c_i, m * dot6(row6(w, k, W_S_BASE), Y), mimic, transposed)   # ∂τ_k/∂θ_i
             j = parent(mb, start)
-
-
-@inline
-def put(X, r, c, v, accumulate, transposed):
-    """X[r, c] (transposed: X[c, r]) = v, or += v when accumulating (mimic joints: G^T (·) G)."""
-    if transposed:
-        r, c = c, r
-    if accumulate:
-        X[r, c] += v
-    else:
-        X[r, c] = v
+    coriolis_from_composites(mb, w, dtau_dqd, 2.0, transposed)                        # ∂τ/∂θ̇ = 2 C
 
 
 @inline
