@@ -43,10 +43,10 @@ def lqr_gain(A, B, state_weights=STATE_WEIGHTS, torque_weight=TORQUE_WEIGHT, ite
     return K
 
 
-def linearization_error(model, q, tau, dt):
-    """max relative difference of linearize's (A, B) against central differences (step 1e-6) of rk4_step."""
+def linearization_error(model, A, B, q, tau, dt):
+    """max relative difference of linearize's (A, B) at (q, 0, tau) against central differences (step 1e-6)
+    of rk4_step."""
     n = model.nq
-    A, B = rd.linearize(model, q, np.zeros(n), tau, dt)
     x0 = np.concatenate([q, np.zeros(n)])
 
     def step(x, u):
@@ -64,7 +64,7 @@ def main(opts) -> int:
     tau_eq = rd.gravity_torques(model, POSE)
     A, B = rd.linearize(model, POSE, np.zeros(n), tau_eq, DT)
     K = lqr_gain(A, B)
-    check = linearization_error(model, POSE, tau_eq, DT)
+    check = linearization_error(model, A, B, POSE, tau_eq, DT)
     x_eq = np.concatenate([POSE, np.zeros(n)])
     q0, qd0 = POSE + START_OFFSET, np.full(n, START_VELOCITY)
     steps = int(round(DURATION / DT))
