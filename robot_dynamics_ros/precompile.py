@@ -23,10 +23,25 @@ import time
 # other one calls (rows, spatial, kinematics: kernels/layout.py, `inline`), which the workers then load
 # from the cache instead of each compiling them at the same time.
 _FIRST = 'rnea'
-# Then, in the workers, the entry points that take longest to compile, the longest first; each pair
-# that would compile the same recursions at the same time (step and simulate) kept apart.
-_SLOW_FIRST = ('all_terms', 'step', 'task_space_control', 'task_space_inertia', 'aba_batch',
-               'mass_matrix_derivatives', 'fd_via_mass_matrix', 'coriolis_matrix', 'simulate')
+# Then, in the workers, the entry points that take longest to compile, the longest first (cold compile
+# seconds on a quiet 2-core machine in the comments), so that no long one is left to run alone at the
+# end while the other cores idle; each pair that would compile the same recursions at the same time
+# (step and simulate) kept apart.
+_SLOW_FIRST = ('linearize_trajectory',      # 5.6
+               'all_terms',                 # 4.4
+               'task_space_control',        # 3.3
+               'step',                      # 1.9
+               'aba_derivatives',           # 1.5
+               'aba_batch',                 # 1.5
+               'simulate',                  # 1.1
+               'joint_torque_regressor',    # 0.9
+               'rnea_derivatives', 'task_space_inertia', 'body_regressor_batch', 'fd_via_mass_matrix',
+               'observer_update', 'aba_tip', 'mass_matrix_derivatives', 'joint_torque_regressor_batch')
+
+
+def _start_worker():
+    """Worker initializer: import numba and the kernels while the parent compiles _FIRST."""
+    from robot_dynamics_ros.dynamics.kernels import entries  # noqa: F401
 
 
 def _compile(name):
@@ -54,23 +69,23 @@ def precompile(jobs=None, names=None, log=None):
         jobs = min(4, len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity')
                    else os.cpu_count() or 1)
     start = time.perf_counter()
-    if jobs > 1 and _FIRST in names:
-        names.remove(_FIRST)
-        name, seconds = _compile(_FIRST)
-        if log is not None:
-            log(f'{name}: {seconds:.1f} s')
-    if jobs <= 1:
-        results = map(_compile, names)
-    else:
-        # spawn: a fresh interpreter per worker, no state inherited from this one
-        pool = multiprocessing.get_context('spawn').Pool(jobs)
-        results = pool.imap_unordered(_compile, names)
+    pool = None
     try:
+        if jobs > 1:
+            # spawn: a fresh interpreter per worker, no state inherited from this one; the workers
+            # start and import while this process compiles _FIRST
+            pool = multiprocessing.get_context('spawn').Pool(jobs, initializer=_start_worker)
+            if _FIRST in names:
+                names.remove(_FIRST)
+                name, seconds = _compile(_FIRST)
+                if log is not None:
+                    log(f'{name}: {seconds:.1f} s')
+        results = map(_compile, names) if pool is None else pool.imap_unordered(_compile, names)
         for name, seconds in results:
             if log is not None:
                 log(f'{name}: {seconds:.1f} s')
     finally:
-        if jobs > 1:
+        if pool is not None:
             pool.terminate()
             pool.join()
     return time.perf_counter() - start

@@ -2,6 +2,7 @@
 
     layout.py       the Data buffer: packed model and workspace columns, one quantity each; compile options
     cache.py        numba's on-disk cache keyed on the source of the whole package
+    linking.py      helpers compiled to IR their callers link in, each kernel optimised once
     spatial.py      twists, wrenches, Ad, ad, spatial inertias, on tuples of floats
     kinematics.py   joint transforms, T_0i, screw axes S_i, twists in {0}, frame poses (eqs. 9.35-9.37, 9.50)
     rnea.py         inverse dynamics, recursive Newton-Euler                            (eqs. 9.53-9.57)

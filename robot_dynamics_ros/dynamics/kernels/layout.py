@@ -31,6 +31,7 @@ from numba.core import typing
 from numba.core.typeconv import Conversion
 
 from . import cache
+from .linking import LinkOnlyCompiler
 from .native import is_native_ndarray
 
 cache.install()
@@ -48,7 +49,7 @@ OPTIONS = dict(cache=True, error_model="numpy", fastmath={"contract", "reassoc",
 
 def inline(fn):
     """Compile `fn` to be inlined into every kernel that calls it: the recursions and their
-    helpers. It is compiled once, as a function of its own, and LLVM inlines it into each caller
+    helpers. It is compiled once, to IR of its own (linking.py), and LLVM inlines it into each caller
     (`forceinline`: LLVM's alwaysinline), where a caller's constant flags (use_qd=False in gravity)
     fold away the branches they switch off, and a batch loop makes no call per state. Inlining at
     LLVM's level rather than numba's (`inline="always"`, which copies and re-types the callee's IR
@@ -64,8 +65,9 @@ def subroutine(fn):
 
 
 # Inlined helpers and subroutines are called from kernels only: no wrapper that would let Python call
-# them (boxing a tuple of 36 floats is more machine code than the function itself).
-_NOT_FROM_PYTHON = dict(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+# them (boxing a tuple of 36 floats is more machine code than the function itself), and compiled to
+# IR that their callers link in and optimise, not to machine code of their own (linking.py).
+_NOT_FROM_PYTHON = dict(no_cpython_wrapper=True, no_cfunc_wrapper=True, pipeline_class=LinkOnlyCompiler)
 
 
 def _compiled_once(dispatcher):
