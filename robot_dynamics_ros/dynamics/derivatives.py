@@ -63,7 +63,7 @@ def forward_dynamics_derivatives(model: Model, q: ArrayLike, qd: ArrayLike, tau:
     coefficients = friction_coefficients(model, friction)
     if coefficients is not None:
         tau = _net_torque(model, qd, tau, friction)           # τ − F_v q̇ − F_s sgn(q̇) drives the arm
-    dqdd_dq, dqdd_dqd, Minv, _ = _forward_dynamics_derivatives(model, q, qd, tau, f_tip, frame, data)
+    dqdd_dq, dqdd_dqd, Minv = _forward_dynamics_derivatives(model, q, qd, tau, f_tip, frame, data)
     if coefficients is not None:                              # ∂q̈/∂q̇ −= M⁻¹ diag(F_v)
         dqdd_dqd -= Minv * coefficients[0]
     return dqdd_dq, dqdd_dqd, Minv
@@ -71,18 +71,30 @@ def forward_dynamics_derivatives(model: Model, q: ArrayLike, qd: ArrayLike, tau:
 
 def _forward_dynamics_derivatives(model, q, qd, tau, f_tip, frame, data):
     """The compiled pass (kernels/derivatives.py) for a torque τ that already has friction taken out:
-    (∂q̈/∂q, ∂q̈/∂q̇, M⁻¹, q̈); the first two are views of one (n, 2n) array."""
+    (∂q̈/∂q, ∂q̈/∂q̇, M⁻¹)."""
     n = model.nq
-    vectors, Minv = np.empty((2, n)), np.empty((n, n))
-    dqdd_dx, dtau_dx_T = np.empty((n, 2 * n)), np.empty((2 * n, n))
+    dqdd_dq, dqdd_dqd, Minv = np.empty((n, n)), np.empty((n, n)), np.empty((n, n))
     try:
         buf = model._data.buffer if data is None else _checks.buffer(model, data)
+        scratch = _derivative_scratch(model, data)
         frame_index, wrench = (-1, q) if f_tip is None else (model.frame_index(frame), f_tip)
-        _k.aba_derivatives(buf, q, qd, tau, frame_index, wrench, vectors, Minv, dqdd_dx, dtau_dx_T)
+        _k.aba_derivatives(buf, q, qd, tau, frame_index, wrench, scratch, Minv, dqdd_dq, dqdd_dqd)
     except _checks.KERNEL_ERRORS as error:
         return _checks.retry(error, _forward_dynamics_derivatives, model, (q, "q"), (qd, "qd"), (tau, "tau"),
                              (f_tip, "f_tip", 6), frame=frame, data=data)
-    return dqdd_dx[:, :n], dqdd_dx[:, n:], Minv, vectors[0]
+    return dqdd_dq, dqdd_dqd, Minv
+
+
+def _derivative_scratch(model, data):
+    """The derivative pass's intermediate arrays as one (3n + 1, 2n) array (entries.aba_derivatives),
+    kept in `data` (default: the model's Data) and refilled by every call: never returned, and a call
+    holds the GIL throughout (Data's docstring)."""
+    data = model._data if data is None else data
+    scratch = data.derivative_scratch
+    if scratch is None:
+        scratch = np.zeros((3 * model.nq + 1, 2 * model.nq))
+        object.__setattr__(data, "derivative_scratch", scratch)
+    return scratch
 
 
 METHODS = {"euler": _k.METHOD_EULER, "semi_implicit_euler": _k.METHOD_SEMI_IMPLICIT, "rk4": _k.METHOD_RK4}

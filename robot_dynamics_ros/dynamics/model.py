@@ -629,7 +629,7 @@ class Data:
     each thread its own Data(model). compute_all_terms(..., data=d) returns d's own result arrays.
     """
 
-    __slots__ = ("buffer", "model", "all_terms_arrays", "control_arrays")
+    __slots__ = ("buffer", "model", "all_terms_arrays", "control_arrays", "derivative_scratch")
 
     def __init__(self, model):
         # a model with mimic joints: nq more columns for M_r in its forward dynamics (kernels/layout.py)
@@ -641,6 +641,8 @@ class Data:
         object.__setattr__(self, "all_terms_arrays", None)
         # task_space_control's intermediate terms (allocated on its first use; never returned)
         object.__setattr__(self, "control_arrays", None)
+        # forward_dynamics_derivatives' intermediate arrays (allocated on its first use; never returned)
+        object.__setattr__(self, "derivative_scratch", None)
 
     def __setattr__(self, name, value):
         raise AttributeError("Data is fixed to its model: make a new Data(model)")

@@ -23,9 +23,11 @@ from .layout import (
     W_BC_BASE,
     W_GC_BASE,
     W_P_BASE,
+    W_PA_BASE,
     W_R_BASE,
     W_S_BASE,
     W_SDOT_BASE,
+    W_U_BASE,
     W_V_BASE,
     body_rate,
     coordinate,
@@ -35,6 +37,7 @@ from .layout import (
     n_bodies,
     n_coordinates,
     parent,
+    run_start,
 )
 from .rows import row3, row6, row9
 from .spatial import (
@@ -47,6 +50,10 @@ from .spatial import (
     moved_inertia,
     set_inertia_matrix,
 )
+
+# The derivative pass's own columns (derivatives.py), ABA's, which that pass does not use:
+W_PHI_BASE = W_PA_BASE      # 6  φ_i = [V̇_λ, S_i] + [V_λ, ψ_i] in {0}
+W_Y_BASE = W_U_BASE         # 6  Y_i = −[ad_{S_i}]^T F_i + G^c_i φ_i + 2 B^c_i ψ_i in {0}
 
 
 @inline
@@ -115,6 +122,19 @@ def coriolis_matrix(mb, w, q, qd, C, poses_known=False):
 def coriolis_from_composites(mb, w, C, scale, transposed):
     """scale C(q, q̇) (transposed: its transpose) into C, from the composites G^c_i, B^c_i and the axes
     S_i, dS_i/dt in the workspace (composites_in_base): the pairs of the module docstring."""
+    composite_pairs(mb, w, C, scale, transposed, False, C)
+
+
+@inline
+def composite_pairs(mb, w, C, scale, transposed, derivatives, dtau_dq):
+    """The pairs (i, j), j supporting i (i itself first), of the module docstring: scale C(q, q̇)
+    (transposed: its transpose) into C; with `derivatives`, in the same pass, the pairs of the
+    derivative recursion (derivatives.py) into dtau_dq (transposed likewise; zeroed by the caller where a
+    model leaves entries unwritten), from φ_j and Y_i in the workspace (W_PHI_BASE, W_Y_BASE):
+
+        ∂τ_i/∂θ_j = S_i^T (G^c_i φ_j + 2 B^c_i ψ_j),     ∂τ_j/∂θ_i = S_j^T Y_i     (ψ_j = dS_j/dt)
+
+    Both share S_i^T G^c_i and S_i^T B^c_i (G^c symmetric) and the reads of S_j, ψ_j."""
     n = n_bodies(mb)
     mimic = has_mimic(mb)
     C[:, :] = 0.0
@@ -124,18 +144,24 @@ def coriolis_from_composites(mb, w, C, scale, transposed):
         S_i, Sdot_i = row6(w, i, W_S_BASE), row6(w, i, W_SDOT_BASE)
         GcS = matrix_times(Gc, S_i)                     # G^c_i S_i (= (S_i^T G^c_i)^T: G^c symmetric)
         BcTS = matrix_transpose_times(Bc, S_i)          # B^c_i^T S_i
-        F = matrix_times(Gc, Sdot_i)
-        Bs = matrix_times(Bc, S_i)
-        F = add6(F, Bs)                                 # G^c_i dS_i/dt + B^c_i S_i
+        F = add6(matrix_times(Gc, Sdot_i), matrix_times(Bc, S_i))     # G^c_i dS_i/dt + B^c_i S_i
+        Y_i = row6(w, i, W_Y_BASE) if derivatives else F
         c_i, m_i = (coordinate(mb, i), multiplier(mb, i)) if mimic else (i, 1.0)
         j = i
-        while j >= 0:
-            c_j, m = (coordinate(mb, j), scale * m_i * multiplier(mb, j)) if mimic else (j, scale)
-            C_ij = dot6(GcS, row6(w, j, W_SDOT_BASE)) + dot6(BcTS, row6(w, j, W_S_BASE))
-            put(C, c_i, c_j, m * C_ij, mimic, transposed)                       # C_r = G^T C G
-            if j != i:
-                put(C, c_j, c_i, m * dot6(row6(w, j, W_S_BASE), F), mimic, transposed)
-            j = parent(mb, j)
+        while j >= 0:                   # the joints that support i, a run of consecutive bodies at a time
+            start = run_start(mb, j)
+            for k in range(j, start - 1, -1):
+                S_k, Sdot_k = row6(w, k, W_S_BASE), row6(w, k, W_SDOT_BASE)
+                c_k, m = (coordinate(mb, k), m_i * multiplier(mb, k)) if mimic else (k, 1.0)
+                put(C, c_i, c_k, scale * m * (dot6(GcS, Sdot_k) + dot6(BcTS, S_k)), mimic, transposed)  # C_ik
+                if k != i:
+                    put(C, c_k, c_i, scale * m * dot6(S_k, F), mimic, transposed)                       # C_ki
+                if derivatives:
+                    put(dtau_dq, c_i, c_k, m * (dot6(GcS, row6(w, k, W_PHI_BASE)) + 2.0 * dot6(BcTS, Sdot_k)),
+                        mimic, transposed)                                                  # ∂τ_i/∂θ_k
+                    if k != i:
+                        put(dtau_dq, c_k, c_i, m * dot6(S_k, Y_i), mimic, transposed)     # ∂τ_k/∂θ_i
+            j = parent(mb, start)
 
 
 @inline

@@ -42,7 +42,7 @@ Forward dynamics q̈ = FD(q, q̇, τ) solves ID(q, q̇, q̈) = τ, so ∂q̈/∂
 and ∂q̈/∂τ = M⁻¹: q̈ = M⁻¹ (τ − b) by M's Cholesky factor M = L L^T, M⁻¹ = L^−T L⁻¹ from L⁻¹ (linalg.py),
 then the inverse dynamics derivatives at q̈ and the two products.
 """
-from .coriolis import composites_in_base, coriolis_from_composites, put
+from .coriolis import W_PHI_BASE, W_Y_BASE, composite_pairs, composites_in_base
 from .crba import crba
 from .kinematics import body_poses_in_base
 from .layout import (
@@ -50,17 +50,14 @@ from .layout import (
     W_F_BODY,
     W_GC_BASE,
     W_P_BASE,
-    W_PA_BASE,
     W_R_BASE,
     W_S_BASE,
     W_SDOT_BASE,
     W_V_BASE,
     W_VDOT_BASE,
     W_VDOT_BODY,
-    coordinate,
     has_mimic,
     inline,
-    multiplier,
     n_bodies,
     n_coordinates,
     parent,
@@ -75,14 +72,10 @@ from .spatial import (
     add6,
     adjoint,
     adjoint_inverse_transpose,
-    dot6,
     matrix_times,
-    matrix_transpose_times,
     neg_ad_transpose,
     scale6,
 )
-
-W_PHI_BASE = W_PA_BASE      # 6  φ_i = [V̇_λ, S_i] + [V_λ, ψ_i] in {0} (ABA's column, unused in this pass)
 
 
 @inline
@@ -103,35 +96,20 @@ def inverse_dynamics_derivatives(mb, w, q, qd, qdd, frame, f_tip, tau, dtau_dq, 
         lam = parent(mb, i)
         Vdot_lam = row6(w, lam, W_VDOT_BASE) if lam >= 0 else parent_acceleration(mb, w, lam, True)
         V_lam = row6(w, lam, W_V_BASE) if lam >= 0 else ZERO6
-        set_row6(w, i, W_PHI_BASE, add6(ad(Vdot_lam, row6(w, i, W_S_BASE)),
-                                        ad(V_lam, row6(w, i, W_SDOT_BASE))))           # φ_i
+        S_i, psi_i = row6(w, i, W_S_BASE), row6(w, i, W_SDOT_BASE)
+        phi_i = add6(ad(Vdot_lam, S_i), ad(V_lam, psi_i))                              # φ_i
+        set_row6(w, i, W_PHI_BASE, phi_i)
+        F_i = adjoint_inverse_transpose(R, p, row6(w, i, W_F_BODY))                   # F_i in {0}
+        Gc = w[i, W_GC_BASE:W_GC_BASE + 36]
+        Bc = w[i, W_BC_BASE:W_BC_BASE + 36]
+        set_row6(w, i, W_Y_BASE, add6(add6(neg_ad_transpose(S_i, F_i), matrix_times(Gc, phi_i)),
+                                      scale6(matrix_times(Bc, psi_i), 2.0)))   # Y_i = −[ad_{S_i}]^T F_i
+        #                                                                        + G^c_i φ_i + 2 B^c_i ψ_i
     if mimic or (n > 0 and run_start(mb, n - 1) != 0):
         for r in range(n_coordinates(mb)):  # mimic: G^T (·) G accumulates; a tree: branches do not couple
             for c in range(n_coordinates(mb)):
                 dtau_dq[r, c] = 0.0
-    for i in range(n):
-        Gc = w[i, W_GC_BASE:W_GC_BASE + 36]
-        Bc = w[i, W_BC_BASE:W_BC_BASE + 36]
-        S_i, psi_i, phi_i = row6(w, i, W_S_BASE), row6(w, i, W_SDOT_BASE), row6(w, i, W_PHI_BASE)
-        GcS = matrix_times(Gc, S_i)                                                    # G^c_i S_i
-        BcTS = matrix_transpose_times(Bc, S_i)                                         # B^c_i^T S_i
-        R, p = row9(w, i, W_R_BASE), row3(w, i, W_P_BASE)
-        F_i = adjoint_inverse_transpose(R, p, row6(w, i, W_F_BODY))                   # F_i in {0}
-        Y = add6(add6(neg_ad_transpose(S_i, F_i), matrix_times(Gc, phi_i)),
-                 scale6(matrix_times(Bc, psi_i), 2.0))          # −[ad_{S_i}]^T F_i + G^c_i φ_i + 2 B^c_i ψ_i
-        c_i, m_i = (coordinate(mb, i), multiplier(mb, i)) if mimic else (i, 1.0)
-        j = i
-        while j >= 0:                   # the joints that support i, i itself first, a run at a time
-            start = run_start(mb, j)
-            for k in range(j, start - 1, -1):
-                psi_k = row6(w, k, W_SDOT_BASE)
-                c_k, m = (coordinate(mb, k), m_i * multiplier(mb, k)) if mimic else (k, 1.0)
-                put(dtau_dq, c_i, c_k, m * (dot6(GcS, row6(w, k, W_PHI_BASE)) + 2.0 * dot6(BcTS, psi_k)),
-                    mimic, transposed)                                                  # ∂τ_i/∂θ_k
-                if k != i:
-                    put(dtau_dq, c_k, c_i, m * dot6(row6(w, k, W_S_BASE), Y), mimic, transposed)   # ∂τ_k/∂θ_i
-            j = parent(mb, start)
-    coriolis_from_composites(mb, w, dtau_dqd, 2.0, transposed)                        # ∂τ/∂θ̇ = 2 C
+    composite_pairs(mb, w, dtau_dqd, 2.0, transposed, True, dtau_dq)    # ∂τ/∂θ̇ = 2 C and ∂τ/∂θ, pairwise
 
 
 @inline

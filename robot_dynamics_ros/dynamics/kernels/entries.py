@@ -538,20 +538,26 @@ def rnea_derivatives(d, q, qd, qdd, frame, f_tip, tau, dtau_dq, dtau_dqd):
 
 
 @_entry(types.none(_D, _VI, _VI, _VI, _I, _VI, _M, _M, _M, _M))
-def aba_derivatives(d, q, qd, tau, frame, f_tip, vectors, Minv, dqdd_dx, dtau_dx_T):
-    """q̈ (vectors[0]; vectors (2, n), the second row scratch), M⁻¹, [∂q̈/∂q  ∂q̈/∂q̇] (n, 2n);
-    [∂τ/∂q  ∂τ/∂q̇]^T at q̈ left in dtau_dx_T (2n, n); frame < 0: no tip wrench."""
+def aba_derivatives(d, q, qd, tau, frame, f_tip, scratch, Minv, dqdd_dq, dqdd_dqd):
+    """M⁻¹, ∂q̈/∂q, ∂q̈/∂q̇ (n, n each); scratch (3n + 1, 2n): [∂q̈/∂q  ∂q̈/∂q̇] (rows :n), [∂τ/∂q  ∂τ/∂q̇]^T
+    at q̈ (rows n:3n, the first n columns), then q̈ and one more vector (row 3n); frame < 0: no tip
+    wrench."""
     n = check_state(d, q, qd)
     check_vector(d, tau, n)
     if frame >= 0:
         check_vector(d, f_tip, 6)
-    if (vectors.shape != (2, n) or Minv.shape != (n, n) or dqdd_dx.shape != (n, 2 * n)
-            or dtau_dx_T.shape != (2 * n, n)):
+    if (scratch.shape != (3 * n + 1, 2 * n) or Minv.shape != (n, n) or dqdd_dq.shape != (n, n)
+            or dqdd_dqd.shape != (n, n)):
         raise ValueError("invalid derivative outputs")
-    if not fd_derivatives_of_state(d, d, q, qd, tau, frame, f_tip, vectors[0], vectors[1], Minv, dqdd_dx,
-                                   dtau_dx_T):
+    dqdd_dx, vectors = scratch[:n], scratch[3 * n]
+    if not fd_derivatives_of_state(d, d, q, qd, tau, frame, f_tip, vectors[:n], vectors[n:], Minv, dqdd_dx,
+                                   scratch[n:3 * n]):
         raise ValueError(NOT_POSITIVE_DEFINITE)
-    if not (all_finite(dqdd_dx) and all_finite(Minv) and all_finite(vectors[0])):
+    for r in range(n):
+        for c in range(n):
+            dqdd_dq[r, c] = dqdd_dx[r, c]
+            dqdd_dqd[r, c] = dqdd_dx[r, n + c]
+    if not (all_finite(dqdd_dx) and all_finite(Minv) and all_finite(vectors[:n])):
         raise ValueError(OVERFLOW_FD_DERIVATIVES)
 
 
