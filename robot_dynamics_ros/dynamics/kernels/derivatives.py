@@ -33,10 +33,10 @@ rigid turn of the whole subtree of i leaves τ_i = S_i^T F_i unchanged ([S_j, S_
     (0 for joints on different branches)
 
 so ∂τ/∂θ̇ = 2 C(q, q̇), twice the Christoffel-consistent Coriolis matrix (c = C q̇ is quadratic in q̇ and
-Γ_ijk is symmetric in j, k), which coriolis.coriolis_from_composites computes from the same
-composites. Each pair (four entries) is six 6-vector products; each body one 6x6 composite: the mass
-matrix's cost. ∂τ/∂q̈ = M. With mimic joints the body derivatives are projected onto the
-coordinates: ∂τ_r/∂q_r = G^T (∂τ/∂θ) G (G: the mimic map).
+Γ_ijk is symmetric in j, k). One pass over the pairs, coriolis.composite_pairs, writes both matrices
+(the Coriolis matrix's own pass, with the ∂τ/∂θ terms switched on): each pair (four entries) is six
+6-vector products; each body one 6x6 composite: the mass matrix's cost. ∂τ/∂q̈ = M. With mimic
+joints the body derivatives are projected onto the coordinates: ∂τ_r/∂q_r = G^T (∂τ/∂θ) G (G: the mimic map).
 
 Forward dynamics q̈ = FD(q, q̇, τ) solves ID(q, q̇, q̈) = τ, so ∂q̈/∂x = −M⁻¹ ∂τ/∂x at that q̈ (x = q, q̇)
 and ∂q̈/∂τ = M⁻¹: q̈ = M⁻¹ (τ − b) by M's Cholesky factor M = L L^T, M⁻¹ = L^−T L⁻¹ from L⁻¹ (linalg.py),
