@@ -31,7 +31,7 @@ from numba.core import typing
 from numba.core.typeconv import Conversion
 
 from . import cache
-from .linking import LinkOnlyCompiler
+from .linking import PIPELINE
 from .native import is_native_ndarray
 
 cache.install()
@@ -67,7 +67,7 @@ def subroutine(fn):
 # Inlined helpers and subroutines are called from kernels only: no wrapper that would let Python call
 # them (boxing a tuple of 36 floats is more machine code than the function itself), and compiled to
 # IR that their callers link in and optimise, not to machine code of their own (linking.py).
-_NOT_FROM_PYTHON = dict(no_cpython_wrapper=True, no_cfunc_wrapper=True, pipeline_class=LinkOnlyCompiler)
+_NOT_FROM_PYTHON = dict(no_cpython_wrapper=True, no_cfunc_wrapper=True, pipeline_class=PIPELINE)
 
 
 def _compiled_once(dispatcher):

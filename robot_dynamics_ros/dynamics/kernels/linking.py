@@ -19,9 +19,12 @@ unchanged (benchmarks, README "Start-up").
 
 The helper's library is cached like any other (object code: the environment pointer's; bitcode:
 the linked IR its callers link in), so a process that compiles a caller later loads it.
+
+This reaches into numba's code library (requirements/runtime.txt pins numba 0.68.1): with a numba whose
+library lacks the methods used here, helpers compile the ordinary way (`PIPELINE`), only slower.
 """
 from llvmlite import binding as llvm
-from numba.core.codegen import JITCodeLibrary
+from numba.core.codegen import JITCodeLibrary, JITCPUCodegen
 from numba.core.compiler import Compiler, DefaultPassBuilder
 from numba.core.compiler_lock import require_global_compiler_lock
 from numba.core.compiler_machinery import LoweringPass, register_pass
@@ -77,3 +80,11 @@ class LinkOnlyCompiler(Compiler):
         pipeline.add_pass_after(LinkOnlyLowering, AnnotateTypes)
         pipeline.finalize()
         return [pipeline]
+
+
+# The compiler of the helpers: LinkOnlyCompiler where numba's code library and code generator have what
+# LinkOnlyLibrary.finalize uses.
+_LIBRARY_METHODS = ("_raise_if_finalized", "_get_module_for_linking", "_finalize_final_module")
+PIPELINE = (LinkOnlyCompiler
+            if all(hasattr(JITCodeLibrary, name) for name in _LIBRARY_METHODS)
+            and hasattr(JITCPUCodegen, "_create_empty_module") else Compiler)
