@@ -16,6 +16,7 @@ the argument); results are new numpy arrays that the caller owns.
 from __future__ import annotations
 
 from .all_terms import AllTerms, compute_all_terms
+from .base_parameters import BaseParameters, base_parameters
 from .closed_form import ClosedFormDynamics, closed_form_dynamics
 from .contact import MomentumObserver, external_wrench, momentum_balance
 from .control import computed_torque
@@ -50,14 +51,15 @@ from .inverse_dynamics import (
 from .jacobians import frame_pose, jacobian, jacobian_derivative
 from .limits import effort_limits, enforce_position_limits, saturate_effort
 from .mass_matrix import mass_matrix, mass_matrix_trajectory, mass_matrix_via_jacobians
-from .model import Data, Model
+from .model import Data, Model, with_armature
 from .modern_robotics import from_modern_robotics, to_modern_robotics
+from .robot_identification import RobotEstimate, identify_robot
 from .task_space import task_space_bias, task_space_inertia
 from .task_space_control import pose_error, task_space_control
 from .urdf import load_urdf
 
 __all__ = [
-    "Model", "Data", "load_urdf", "from_modern_robotics", "to_modern_robotics",
+    "Model", "Data", "load_urdf", "with_armature", "from_modern_robotics", "to_modern_robotics",
     "compute_all_terms", "AllTerms",
     "inverse_dynamics", "inverse_dynamics_trajectory", "gravity_torques", "coriolis_forces", "bias_forces",
     "mass_matrix", "mass_matrix_via_jacobians", "mass_matrix_trajectory",
@@ -70,6 +72,7 @@ __all__ = [
     "joint_torque_regressor", "joint_torque_regressor_trajectory", "inertial_parameters",
     "with_inertial_parameters", "with_payload",
     "identify_payload", "identify_payload_from_log", "PayloadEstimate",
+    "base_parameters", "BaseParameters", "identify_robot", "RobotEstimate",
     "MomentumObserver", "external_wrench", "momentum_balance",
     "euler_step", "semi_implicit_euler_step", "rk4_step", "simulate", "SimulationResult",
     "effort_limits", "saturate_effort", "enforce_position_limits",

@@ -44,7 +44,7 @@ def closed_form_dynamics(model: Model, q: ArrayLike, qd: ArrayLike,
     model's body frames, fixed base (𝒱_base = 0):
 
         𝒱 = ℒ 𝒜 θ̇  (9.77),   ℒ = (1 − Γ)⁻¹  (9.76),   Γ's block (i, λ(i)) = [Ad_{T_{i,λ(i)}}]  (9.68),
-        M = 𝒜ᵀ ℒᵀ 𝒢 ℒ 𝒜  (9.82),
+        M = 𝒜ᵀ ℒᵀ 𝒢 ℒ 𝒜 + diag(armature)  (9.82; the rotors' reflected inertia added),
         c = −𝒜ᵀ ℒᵀ (𝒢 ℒ [ad_{𝒜θ̇}] Γ + [ad_𝒱]ᵀ 𝒢) ℒ 𝒜 θ̇,
         g = 𝒜ᵀ ℒᵀ 𝒢 ℒ 𝒱̇_base  (9.84),  𝒱̇_base's block i = Ad_{T_{i0}}(0, −g) for bodies on the base.
 
@@ -92,7 +92,7 @@ def closed_form_dynamics(model: Model, q: ArrayLike, qd: ArrayLike,
     for i in range(n):
         ad_V[B[i], B[i]] = ad(V[B[i]])
     LA = L @ A
-    M = LA.T @ G @ LA                                                          # (9.82)
+    M = LA.T @ G @ LA + np.diag(model.armature)                                # (9.82), + the armature
     c = -LA.T @ (G @ L @ ad_A_qd @ Gamma + ad_V.T @ G) @ LA @ qd               # (9.83), sign of (9.55)
     g = LA.T @ G @ L @ Vdot_base                                               # (9.84)
     result = ClosedFormDynamics(M=M, c=c, g=g, A=A, G=G, Gamma=Gamma, L=L, V=V, Vdot_base=Vdot_base,

@@ -233,10 +233,29 @@ def identify_payload_from_log(model: Model, t: ArrayLike, q: ArrayLike, tau: Arr
     differences (second order) of the filtered q, and the same filter on τ keeps the torques and the
     accelerations matched (the regression is not biased by filtering one side only). The reflection
     flips q̈ at the ends; the filter spreads that jump over about two cutoff periods, so the first and
-    last EDGE_PERIODS cutoff periods (EDGE_PERIODS ⌈1/(cutoff dt)⌉ samples each) are dropped.
+    last EDGE_PERIODS cutoff periods (EDGE_PERIODS ⌈1/(cutoff dt)⌉ samples each) are dropped, and so
+    is as much around each gap in the stamps (dropped messages: filtered_log).
 
     cutoff (Hz) must be below the Nyquist frequency 1/(2 dt); choose it above the trajectory's
     frequencies (a few Hz for an exciting trajectory) and below the noise."""
+    q_f, qd, qdd, tau_f = filtered_log(model, t, q, tau, cutoff)
+    return identify_payload(model, q_f, qd, qdd, tau_f, frame)
+
+
+GAP_FACTOR = 5.0        # a spacing above GAP_FACTOR times the median is a gap (dropped samples)
+
+
+def filtered_log(model: Model, t: ArrayLike, q: ArrayLike, tau: ArrayLike, cutoff: float = DEFAULT_CUTOFF,
+                 coulomb: bool = False):
+    """(q, q̇, q̈, τ) (each (M, n), on a uniform grid) from a recording's stamps t (N,), positions q and
+    efforts tau (N, n): identify_payload_from_log's zero-phase low-pass and central differences, the
+    first and last EDGE_PERIODS cutoff periods dropped, and so are the grid points within as much of a
+    gap in the stamps (a spacing above GAP_FACTOR times the median: dropped messages), where the
+    interpolation would invent a motion. ValueError naming t, q, tau or cutoff.
+
+    coulomb: also return, fifth, sgn(q̇) through the same low-pass: the Coulomb friction column filtered
+    as the torque it explains was (a jump at each reversal that the filter spreads over the τ samples
+    around it, which the unfiltered sgn would not match)."""
     t = _checks.real_array(t, "t", "an (N,) array of times in seconds")
     if t.ndim != 1 or t.size < 3 or not np.isfinite(t).all() or not (np.diff(t) > 0).all():
         raise ValueError(f"t must be N >= 3 finite, strictly increasing times (s), got shape {t.shape}")
@@ -257,8 +276,18 @@ def identify_payload_from_log(model: Model, t: ArrayLike, q: ArrayLike, tau: Arr
     q_f, tau_f = (_zero_phase_lowpass(_resample(t, x, grid), dt, cutoff) for x in (q, tau))
     qd = np.gradient(q_f, dt, axis=0)       # (x[k+1] − x[k−1]) / (2 dt)
     qdd = np.gradient(qd, dt, axis=0)
-    keep = slice(edge, grid.size - edge)
-    return identify_payload(model, q_f[keep], qd[keep], qdd[keep], tau_f[keep], frame)
+    keep = np.zeros(grid.size, dtype=bool)
+    keep[edge:grid.size - edge] = True
+    gaps = np.flatnonzero(np.diff(t) > GAP_FACTOR * dt)
+    for k in gaps:                          # the gap [t_k, t_k+1] and the filter's reach on both sides
+        keep[(grid > t[k] - edge * dt) & (grid < t[k + 1] + edge * dt)] = False
+    if not keep.any():
+        raise ValueError(f"t: no samples left after dropping {edge * dt:g} s at each end and around the "
+                         f"{gaps.size} gaps in the stamps (spacings above {GAP_FACTOR:g} times the median)")
+    if coulomb:
+        sign_f = _zero_phase_lowpass(np.sign(qd), dt, cutoff)
+        return q_f[keep], qd[keep], qdd[keep], tau_f[keep], sign_f[keep]
+    return q_f[keep], qd[keep], qdd[keep], tau_f[keep]
 
 
 def _resample(t, x, grid):

@@ -37,9 +37,10 @@ def mass_matrix_trajectory(model: Model, q: ArrayLike, data: Data | None = None)
 
 
 def mass_matrix_via_jacobians(model: Model, q: ArrayLike, data: Data | None = None) -> np.ndarray:
-    """M(q) = Σ_i J_ibᵀ(q) G_i J_ib(q) (eq. 9.61): body Jacobians of every link frame {i} and the
-    links' spatial inertias G_i in {i} (kg, kg·m, kg·m²). O(n²) per link; a cross-check of mass_matrix."""
-    M = np.zeros((model.nq, model.nq))
+    """M(q) = Σ_i J_ibᵀ(q) G_i J_ib(q) + diag(armature) (eq. 9.61, plus the rotors' reflected inertia):
+    body Jacobians of every link frame {i} and the links' spatial inertias G_i in {i} (kg, kg·m, kg·m²).
+    O(n²) per link; a cross-check of mass_matrix."""
+    M = np.diag(model.armature)
     for i, J in enumerate(body_jacobians(model, q, data)):
         M += J.T @ spatial_inertia(model.mass[i], model.com[i], model.inertia_com[i]) @ J
     return _checks.finite(M, "M(q)", "q")

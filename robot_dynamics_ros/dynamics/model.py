@@ -28,7 +28,8 @@ near the bounds. The triangle inequality of the principal moments is not require
 it (ANYmal's and HyQ's point-like links carry inertia about one axis only).
 
 M(q) must be positive definite. Construction checks it at q = 0 by the pivots of the articulated-
-body algorithm, D_i = S_i^T G^A_i S_i (det M = prod D_i; G^A_i is the articulated inertia of the
+body algorithm, D_i = S_i^T G^A_i S_i + a_i (a_i: the joint's armature; det M = prod D_i; G^A_i is the
+articulated inertia of the
 subtree at i): a pivot at most PIVOT_RTOL = 1e-10 times the trace of the matching 3x3 block of G^A_i
 (rotational for a revolute joint, translational for a prismatic one) names joint i. det M(q) is
 analytic in q, so M is either singular for every q -- a joint that moves only massless bodies,
@@ -48,6 +49,7 @@ from . import _checks
 # The packed layout lives in the kernel package that reads it, so that changing it invalidates numba's
 # on-disk cache (keyed on the kernel package's source: kernels/cache.py).
 from .kernels.layout import (
+    COL_ARMATURE,
     COL_C,
     COL_COORD,
     COL_GRAVITY,
@@ -101,10 +103,13 @@ class Model:
     Attributes per coordinate (length nq, in `joint_names` order):
       nq, joint_names, joint_types ('revolute' | 'continuous' | 'prismatic'), lower/upper (position
       limits, -inf/+inf where none), velocity_limit, effort_limit (+inf where none), damping (viscous
-      friction F_v), friction (Coulomb friction F_s). A mimicking joint's limits and friction are
+      friction F_v), friction (Coulomb friction F_s), armature (the rotor inertia reflected through the
+      gearbox, kg m^2 or kg: every algorithm uses M(q) + diag(armature), as Pinocchio's model.armature;
+      default 0). A mimicking joint's limits, friction and armature are
       folded into its coordinate's: lower_i <= m q + o <= upper_i intersects the coordinate's
       position limits, |m q̇| <= v_i bounds its velocity (v_i / |m|), and its friction torques
-      projected by G^T add exactly m^2 F_v,i (viscous) and |m| F_s,i (Coulomb). Its effort limit is
+      projected by G^T add exactly m^2 F_v,i (viscous) and |m| F_s,i (Coulomb), its armature m^2 a_i.
+      Its effort limit is
       not folded (the effort at a mimicking joint is the coupling's internal force, not a
       command): the coordinate keeps the effort limit of its own joint.
     Attributes per body (length n_bodies, body order, parent[i] < i):
@@ -127,16 +132,16 @@ class Model:
                  "effort_limit", "damping", "friction", "T_tree", "axis", "mass", "com",
                  "inertia_com", "frame_body", "frame_placement", "_packed", "_frame_index",
                  "_joint_index", "_data", "_square", "n_bodies", "body_joint_names", "body_joint_types",
-                 "mimic", "body_coordinate", "body_multiplier", "body_offset", "_body_limits")
+                 "mimic", "body_coordinate", "body_multiplier", "body_offset", "_body_limits", "armature")
 
     def __init__(self, *, joint_names, joint_types, link_names, parent, T_tree, axis, mass, com,
                  inertia_com, frame_names, frame_body, frame_placement, root_link, tip_frame,
                  gravity=(0.0, 0.0, -9.81), lower=None, upper=None, velocity_limit=None,
-                 effort_limit=None, damping=None, friction=None, mimic=None):
+                 effort_limit=None, damping=None, friction=None, armature=None, mimic=None):
         """Build a model from per-body arrays (n bodies, nf frames).
 
         joint_names, joint_types, link_names, parent and the limits (lower, upper, velocity_limit,
-        effort_limit, damping, friction) have one entry per body: its joint's, mimicking joints
+        effort_limit, damping, friction, armature) have one entry per body: its joint's, mimicking joints
         included. mimic: {mimicking joint: (followed joint, multiplier, offset)} (None: none); a
         joint that follows a mimicking joint is resolved to the independent one (multipliers and
         offsets composed); ValueError naming the joints for an unknown followed joint or a cycle.
@@ -175,7 +180,8 @@ class Model:
             velocity_limit=_frozen(inf if velocity_limit is None else velocity_limit),
             effort_limit=_frozen(inf if effort_limit is None else effort_limit),
             damping=_frozen(np.zeros(n) if damping is None else damping),
-            friction=_frozen(np.zeros(n) if friction is None else friction)))
+            friction=_frozen(np.zeros(n) if friction is None else friction),
+            armature=_frozen(np.zeros(n) if armature is None else armature)))
         set_(self, "_frame_index", {name: f for f, name in enumerate(self.frame_names)})
         self._validate()
         self._set_coordinates(resolve_mimic(mimic or {}, self.body_joint_names))
@@ -218,6 +224,7 @@ class Model:
             k, m, o = int(c[i]), mult[i], offset[i]
             folded["damping"][k] += m * m * b["damping"][i]
             folded["friction"][k] += abs(m) * b["friction"][i]
+            folded["armature"][k] += m * m * b["armature"][i]     # its rotor's ½ a_i (m q̇)² of kinetic energy
             if m == 0.0:            # a joint held at its offset: no bound on the coordinate
                 continue
             lo, hi = (b["lower"][i] - o) / m, (b["upper"][i] - o) / m
@@ -348,6 +355,13 @@ class Model:
                 bad = [name for name, v in zip(self.body_joint_names, np.atleast_1d(values)) if not v >= 0]
                 name = bad[0] if bad else '?'
                 raise ValueError(f"joint {name!r}: {what} must be non-negative (one per joint)")
+        armature = b["armature"]
+        if armature.shape != (n,) or not np.all((armature >= 0) & (armature <= MAX_INERTIA)):
+            bad = [name for name, v in zip(self.body_joint_names, np.atleast_1d(armature))
+                   if not 0 <= v <= MAX_INERTIA]
+            name = bad[0] if bad else "?"
+            raise ValueError(f"joint {name!r}: armature must be a finite non-negative number "
+                             f"of at most {MAX_INERTIA:g} (kg m^2 or kg; one per joint)")
         for key in ("lower", "upper"):
             if b[key].shape != (n,) or np.any(np.isnan(b[key])):
                 raise ValueError(f"{key} position limits must be numbers (one per joint)")
@@ -382,6 +396,7 @@ class Model:
         body[:, COL_COORD] = self.body_coordinate
         body[:, COL_MULT] = self.body_multiplier
         body[:, COL_OFFSET] = self.body_offset
+        body[:, COL_ARMATURE] = self._body_limits["armature"]
         packed[0, COL_N] = n
         packed[0, COL_NQ] = self.nq
         packed[0, COL_MIMIC] = 1.0 if self.mimic else 0.0
@@ -394,7 +409,7 @@ class Model:
         return packed
 
     def _check_mass_matrix(self):
-        """ValueError naming the joint(s) whose articulated-body pivot D_i = S_i^T G^A_i S_i is
+        """ValueError naming the joint(s) whose articulated-body pivot D_i = S_i^T G^A_i S_i + a_i is
         numerically zero at q = 0 (module docstring): pass 2 of the ABA (kernels/aba.py) at q = 0
         in the packed body frames, where S_i = e_z angular (revolute) or linear (prismatic).
 
@@ -420,15 +435,16 @@ class Model:
         X[:, :3, :3] = X[:, 3:, 3:] = RT
         X[:, 3:, :3] = -RT @ _skew(rows[:, COL_P:COL_P + 3])
         k_of = np.where(rows[:, COL_TYPE] == PRISMATIC, 5, 2).tolist()
+        armature = rows[:, COL_ARMATURE].tolist()
         parent = self.parent.tolist()
         singular = []
         XT = X.transpose(0, 2, 1)
         for i in range(n - 1, -1, -1):
             k = k_of[i]
             A = GA[i]
-            D = A[k, k]
+            D = A[k, k] + armature[i]                       # D_i = S_i^T G^A_i S_i + a_i
             b = k - 2                                       # the block of S_i: rotational or translational
-            if D > PIVOT_RTOL * (A[b, b] + A[b + 1, b + 1] + A[b + 2, b + 2]):
+            if D > PIVOT_RTOL * (A[b, b] + A[b + 1, b + 1] + A[b + 2, b + 2] + armature[i]):
                 U = A[:, k]
                 A = A - U[:, None] * (U / D)                # G^a_i = G^A_i - U U^T / D
             else:
@@ -473,6 +489,30 @@ class Model:
                     **self._body_limits)
         args.update(changes)
         return Model(**args)
+
+
+def with_armature(model, values):
+    """A new Model with the armature `values`: the rotor inertia reflected through each joint's gearbox
+    (kg m^2 for a revolute joint, kg for a prismatic one; a motor of inertia I_m behind a gear ratio r
+    gives r^2 I_m), which every algorithm adds to the mass matrix, M(q) + diag(armature), as Pinocchio's
+    model.armature: τ_i += a_i q̈_i in the RNEA, D_i += a_i in the ABA's pivots, ∂τ/∂q̈ = M + diag(a).
+
+    values: nq non-negative finite numbers in model.joint_names order, or a mapping {joint name: value}
+    that changes the named joints only; ValueError naming `armature` (or the joint) otherwise. With
+    mimic joints each coordinate's armature is its own joint's (the mimicking joints' set to 0)."""
+    current = np.array(model.armature, dtype=float)
+    if isinstance(values, dict) or isinstance(values, MappingProxyType):
+        for name, value in values.items():
+            k = model.joint_index(name)
+            current[k] = _checks.scalar(value, f"armature[{name!r}]", minimum=0.0)
+        values = current
+    values = _checks.real_array(values, "armature", f"{model.nq} numbers (kg m^2 or kg), one per joint")
+    if values.shape != (model.nq,) or not np.all(np.isfinite(values)) or np.any(values < 0):
+        raise ValueError(f"armature must be {model.nq} finite non-negative numbers (kg m^2 or kg) in "
+                         f"model.joint_names order, got {np.asarray(values).tolist()!r}")
+    independent = np.array([name not in model.mimic for name in model.body_joint_names], dtype=bool)
+    body = np.where(independent, values[model.body_coordinate], 0.0)
+    return model.replace(armature=body)
 
 
 def resolve_mimic(mimic, joint_names):

@@ -21,6 +21,7 @@ from xml.etree import ElementTree
 
 import numpy as np
 
+from . import _checks
 from .model import MAX_LENGTH, Model, check_inertia, lump_inertias, resolve_mimic
 from .spatial import rpy_to_rotation, transform
 
@@ -468,7 +469,7 @@ def _body_inertias(links, names, body_of, placements, placed, n):
 
 
 def load_urdf(source, *, root_link=None, tip_link=None, locked_joints=None, gravity=(0.0, 0.0, -9.81),
-              mimic=True):
+              mimic=True, armature=None):
     """Build a Model from a URDF file path or XML string.
 
     root_link / tip_link (link names) select the chain root -> tip; every joint off that chain is
@@ -496,6 +497,10 @@ def load_urdf(source, *, root_link=None, tip_link=None, locked_joints=None, grav
     with its fingers: panda_rightfinger) that is one leaf among several, chosen by the order of the
     URDF's elements, not a meaningful end effector: pass tip_link (the nodes publish no task-space
     output without it on such a tree).
+
+    armature: the joints' rotor inertias reflected through their gearboxes (kg m^2 or kg), which URDF
+    has no element for: nq values in model.joint_names order or {joint name: value} (as with_armature);
+    None: zero. A joint that moves only massless links is accepted when its armature is positive.
     """
     for name, what in ((root_link, "root_link"), (tip_link, "tip_link")):
         if name is not None and not isinstance(name, str):
@@ -510,7 +515,30 @@ def load_urdf(source, *, root_link=None, tip_link=None, locked_joints=None, grav
     finally:
         if collecting:
             gc.enable()
+    if armature is not None:
+        arguments["armature"] = _body_armature(arguments, armature)
     return Model(gravity=gravity, **arguments)     # the URDF's records are gone: their memory is free
+
+
+def _body_armature(arguments, armature):
+    """Per-body armature (the Model constructor's) from load_urdf's `armature`: nq values in the
+    coordinates' order (the moving joints that mimic none) or {joint name: value}; 0 on mimicking joints.
+    In the constructor, so that a joint whose only inertia is its rotor's is accepted (M's pivot a_i)."""
+    names, mimic = arguments["joint_names"], arguments.get("mimic") or {}
+    coordinates = [name for name in names if name not in mimic]
+    if isinstance(armature, dict):
+        unknown = sorted(set(armature) - set(coordinates))
+        if unknown:
+            raise ValueError(f"armature: unknown joint {unknown[0]!r}; the coordinates are {coordinates}")
+        values = {name: _checks.scalar(v, f"armature[{name!r}]", minimum=0.0) for name, v in armature.items()}
+    else:
+        array = _checks.real_array(armature, "armature", f"{len(coordinates)} numbers, one per joint")
+        if array.shape != (len(coordinates),) or not np.all(np.isfinite(array)) or np.any(array < 0):
+            raise ValueError(f"armature must be {len(coordinates)} finite non-negative numbers (kg m^2 or "
+                             f"kg), one per joint in the order {coordinates}, got "
+                             f"{np.asarray(armature).tolist()!r}")
+        values = dict(zip(coordinates, array.tolist()))
+    return np.array([values.get(name, 0.0) for name in names])
 
 
 def _mimic_map(joint_list, joints, locked):

@@ -344,12 +344,16 @@ def test_every_public_function_is_fuzzed():
     other libraries' models and inertial parameters, refused by name in test_identification.py),
     identify_payload, identify_payload_from_log (a dataclass of N samples: their bad input is tested
     there too), effort_limits and inertial_parameters (no argument but the model; effort_limits' +inf
-    means "no limit")."""
+    means "no limit"), and the whole-robot identification's functions (recordings, files and model
+    builders: with_armature's bad input in test_ref_pinocchio_armature.py, the others' in
+    test_robot_identification.py, test_excitation.py and test_write_urdf.py)."""
     classes_and_loaders = {"Model", "Data", "AllTerms", "SimulationResult", "ClosedFormDynamics", "load_urdf",
                            "MomentumObserver",
                            "from_modern_robotics", "to_modern_robotics", "effort_limits",
                            "inertial_parameters", "with_inertial_parameters", "with_payload",
-                           "identify_payload", "identify_payload_from_log", "PayloadEstimate"}
+                           "identify_payload", "identify_payload_from_log", "PayloadEstimate",
+                           "with_armature", "base_parameters", "BaseParameters", "identify_robot",
+                           "RobotEstimate", "excitation_trajectory", "ExcitationTrajectory", "write_urdf"}
     assert set(rd.__all__) - classes_and_loaders == set(FUNCTIONS)
 
 

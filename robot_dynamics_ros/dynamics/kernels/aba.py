@@ -6,7 +6,7 @@ moved to {0}, G^A_i / p^A_i the articulated-body inertia and bias wrench of the 
 
   pass 1 (base to tips):  V_i = V_λ(i) + S_i q̇_i,   c_i = [V_i, S_i] q̇_i  (= dS_i/dt q̇_i)
                           G^A_i = G_i,   p^A_i = -[ad_{V_i}]^T G_i V_i   (+ F_tip on the tip frame's body)
-  pass 2 (tips to base):  U_i = G^A_i S_i,   D_i = S_i^T U_i,   u_i = τ_i - S_i^T p^A_i
+  pass 2 (tips to base):  U_i = G^A_i S_i,   D_i = S_i^T U_i + a_i (armature),   u_i = τ_i - S_i^T p^A_i
                           G^A_λ += G^A_i - U_i U_i^T / D_i
                           p^A_λ += p^A_i + G^a_i c_i + U_i u_i / D_i,   G^a_i = G^A_i - U_i U_i^T / D_i
   pass 3 (base to tips):  dV_i/dt = dV_λ(i)/dt + c_i with dV_0/dt = (0, -g)  (gravity as a base acceleration)
@@ -29,6 +29,7 @@ from .layout import (
     W_U_TORQUE,
     W_V_BASE,
     W_VDOT_BASE,
+    armature,
     frame_body,
     inline,
     n_bodies,
@@ -71,7 +72,7 @@ def aba(mb, w, q, qd, tau, frame, f_tip, qdd):
         U = w[i, W_U_BASE:W_U_BASE + 6]
         pA = w[i, W_PA_BASE:W_PA_BASE + 6]
         S = w[i, W_S_BASE:W_S_BASE + 6]
-        D = 0.0
+        D = armature(mb, i)                                               # D = a_i + ...
         u = tau[i]
         for r in range(6):
             acc = 0.0

@@ -7,6 +7,7 @@ screws in {0},
     G^c_i = G_i + sum over children c of [Ad_{T_{c,i}}]^T G^c_c [Ad_{T_{c,i}}]     (tips to base, eq. 9.42)
     M_ij = M_ji = S_j^T [Ad_{T_{i,0}}]^T (G^c_i A_i)     for every j that supports i (j ≤ i)
     M_ij = 0                                              for i, j on different branches
+    M_ii += a_i                                           the armature: M(q) + diag(a)
 
 The composites are summed in the bodies' own frames as ten-parameter rigid bodies (spatial.py);
 each wrench G^c_i A_i is moved to {0} once, so every entry of M is one 6-vector product.
@@ -23,6 +24,7 @@ from .layout import (
     W_R_BASE,
     W_R_PARENT,
     W_S_BASE,
+    armature,
     coordinate,
     has_mimic,
     inline,
@@ -69,6 +71,8 @@ def crba(mb, w, q, M, poses_known=False):
             start = run_start(mb, j)
             for k in range(j, start - 1, -1):
                 M_ik = dot6(row6(w, k, W_S_BASE), F_0)                                  # S_k^T F_0
+                if k == i:
+                    M_ik += armature(mb, i)                                             # + a_i
                 if mimic:                                                               # M_r = G^T M G
                     v = multiplier(mb, i) * multiplier(mb, k) * M_ik
                     M[coordinate(mb, i), coordinate(mb, k)] += v

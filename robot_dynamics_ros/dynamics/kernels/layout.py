@@ -138,7 +138,8 @@ COL_MULT = 42      # 1: multiplier m_i: q_i = m_i q[c_i] + o_i (1 without mimic 
 COL_OFFSET = 43    # 1: offset o_i (0 without mimic joints)
 COL_NQ = 44        # row 0 only: number of coordinates nq (= n without mimic joints)
 COL_MIMIC = 45     # row 0 only: 1 when some body's joint mimics another (c_i != i or m_i != 1 or o_i != 0)
-MODEL_WIDTH = 46
+COL_ARMATURE = 46  # 1: a_i, the armature of body i's joint (rotor inertia through the gearbox): M + diag(a)
+MODEL_WIDTH = 47
 # ---- packed model: one frame row (after the body rows) ------------------------------------------
 FCOL_BODY = 0      # 1: body the frame is fixed to (-1 = the base)
 FCOL_R = 1         # 9: rotation of the frame's placement in its body's frame
@@ -160,7 +161,7 @@ W_VDOT_BASE = _w + 60   # 6  acceleration dV_i/dt in {0}                       (
 W_GA_BASE = _w + 66     # 36 articulated-body inertia G^A_i in {0}, row-major
 W_PA_BASE = _w + 102    # 6  articulated-body bias wrench p^A_i in {0}
 W_U_BASE = _w + 108     # 6  U_i = G^A_i S_i in {0}
-W_INV_D = _w + 114      # 1  1 / D_i, D_i = S_i^T U_i
+W_INV_D = _w + 114      # 1  1 / D_i, D_i = S_i^T U_i + a_i
 W_U_TORQUE = _w + 115   # 1  u_i = tau_i - S_i^T p^A_i
 W_GC_BODY = _w + 116    # 10 composite rigid-body inertia of the subtree at i, ten parameters in {i} (CRBA)
 W_GC_BASE = _w + 126    # 36 composite spatial inertia of the subtree at i in {0}, row-major (Coriolis)
@@ -214,6 +215,12 @@ def coordinate(mb, i):
 def multiplier(mb, i):
     """m_i: body i's joint moves m_i times its coordinate."""
     return mb[i, COL_MULT]
+
+
+@inline
+def armature(mb, i):
+    """a_i: the armature of body i's joint, which adds a_i q̈_i to its torque (M + diag(a))."""
+    return mb[i, COL_ARMATURE]
 
 
 @inline

@@ -8,7 +8,7 @@ In each body's own frame {i}, with T_{i,λ(i)} = T_{λ(i),i}^-1 and the joint sc
     dV_i/dt = [Ad_{T_{i,λ(i)}}] dV_λ(i)/dt + [ad_{V_i}] A_i q̇_i + A_i q̈_i            (9.55)
   backward (tips to base), F_tip added to the wrench of the body that carries the tip frame:
     F_i = G_i dV_i/dt - [ad_{V_i}]^T G_i V_i + sum over children c of [Ad_{T_{c,i}}]^T F_c   (9.56)
-    τ_i = F_i^T A_i                                                                   (9.57)
+    τ_i = F_i^T A_i  (+ a_i q̈_i: the armature, the rotor inertia reflected through the gearbox)  (9.57)
 
 Gravity enters as an upward acceleration of the base, dV_0/dt = (0, -g), so g(q) needs no extra
 term. On a tree each body adds its wrench to its parent's (9.56 summed over the children).
@@ -25,6 +25,7 @@ from .layout import (
     W_R_PARENT,
     W_V_BODY,
     W_VDOT_BODY,
+    armature,
     body_position,
     body_rate,
     coordinate,
@@ -112,6 +113,8 @@ def rnea(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, pos
     for i in range(n - 1, -1, -1):
         F = row6(w, i, W_F_BODY)
         tau_i = axis_dot(is_prismatic(mb, i), F)                                           # (9.57)
+        if use_qdd:
+            tau_i += armature(mb, i) * body_rate(mb, qdd, i, mimic)                        # + a_i q̈_i
         if mimic:
             tau[coordinate(mb, i)] += multiplier(mb, i) * tau_i                            # G^T
         else:
