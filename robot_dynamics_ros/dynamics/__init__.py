@@ -57,9 +57,10 @@ from .robot_identification import RobotEstimate, identify_robot
 from .task_space import task_space_bias, task_space_inertia
 from .task_space_control import pose_error, task_space_control
 from .urdf import load_urdf
+from .urdf_writer import write_urdf
 
 __all__ = [
-    "Model", "Data", "load_urdf", "with_armature", "from_modern_robotics", "to_modern_robotics",
+    "Model", "Data", "load_urdf", "write_urdf", "with_armature", "from_modern_robotics", "to_modern_robotics",
     "compute_all_terms", "AllTerms",
     "inverse_dynamics", "inverse_dynamics_trajectory", "gravity_torques", "coriolis_forces", "bias_forces",
     "mass_matrix", "mass_matrix_via_jacobians", "mass_matrix_trajectory",
