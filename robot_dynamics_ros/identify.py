@@ -1,7 +1,24 @@
-"""Identify the payload an arm carries from a ROS 2 bag of its joint states.
+"""Identify the robot, or the payload it carries, from a ROS 2 bag of its joint states.
 
-    python -m robot_dynamics_ros.identify --bag PATH --urdf FILE [--frame tool0] [--topic /joint_states]
-        [--cutoff 5.0] [--start S] [--end S] [--root-link L] [--tip-link L] [--node NAME ...] [--json]
+    python -m robot_dynamics_ros.identify robot --bag PATH --urdf FILE --output OUT.urdf [--armature]
+        [--validation 0.3] [--topic /joint_states] [--cutoff 5.0] [--start S] [--end S]
+        [--root-link L] [--tip-link L] [--json]
+    python -m robot_dynamics_ros.identify payload --bag PATH --urdf FILE [--frame tool0]
+        [--topic /joint_states] [--cutoff 5.0] [--start S] [--end S] [--root-link L] [--tip-link L]
+        [--node NAME ...] [--json]
+
+(`identify --bag ...` without a subcommand is `identify payload --bag ...`.)
+
+robot: the whole arm (dynamics.identify_robot): every link's inertial parameters (physically
+consistent), each joint's viscous and Coulomb friction and effort offset, with --armature the rotor
+inertias. It fits on the first 1 - VALIDATION of the samples and reports, on the held-out rest, each
+joint's RMS torque error of the URDF as given and of the identified model (the measured efforts and the
+models' torques through the same low-pass). It writes OUT.urdf (the source URDF with the identified
+inertials and <dynamics damping friction>: dynamics.write_urdf) and OUT.yaml (next to it, the same name
+with .yaml: `armature` and `effort_offset` for every node, as `/**: ros__parameters:` so that it applies
+under any namespace): run the nodes with urdf_path:=OUT.urdf (or publish it as /robot_description) and
+--params-file OUT.yaml. --json prints one line: rms_before, rms_after (per joint, held out), offset,
+armature, condition, samples, output, joint_names, method.
 
 Reads the sensor_msgs/msg/JointState messages of --topic from the bag at PATH (a rosbag2 directory with
 its metadata.yaml, storage sqlite3 or mcap, or a single .db3 / .mcap file) with the pure-Python
@@ -25,7 +42,8 @@ iyz izz), the fit's residual and condition number with warnings, and the ``ros2 
 that give the estimate to the running nodes (--node, repeatable; default computed_torque_controller,
 dynamics_node and external_torque_estimator). --json prints one line of JSON instead.
 
-Exit codes: 0 the payload was estimated (check the warnings); 2 an error (bad arguments, unreadable bag,
+Exit codes: 0 the robot or payload was estimated (check the warnings); 2 an error (bad arguments,
+unreadable bag,
 missing topic, unknown frame, no usable message, a log too short for the cutoff), reported on stderr as
 ``identify: error: ...``.
 """
@@ -275,7 +293,7 @@ def report_text(args, model, log: JointLog, estimate, frame: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog='python -m robot_dynamics_ros.identify',
+        prog='python -m robot_dynamics_ros.identify payload',
         description='Estimate the payload at a frame of the arm from a ROS 2 bag of its joint states '
                     '(positions and efforts): mass, centre of mass, inertia, and the ros2 param set '
                     'commands that apply it.')
@@ -320,7 +338,158 @@ def run(args: argparse.Namespace) -> str:
     return report_text(args, model, used, estimate, frame)
 
 
+ROBOT_USAGE = 'python -m robot_dynamics_ros.identify robot'
+CONDITION_WARNING = 1e3     # above this the motion did not excite every base parameter
+
+
+def build_robot_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=ROBOT_USAGE,
+        description='Identify the whole arm from a ROS 2 bag of its joint states (positions and efforts): '
+                    'inertial parameters, friction, effort offsets (and armature); write the identified '
+                    'URDF and a parameter file for the nodes.')
+    parser.add_argument('--bag', required=True, help='the rosbag2 directory (sqlite3 or mcap), or a '
+                        '.db3 / .mcap file')
+    parser.add_argument('--urdf', required=True, help='the URDF file of the arm')
+    parser.add_argument('--output', required=True, help='the identified URDF to write (OUT.urdf); the '
+                        'parameters go to OUT.yaml beside it')
+    parser.add_argument('--topic', default='/joint_states', help='sensor_msgs/msg/JointState topic '
+                        '(default: %(default)s)')
+    parser.add_argument('--cutoff', type=float, default=DEFAULT_CUTOFF,
+                        help='low-pass cutoff, Hz (default: %(default)s)')
+    parser.add_argument('--start', type=float, help='window start, s from the first sample')
+    parser.add_argument('--end', type=float, help='window end, s from the first sample')
+    parser.add_argument('--root-link', help='root link of the chain (default: the URDF root)')
+    parser.add_argument('--tip-link', help='tip link of the chain (default: every joint below the root)')
+    parser.add_argument('--armature', action='store_true', help='identify the rotor inertias too')
+    parser.add_argument('--validation', type=float, default=0.3,
+                        help='fraction of the samples, at the end, held out to validate '
+                             '(default: %(default)s)')
+    parser.add_argument('--json', action='store_true', help='print one line of JSON instead of the report')
+    return parser
+
+
+def _held_out_rms(model, log, cutoff, predict):
+    """Per joint RMS of (measured − predicted) efforts on `log` (N·m or N), both through the fit's
+    low-pass (filtered_log): predict(q, q̇, q̈) -> τ."""
+    from robot_dynamics_ros.dynamics.identification import filtered_log
+
+    q, qd, qdd, tau = filtered_log(model, log.t, log.q, log.tau, cutoff)
+    return np.sqrt(np.mean((tau - predict(q, qd, qdd)) ** 2, axis=0))
+
+
+def parameter_yaml(model, estimate, command: str) -> str:
+    """OUT.yaml: armature and effort_offset of every node (/**), in model.joint_names order."""
+    return '\n'.join([
+        f'# Written by: {command}',
+        f'# Joint order: {", ".join(model.joint_names)}',
+        '# armature: rotor inertia through the gearbox (kg m^2, or kg for a prismatic joint);',
+        '# effort_offset: what the effort sensors add to the joint torque (N m, or N).',
+        '/**:',
+        '  ros__parameters:',
+        f'    armature: {_vector(estimate.model.armature)}',
+        f'    effort_offset: {_vector(estimate.offset)}',
+        ''])
+
+
+def run_robot(args: argparse.Namespace, argv: Sequence[str]) -> str:
+    """identify robot: the report (or JSON line) after writing OUT.urdf and OUT.yaml."""
+    import json
+
+    if args.start is not None and args.end is not None and not args.end > args.start:
+        raise IdentifyError(f'--end ({args.end:g} s) must be after --start ({args.start:g} s)')
+    if not 0.0 < args.validation < 0.9:
+        raise IdentifyError(f'--validation must be a fraction in (0, 0.9), got {args.validation:g}')
+    output = Path(args.output)
+    if output.suffix.lower() != '.urdf':
+        raise IdentifyError(f'--output must name a .urdf file, got {args.output!r}')
+    if not output.parent.is_dir():
+        raise IdentifyError(f'--output: the folder {str(output.parent)!r} does not exist')
+    _rosbags()
+    from robot_dynamics_ros import dynamics as rd
+
+    if not Path(args.urdf).is_file():
+        raise IdentifyError(f'URDF file not found: {args.urdf!r}')
+    model = rd.load_urdf(args.urdf, root_link=args.root_link, tip_link=args.tip_link)
+    log = read_joint_states(args.bag, args.topic, model.joint_names).window(args.start, args.end)
+    if log.t.size < 10:
+        raise IdentifyError(f'the window holds {log.t.size} samples: too few to identify anything')
+    split = log.t[0] + (1.0 - args.validation) * (log.t[-1] - log.t[0])
+    fit, held_out = log.window(None, split), log.window(split, None)
+    estimate = rd.identify_robot(model, fit.t, fit.q, fit.tau, armature=args.armature, cutoff=args.cutoff)
+    try:
+        def urdf_torques(q, qd, qdd):
+            return rd.inverse_dynamics_trajectory(model, q, qd, qdd, friction=True)
+        before = _held_out_rms(model, held_out, args.cutoff, urdf_torques)
+        after = _held_out_rms(model, held_out, args.cutoff, estimate.predict)
+    except ValueError as error:
+        raise IdentifyError(f'the held-out part ({args.validation:g} of {log.t[-1] - log.t[0]:.3g} s) is '
+                            f'too short to validate: {error}') from None
+    rd.write_urdf(estimate.model, args.urdf, output)
+    yaml_path = output.with_suffix('.yaml')
+    command = ' '.join(['python -m robot_dynamics_ros.identify', *argv])
+    yaml_path.write_text(parameter_yaml(model, estimate, command))
+    if args.json:
+        def numbers(values):
+            return [float(v) if math.isfinite(v) else None for v in np.asarray(values, dtype=float)]
+        return json.dumps(dict(
+            joint_names=list(model.joint_names), rms_before=numbers(before), rms_after=numbers(after),
+            offset=numbers(estimate.offset), armature=numbers(estimate.model.armature),
+            damping=numbers(estimate.model.damping), friction=numbers(estimate.model.friction),
+            residual_rms=numbers(estimate.residual_rms),
+            condition=float(estimate.condition) if math.isfinite(estimate.condition) else None,
+            samples=int(estimate.samples), held_out_samples=int(held_out.t.size), method=estimate.method,
+            base_parameters=estimate.base_parameters.count, output=str(output), parameters=str(yaml_path),
+            skipped=log.skipped, duplicates=log.duplicates))
+    span = float(log.t[-1] - log.t[0])
+    rate = 1.0 / float(np.median(np.diff(log.t)))
+    width = max(len(name) for name in model.joint_names)
+    lines = [
+        f'bag:       {args.bag}',
+        f'topic:     {args.topic} ({log.messages} messages; {log.skipped} skipped, '
+        f'{log.duplicates} repeated)',
+        f'time:      {span:.3f} s at a median {rate:.4g} Hz; fit on the first {fit.t[-1] - fit.t[0]:.3f} s '
+        f'({estimate.samples} samples after filtering), validated on the last '
+        f'{held_out.t[-1] - held_out.t[0]:.3f} s',
+        f'model:     {args.urdf}: {model.nq} joints, {estimate.base_parameters.count} base parameters; '
+        f'low-pass cutoff {args.cutoff:g} Hz',
+        f'fit:       {estimate.method}; condition {estimate.condition:.4g}',
+        '',
+        f'{"joint":<{width}}  {"RMS URDF":>9}  {"RMS ident.":>10}  {"offset":>9}  {"F_v":>8}  {"F_c":>8}'
+        f'  {"armature":>9}',
+    ]
+    for k, name in enumerate(model.joint_names):
+        lines.append(f'{name:<{width}}  {before[k]:9.4g}  {after[k]:10.4g}  {estimate.offset[k]:9.4g}  '
+                     f'{estimate.model.damping[k]:8.4g}  {estimate.model.friction[k]:8.4g}  '
+                     f'{estimate.model.armature[k]:9.4g}')
+    lines.append('(held-out RMS torque errors in N m; F_v N m s/rad, F_c N m, armature kg m^2)')
+    if estimate.condition > CONDITION_WARNING:
+        lines.append(f'warning: condition {estimate.condition:.3g} > {CONDITION_WARNING:g}: the motion did '
+                     'not excite every parameter; record an exciting trajectory '
+                     '(dynamics.excitation_trajectory)')
+    worse = [name for name, b, a in zip(model.joint_names, before, after) if a > b]
+    if worse:
+        lines.append(f'warning: the identified model predicts the held-out torques worse than the URDF on '
+                     f'{", ".join(worse)}')
+    lines += ['', f'wrote {output} and {yaml_path}; run a node on them:',
+              f'  ros2 run robot_dynamics_ros dynamics_node --ros-args -p urdf_path:={output.resolve()} '
+              f'--params-file {yaml_path.resolve()}']
+    return '\n'.join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == 'robot':
+        args = build_robot_parser().parse_args(argv[1:])
+        try:
+            output = run_robot(args, argv)
+        except (ValueError, OSError) as error:
+            print(f'identify: error: {error}', file=sys.stderr)
+            return 2
+        print(output)
+        return 0
+    if argv and argv[0] == 'payload':
+        argv = argv[1:]
     args = build_parser().parse_args(argv)
     try:
         output = run(args)

@@ -34,6 +34,7 @@ friction (the model's friction law, friction.py) and o_j a constant torque offse
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -176,12 +177,11 @@ def consistent_parameters(model: Model, K: np.ndarray, beta: np.ndarray, *, data
     if armature:
         constraints.append(pi[10 * model.n_bodies:] >= 0)
     prior = cp.sum_squares(N.T @ z) if N.size else 0.0
-    solver = dict(solver=cp.CLARABEL)
     if data_matrix is None:
         constraints.append(KS @ z == beta - K @ pi_ref)
         problem = cp.Problem(cp.Minimize(prior), constraints)
         try:
-            problem.solve(**solver)
+            _solve(problem)
         except cp.error.SolverError:
             return None
         if problem.status not in ("optimal", "optimal_inaccurate") or z.value is None:
@@ -199,10 +199,21 @@ def consistent_parameters(model: Model, K: np.ndarray, beta: np.ndarray, *, data
         if extra_nonnegative:
             constraints.append(x[:extra_nonnegative] >= 0)
     problem = cp.Problem(cp.Minimize(cp.sum_squares(fit) + prior_weight * prior), constraints)
-    problem.solve(**solver)
+    _solve(problem)
     if z.value is None:
         raise ValueError(f"the consistent fit failed: the solver reports {problem.status!r}")
     return pi_ref + s * z.value, (x.value if extra else np.zeros(0))
+
+
+def _solve(problem):
+    """problem.solve with Clarabel; its "may be inaccurate" warning is not passed on: an answer within the
+    solver's reduced tolerances is checked here (the consistency of the bodies) or is good enough for a
+    fit to noisy data."""
+    import cvxpy as cp
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
+        problem.solve(solver=cp.CLARABEL)
 
 
 def _friction_columns(qd, sign, friction, offset):

@@ -1,14 +1,16 @@
 """Whole-robot identification (identify_robot, base_parameters) on simulated plants whose truth is known.
 
-The "real arm" is the UR5e with every link's mass, centre of mass and inertia changed (by up to 30 %,
-a few cm), viscous and Coulomb friction, armature and torque offsets; its torques come from our inverse
-dynamics, which the reference tests hold equal to Pinocchio's. The recordings follow a sum of sines.
+The "real arm" is the shipped urdf/ur5e_real_arm.urdf and config/ur5e_real_arm.yaml: the UR5e with every
+link's mass, centre of mass and inertia changed (by up to 30 %, a few cm), viscous and Coulomb friction,
+armature and torque offsets; its torques come from our inverse dynamics, which the reference tests hold
+equal to Pinocchio's. The recordings follow a sum of sines.
 """
 import os
 import sysconfig
 
 import numpy as np
 import pytest
+import yaml
 
 from robot_dynamics_ros import dynamics as rd, resources
 from robot_dynamics_ros.dynamics.base_parameters import full_regressor, random_states
@@ -16,20 +18,17 @@ from robot_dynamics_ros.dynamics.robot_identification import pseudo_inertia
 
 ROBOTS = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix", "share", "example-robot-data",
                       "robots")
+REAL_URDF = resources.urdf_file("ur5e_real_arm.urdf")
+REAL_PARAMETERS = resources.config_file("ur5e_real_arm.yaml")
 Q0 = np.array([0.0, -1.2, 1.5, -1.0, -1.57, 0.0])
 
 
-def real_arm(model, seed=1, spread=0.3):
-    """The model with inertias off by up to `spread`, friction, armature, and the offsets its sensors add."""
-    rng = np.random.default_rng(seed)
-    n = model.nq
-    rotation = np.linalg.qr(rng.normal(size=(model.n_bodies, 3, 3)))[0]
-    moments = np.linalg.eigvalsh(model.inertia_com) * rng.uniform(1 - spread, 1 + spread, (model.n_bodies, 1))
-    inertia = np.einsum("bij,bj,bkj->bik", rotation, moments, rotation)
-    arm = model.replace(mass=model.mass * rng.uniform(1 - spread, 1 + spread, model.n_bodies),
-                        com=model.com + rng.uniform(-0.03, 0.03, model.com.shape), inertia_com=inertia,
-                        damping=rng.uniform(0.5, 3.0, n), friction=rng.uniform(0.5, 4.0, n))
-    return rd.with_armature(arm, rng.uniform(0.05, 0.5, n)), rng.uniform(-2.0, 2.0, n)
+def real_arm():
+    """(model, effort offsets) of the shipped "real arm" (tools/make_real_arm.py): urdf/ur5e_real_arm.urdf
+    with the armature and offsets of config/ur5e_real_arm.yaml."""
+    parameters = yaml.safe_load(REAL_PARAMETERS.read_text())["/**"]["ros__parameters"]
+    return (rd.load_urdf(REAL_URDF, armature=parameters["armature"]),
+            np.array(parameters["effort_offset"], dtype=float))
 
 
 def sines(duration, rate, seed, q0=Q0):
@@ -51,7 +50,7 @@ def sines(duration, rate, seed, q0=Q0):
 @pytest.fixture(scope="module")
 def plant():
     stock = rd.load_urdf(resources.default_urdf())
-    arm, offset = real_arm(stock)
+    arm, offset = real_arm()
     held_out = sines(8.0, 200, seed=4)
     tau_held_out = rd.inverse_dynamics_trajectory(arm, *held_out[1:], friction=True) + offset
     return stock, arm, offset, held_out, tau_held_out
