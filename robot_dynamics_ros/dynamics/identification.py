@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _checks
+from .consistency import PIN_ORDER, pseudo_inertia, pseudo_inertia_expression, solve
 from .kernels import entries as _k
 from .model import Data, Model, check_inertia, lump_inertias, parallel_axis
 
@@ -20,8 +21,7 @@ __all__ = ["joint_torque_regressor", "joint_torque_regressor_trajectory", "inert
            "with_inertial_parameters", "with_payload", "identify_payload", "identify_payload_from_log",
            "PayloadEstimate"]
 
-# where each entry of a 3x3 rotational inertia sits in (I_xx, I_xy, I_yy, I_xz, I_yz, I_zz)
-_PIN_ORDER = np.array([[0, 1, 3], [1, 2, 4], [3, 4, 5]])
+_PIN_ORDER = PIN_ORDER       # where each entry of a 3x3 rotational inertia sits in π's six
 
 DEFAULT_CUTOFF = 5.0    # Hz: identify_payload_from_log's low-pass; exciting trajectories stay below ~2 Hz
 FILTER_ORDER = 4        # its Butterworth order: gain 1/sqrt(1 + (f/f_c)^(2 FILTER_ORDER)), applied twice
@@ -177,7 +177,8 @@ class PayloadEstimate:
     """identify_payload's answer: mass (kg), com (3,) in the frame's coordinates (m), inertia (3, 3) about
     the com in the frame's axes (kg m²), residual_rms (N·m: of τ − τ_model − Y π over all samples and
     joints), condition (of the regressor with unit-norm columns: large = the motion did not excite the
-    payload's parameters), consistent (whether the estimate is a rigid body)."""
+    payload's parameters), consistent (whether the estimate is a rigid body), projected (whether least
+    squares gave none and the estimate is the best fit among rigid bodies)."""
 
     mass: float
     com: np.ndarray
@@ -185,15 +186,23 @@ class PayloadEstimate:
     residual_rms: float
     condition: float
     consistent: bool
+    projected: bool = False
 
 
 def identify_payload(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, tau: ArrayLike,
-                     frame: str | None = None) -> PayloadEstimate:
+                     frame: str | None = None, consistent: bool = True) -> PayloadEstimate:
     """The payload at `frame` (default tip frame) that explains the torques: from N samples (q, q̇, q̈, τ:
     (N, n) each, τ the measured joint torques), least squares of τ − τ_model = Y_b π_p, where τ_model is
     the model's inverse dynamics and Y_b the regressor's ten columns of the body b carrying the frame
     (the payload's parameters about b's origin; both in one compiled loop over the samples), the columns
-    scaled to unit norm; then π_p moved to the frame (with_payload's inverse)."""
+    scaled to unit norm; then π_p moved to the frame (with_payload's inverse).
+
+    consistent (default): when least squares gives no rigid body (a negative mass, an inertia about the
+    centre of mass that is not positive semi-definite or breaks the triangle inequality: what noise does to
+    a point mass, whose inertia is zero), the answer is the best fit among rigid bodies instead (the same
+    least squares under the pseudo-inertia's J ⪰ 0: consistency.py) and `projected` says so; a mass at 0
+    there means the data show no payload. Every answer is then one that with_payload (and the nodes'
+    payload parameters) accept."""
     q, qd, qdd, tau = (_states(model, value, name)
                        for value, name in ((q, "q"), (qd, "qd"), (qdd, "qdd"), (tau, "tau")))
     _same_count(q, qd, qdd, tau)
@@ -209,13 +218,55 @@ def identify_payload(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, 
     pi = solution / scale
     condition = float(singular[0] / singular[-1]) if singular[-1] > 0 else np.inf
     residual_rms = float(np.sqrt(np.mean((residual - Y @ pi) ** 2))) if residual.size else 0.0
+    projected = False
+    if consistent and not _payload_is_rigid(pi):
+        pi = _nearest_rigid_payload(Y / scale, residual, scale)
+        projected = True
+        residual_rms = float(np.sqrt(np.mean((residual - Y @ pi) ** 2))) if residual.size else 0.0
+    mass, c_body, I_c_body = _payload_from_parameters(pi, clean=projected)
+    inertia = R.T @ I_c_body @ R
+    inertia = 0.5 * (inertia + inertia.T)
+    return PayloadEstimate(mass=mass, com=R.T @ (c_body - p) if mass > 0 or not projected else np.zeros(3),
+                           inertia=inertia, residual_rms=residual_rms, condition=condition,
+                           consistent=_payload_is_rigid(pi) or projected, projected=projected)
+
+
+def _payload_from_parameters(pi, clean=False):
+    """(mass, com, inertia about the com) in the body frame of ten payload parameters (about its origin).
+    clean: rounding-level repairs of a consistent solver answer: a mass at the solver's tolerance is none,
+    the inertia's principal moments clipped at 0 and to the triangle inequality."""
     mass = float(pi[0])
+    if clean and mass <= 1e-9 * max(1.0, float(np.abs(pi).max())):
+        return 0.0, np.zeros(3), np.zeros((3, 3))
     c_body = pi[1:4] / mass if mass != 0.0 else np.zeros(3)
     I_c_body = pi[4:][_PIN_ORDER] - (parallel_axis(np.array([mass]), c_body[None])[0] if mass != 0 else 0.0)
-    inertia = R.T @ I_c_body @ R
-    return PayloadEstimate(mass=mass, com=R.T @ (c_body - p), inertia=0.5 * (inertia + inertia.T),
-                           residual_rms=residual_rms, condition=condition,
-                           consistent=_consistency_error(mass, inertia) is None)
+    if clean:
+        moments, axes = np.linalg.eigh(0.5 * (I_c_body + I_c_body.T))
+        moments = np.maximum(moments, 0.0)
+        moments[2] = min(moments[2], moments[0] + moments[1])
+        I_c_body = (axes * moments) @ axes.T
+    return mass, c_body, I_c_body
+
+
+def _payload_is_rigid(pi):
+    """Whether ten payload parameters are a rigid body's or none (a pseudo-inertia ⪰ 0, within rounding:
+    what with_payload accepts, a point mass included)."""
+    J = pseudo_inertia(pi)
+    return bool(np.linalg.eigvalsh(J)[0] >= -1e-12 * max(1.0, float(np.abs(J).max())))
+
+
+def _nearest_rigid_payload(Y_scaled, residual, scale):
+    """argmin ‖Y π − r‖² over the payloads with a pseudo-inertia J(π) ⪰ 0 (consistency.py): a semidefinite
+    program in the scaled unknowns x = π · scale (cvxpy, Clarabel)."""
+    import cvxpy as cp
+
+    x = cp.Variable(10)
+    J = pseudo_inertia_expression(cp.multiply(1.0 / scale, x))
+    problem = cp.Problem(cp.Minimize(cp.sum_squares(Y_scaled @ x - residual)), [0.5 * (J + J.T) >> 0])
+    solve(problem)
+    if x.value is None:
+        raise ValueError(f"the payload's consistent fit failed: the solver reports {problem.status!r}")
+    return x.value / scale
 
 
 def identify_payload_from_log(model: Model, t: ArrayLike, q: ArrayLike, tau: ArrayLike,

@@ -34,7 +34,6 @@ friction (the model's friction law, friction.py) and o_j a constant torque offse
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,8 +41,8 @@ from numpy.typing import ArrayLike
 
 from . import _checks
 from .base_parameters import BaseParameters, base_parameters, full_regressor
+from .consistency import pseudo_inertia, pseudo_inertia_expression, solve
 from .identification import (
-    _PIN_ORDER,
     DEFAULT_CUTOFF,
     _states,
     filtered_log,
@@ -53,7 +52,7 @@ from .identification import (
 from .inverse_dynamics import inverse_dynamics_trajectory
 from .model import Model
 
-__all__ = ["identify_robot", "RobotEstimate", "consistent_parameters", "pseudo_inertia"]
+__all__ = ["identify_robot", "RobotEstimate", "consistent_parameters"]
 
 STICTION_FRACTION = 0.02   # rows with |q̇_j| < 2 % of the joint's peak speed are left out (static friction)
 MOVE_ATOL = 1e-3           # rad or m: a joint whose range of motion is below this never moved
@@ -94,18 +93,6 @@ class RobotEstimate:
     def excited(self) -> bool:
         """Whether the motion excited every base parameter well enough (condition < 1e3)."""
         return bool(self.condition < 1e3)
-
-
-def pseudo_inertia(pi_body: np.ndarray) -> np.ndarray:
-    """J (4, 4) = [[½ tr(I_o) 1 − I_o, h], [hᵀ, m]] of one body's ten parameters (m, h, I_o in
-    inertial_parameters' order): J = ∫ (r, 1)(r, 1)ᵀ dm, positive semi-definite exactly for a physical
-    body (Wensing, Kim and Slotine 2017)."""
-    m, h, I_o = pi_body[0], pi_body[1:4], pi_body[4:][_PIN_ORDER]
-    J = np.empty((4, 4))
-    J[:3, :3] = 0.5 * np.trace(I_o) * np.eye(3) - I_o
-    J[:3, 3] = J[3, :3] = h
-    J[3, 3] = m
-    return J
 
 
 def _body_scales(model: Model):
@@ -164,14 +151,7 @@ def consistent_parameters(model: Model, K: np.ndarray, beta: np.ndarray, *, data
     constraints = []
     D = np.array([1.0 / L, 1.0 / L, 1.0 / L, 1.0])
     for j in range(model.n_bodies):
-        b = pi[10 * j:10 * j + 10]
-        m, hx, hy, hz = b[0], b[1], b[2], b[3]
-        Ixx, Ixy, Iyy, Ixz, Iyz, Izz = b[4], b[5], b[6], b[7], b[8], b[9]
-        half_trace = 0.5 * (Ixx + Iyy + Izz)
-        J = cp.bmat([[half_trace - Ixx, -Ixy, -Ixz, hx],
-                     [-Ixy, half_trace - Iyy, -Iyz, hy],
-                     [-Ixz, -Iyz, half_trace - Izz, hz],
-                     [hx, hy, hz, m]])
+        J = pseudo_inertia_expression(pi[10 * j:10 * j + 10])
         J_scaled = cp.multiply(np.outer(D, D) / mass[j], J)
         constraints.append(0.5 * (J_scaled + J_scaled.T) - MARGIN * np.eye(4) >> 0)
     if armature:
@@ -181,7 +161,7 @@ def consistent_parameters(model: Model, K: np.ndarray, beta: np.ndarray, *, data
         constraints.append(KS @ z == beta - K @ pi_ref)
         problem = cp.Problem(cp.Minimize(prior), constraints)
         try:
-            _solve(problem)
+            solve(problem)
         except cp.error.SolverError:
             return None
         if problem.status not in ("optimal", "optimal_inaccurate") or z.value is None:
@@ -199,21 +179,10 @@ def consistent_parameters(model: Model, K: np.ndarray, beta: np.ndarray, *, data
         if extra_nonnegative:
             constraints.append(x[:extra_nonnegative] >= 0)
     problem = cp.Problem(cp.Minimize(cp.sum_squares(fit) + prior_weight * prior), constraints)
-    _solve(problem)
+    solve(problem)
     if z.value is None:
         raise ValueError(f"the consistent fit failed: the solver reports {problem.status!r}")
     return pi_ref + s * z.value, (x.value if extra else np.zeros(0))
-
-
-def _solve(problem):
-    """problem.solve with Clarabel; its "may be inaccurate" warning is not passed on: an answer within the
-    solver's reduced tolerances is checked here (the consistency of the bodies) or is good enough for a
-    fit to noisy data."""
-    import cvxpy as cp
-
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
-        problem.solve(solver=cp.CLARABEL)
 
 
 def _friction_columns(qd, sign, friction, offset):

@@ -192,3 +192,26 @@ def test_bad_logs_are_refused_naming_the_argument():
             rd.identify_payload_from_log(model, t, q, tau, cutoff=cutoff)
     with pytest.raises(ValueError, match="too short"):
         rd.identify_payload_from_log(model, t[:200], q[:200], tau[:200], cutoff=1.0)
+
+
+def test_a_point_mass_and_no_payload_come_back_as_rigid_bodies_the_model_accepts():
+    """A 2 kg point mass (zero inertia about its centre of mass) under 0.5 % torque noise: least squares
+    gives an inertia that is no rigid body's, and the answer is the nearest rigid body instead (projected),
+    which with_payload accepts; an arm carrying nothing comes back with a payload with_payload accepts too,
+    of nearly no mass."""
+    model = rd.load_urdf(str(UR5E), tip_link="tool0")
+    com = np.array([0.0, 0.0, 0.1])
+    carried = rd.with_payload(model, 2.0, com, None, frame="tool0")
+    q, qd, qdd = _samples(model, 400, 3)
+    rng = np.random.default_rng(4)
+    for truth, expected_mass in ((carried, 2.0), (model, 0.0)):
+        tau = rd.inverse_dynamics_trajectory(truth, q, qd, qdd)
+        tau = tau + 0.005 * np.abs(tau).max(0) * rng.normal(size=tau.shape)
+        loose = rd.identify_payload(model, q, qd, qdd, tau, frame="tool0", consistent=False)
+        estimate = rd.identify_payload(model, q, qd, qdd, tau, frame="tool0")
+        assert not loose.consistent and estimate.projected and estimate.consistent
+        assert abs(estimate.mass - expected_mass) < 0.03, estimate
+        assert estimate.residual_rms <= 1.05 * loose.residual_rms
+        rd.with_payload(model, estimate.mass, estimate.com, estimate.inertia, frame="tool0")   # accepted
+        if expected_mass:
+            assert np.abs(estimate.com - com).max() < 0.01 and np.abs(estimate.inertia).max() < 0.01

@@ -14,7 +14,7 @@ import yaml
 
 from robot_dynamics_ros import dynamics as rd, resources
 from robot_dynamics_ros.dynamics.base_parameters import full_regressor, random_states
-from robot_dynamics_ros.dynamics.robot_identification import pseudo_inertia
+from robot_dynamics_ros.dynamics.consistency import pseudo_inertia
 
 ROBOTS = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix", "share", "example-robot-data",
                       "robots")
