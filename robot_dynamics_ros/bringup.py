@@ -39,7 +39,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -175,6 +175,9 @@ class GraphConfig:
     ros_args: tuple[str, ...] = ()
     #: The key in CONTROLLERS of the graph's controller.
     controller: str = 'computed_torque'
+    #: {node name: {parameter: value}}: per-node overrides, after (and winning over) the others, e.g. a
+    #: simulator that plays another arm than the controllers believe (--set NODE.PARAM=VALUE).
+    node_parameters: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def overrides(self, spec: NodeSpec) -> dict[str, Any]:
         """Parameters set on the command line for node ``spec`` (they win over the config file)."""
@@ -189,6 +192,7 @@ class GraphConfig:
                 params['publish_clock'] = bool(self.use_sim_time)
         if self.real_time_factor is not None and spec == SIMULATOR:
             params['real_time_factor'] = float(self.real_time_factor)
+        params.update(self.node_parameters.get(spec.name, {}))
         return params
 
     def node_arguments(self, spec: NodeSpec) -> list[str]:
@@ -208,12 +212,14 @@ def resolve_graph(
     real_time_factor: float | None = None,
     ros_args: Iterable[str] = (),
     controller: str = 'computed_torque',
+    node_parameters: dict[str, dict[str, Any]] | None = None,
 ) -> GraphConfig:
     """Resolve file names (shipped file names or paths) and defaults into a GraphConfig.
 
     The simulation graph defaults to the package's urdf/ur5e.urdf; the dynamics graph to no URDF
     (the node then waits for /robot_description). ``controller``: which of CONTROLLERS the graph
-    runs (a graph without a controller takes only the default).
+    runs (a graph without a controller takes only the default). ``node_parameters``: {node name:
+    {parameter: value}} that win over everything else for that node (GraphConfig.node_parameters).
     """
     if graph not in GRAPHS:
         raise ValueError(f'graph must be one of {sorted(GRAPHS)}, got {graph!r}')
@@ -237,7 +243,17 @@ def resolve_graph(
         real_time_factor=real_time_factor,
         ros_args=tuple(ros_args),
         controller=controller,
+        node_parameters=_checked_node_parameters(node_parameters or {}, graph),
     )
+
+
+def _checked_node_parameters(node_parameters, graph):
+    """node_parameters with every node name one of the graph's (else a ValueError naming it)."""
+    names = {spec.name for spec in GRAPHS[graph]} | {spec.name for spec in CONTROLLERS.values()}
+    for name in node_parameters:
+        if name not in names:
+            raise ValueError(f'node_parameters: no node {name!r} in the {graph} graph ({sorted(names)})')
+    return {name: dict(values) for name, values in node_parameters.items()}
 
 
 # --- one process -------------------------------------------------------------------------------
@@ -396,6 +412,9 @@ def bringup_command(gc: GraphConfig, *, executor: str = 'events') -> list[str]:
         cmd += ['--real-time-factor', repr(float(gc.real_time_factor))]
     if gc.controller != 'computed_torque':
         cmd += ['--controller', gc.controller]
+    for node, values in gc.node_parameters.items():
+        for name, value in values.items():
+            cmd += ['--set', f'{node}.{_param_arg(name, value)}'.replace(':=', '=', 1)]
     if gc.ros_args:
         cmd += ['--ros-args', *gc.ros_args]
     return cmd
@@ -544,7 +563,33 @@ def build_parser() -> argparse.ArgumentParser:
                              'follow it (default: as in the config file)')
     parser.add_argument('--duration', type=float, metavar='S',
                         help='stop after S seconds (default: run until Ctrl-C/SIGTERM)')
+    parser.add_argument('--set', action='append', default=[], metavar='NODE.PARAM=VALUE',
+                        type=_node_parameter,
+                        help='a parameter of one node (VALUE as YAML), winning over the config file and '
+                             'the other options; repeatable (e.g. --set simulator_node.friction=true)')
     return parser
+
+
+def _node_parameter(text: str) -> tuple[str, str, Any]:
+    """(node, parameter, value) of NODE.PARAM=VALUE, the value read as YAML (as rcl reads -p)."""
+    import yaml
+
+    target, equals, value = text.partition('=')
+    node, dot, name = target.partition('.')
+    if not (equals and dot and node and name):
+        raise argparse.ArgumentTypeError(f'expected NODE.PARAM=VALUE, got {text!r}')
+    try:
+        return node, name, yaml.safe_load(value)
+    except yaml.YAMLError as exc:
+        raise argparse.ArgumentTypeError(f'{text!r}: the value is not YAML ({exc})') from None
+
+
+def _grouped(settings):
+    """{node: {parameter: value}} of --set's (node, parameter, value) triples (the last one wins)."""
+    grouped: dict[str, dict[str, Any]] = {}
+    for node, name, value in settings:
+        grouped.setdefault(node, {})[name] = value
+    return grouped
 
 
 def main(args: Sequence[str] | None = None) -> int:
@@ -555,6 +600,7 @@ def main(args: Sequence[str] | None = None) -> int:
         gc = resolve_graph(
             opts.graph, config=opts.config, urdf=opts.urdf, use_sim_time=opts.use_sim_time,
             real_time_factor=opts.real_time_factor, ros_args=ros, controller=opts.controller,
+            node_parameters=_grouped(opts.set),
         )
     except (FileNotFoundError, ValueError) as exc:
         _log(f'error: {exc}')
