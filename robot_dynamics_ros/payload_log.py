@@ -82,12 +82,16 @@ class StateLog:
         return t[keep], q[keep], tau[keep]
 
 
-def identify_recent(model, log: StateLog, frame=None, cutoff=DEFAULT_CUTOFF):
+def identify_recent(model, log: StateLog, frame=None, cutoff=DEFAULT_CUTOFF, effort_offset=None):
     """(estimate, reason): the payload at ``frame`` from the log's recent samples
     (identify_payload_from_log, q and τ in model.joint_names order), and None, or why it is not to be
     used (then the estimate may be None): too short a log for the filter, a condition number above
-    MAX_CONDITION, not a rigid body."""
+    MAX_CONDITION, not a rigid body. ``effort_offset`` (n,) (N·m or N, model order; None = zeros):
+    what the effort sensors add to the joint torque, taken out of the logged efforts first
+    (τ = measured effort − effort_offset)."""
     t, q, tau = log.recent()
+    if effort_offset is not None:
+        tau = tau - np.asarray(effort_offset, dtype=float)
     if t.size < 3:
         return None, f'too few joint states with efforts: {t.size} in the last {log.window:g} s'
     try:

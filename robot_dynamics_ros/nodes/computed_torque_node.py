@@ -48,6 +48,13 @@ Services:
 
 Parameters: the model parameters of model_source, plus (settable at run time unless noted)
 
+- ``armature`` (double array, kg m² or kg, one per joint in the controller's joint order; [] = the
+  model's own, zeros from a URDF; model_source, settable at run time): the model's M(q) +
+  diag(armature), which the control law uses. ``effort_offset`` (double array, N·m or N, same order;
+  [] = zeros): declared so that one parameter file (``/**``) serves every node, **not used**: the
+  commands are joint torques, to which the effort sensors' offset is not added. Both validated (a
+  wrong number of values, a negative or non-finite value: refused with the reason at run time; at
+  start-up an error, and no model).
 - ``kp``, ``kd`` (double arrays, 1 entry = same gain on every joint, or one per joint; >= 0).
 - ``control_rate`` (Hz): 0 = one command per joint-state message; 0.1 to 10000 = timer at that
   rate (a positive rate below 0.1 Hz is refused: a timer that slow is no controller, and a tiny

@@ -99,8 +99,8 @@ class Controller(Node):
         self._source.start()
 
     def _on_payload(self, model):
-        """The same robot with another payload (model_source): used from the next step on; the
-        reference, the hold and the enable state carry on."""
+        """The same robot with another payload or armature (model_source): used from the next step
+        on; the reference, the hold and the enable state carry on."""
         self.model = model
 
     def _on_enable(self, request, response):

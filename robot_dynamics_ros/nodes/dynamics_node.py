@@ -26,6 +26,15 @@ Payload: the payload parameters of model_source (``payload_mass``, ``payload_com
 ``payload_inertia``, ``payload_frame``; settable at run time) are the node's belief of what the arm
 carries; every output is of the model with it.
 
+Armature and effort offset (model_source; settable at run time): ``armature`` (double array, kg m²
+or kg, one per joint in the node's joint order; [] = the model's own, zeros from a URDF): every
+output is of M(q) + diag(armature) (``~/mass_matrix`` gains the diagonal, Λ changes with it).
+``effort_offset`` (double array, N·m or N, same order; [] = zeros): what the effort sensors add to
+the joint torque (measured effort = joint torque + effort_offset); ``~/identify_payload`` takes it
+out of the logged efforts. Both as ``identify_robot`` finds them (``--params-file`` of
+``python -m robot_dynamics_ros.identify robot``). A wrong number of values, a negative or
+non-finite value: refused with the reason at run time; at start-up an error, and no model.
+
 Identification: the node keeps the joint states that carry an effort for every model joint (the
 measured joint torques) of the last ``identification_window`` seconds (of their stamps; default 10,
 at most 200 000 states). Service ``~/identify_payload`` (std_srvs/Trigger) estimates from them the
@@ -35,8 +44,8 @@ answer's message is one line of JSON (``payload_log.estimate_summary``: mass, co
 ixx, ixy, ixz, iyy, iyz, izz, residual_rms, condition, consistent, frame, samples, seconds, and
 ``reason`` when success is false: too few states, too little excitation, no rigid body). With
 ``apply_identified_payload`` (default false) a successful estimate is set as the node's own payload
-parameters. The efforts must be the joint torques the model's dynamics explain (without friction
-the model does not have).
+parameters. The efforts, less ``effort_offset``, must be the joint torques the model's dynamics
+explain (without friction the model does not have); the model is the one with the armature.
 
 Nothing non-finite is published: an output with a NaN or inf is skipped with a warning.
 """
@@ -113,7 +122,9 @@ class DynamicsNode(Node):
         self._input = JointStateInput(self, self._throttle, self._on_state)
         self.create_service(Trigger, '~/identify_payload', self._on_identify_payload)
         self._source = ModelSource(self, self._on_model, warm_up=self._warm_up_calls,
-                                   throttle=self._throttle, on_payload=self._on_payload)
+                                   throttle=self._throttle, on_payload=self._on_payload,
+                                   effort_offset_use='~/identify_payload subtracts it from the logged '
+                                                     'efforts.')
         self._source.start()
 
     # -- parameters -------------------------------------------------------------------------
@@ -170,7 +181,8 @@ class DynamicsNode(Node):
         self._log = StateLog(model.nq, self._settings['identification_window'])
 
     def _on_payload(self, model):
-        """The same robot with another payload (model_source): used from the next joint state on."""
+        """The same robot with another payload or armature (model_source): used from the next joint
+        state on."""
         self.model = model
         self._data = rd.Data(model)
 
@@ -232,7 +244,8 @@ class DynamicsNode(Node):
             response.success, response.message = False, '{"reason": "no robot model yet"}'
             return response
         frame = self.get_parameter('payload_frame').value or model.tip_frame
-        estimate, reason = identify_recent(model, self._log, frame, self._settings['identification_cutoff'])
+        estimate, reason = identify_recent(model, self._log, frame, self._settings['identification_cutoff'],
+                                           effort_offset=self._source.effort_offset)
         t = self._log.recent()[0]
         seconds = t[-1] - t[0] if t.size else 0.0
         if reason is None and self._settings['apply_identified_payload']:

@@ -5,8 +5,9 @@ robot_dynamics_ros.contact_estimation) estimates the external joint torques τ_e
 M q̈ + c + g (+ friction) = τ + τ_ext, from each joint state's position, velocity and effort.
 
 - in  ``joint_states`` (sensor_msgs/JointState): position, velocity and **effort = the measured
-  joint torque** (simulator_node publishes the effort it applied there), merged by joint name as
-  in the other nodes (joint_state_input). A state without efforts for every model joint: a
+  joint torque** (simulator_node publishes the effort it applied there, plus its ``effort_offset``;
+  the node takes its own ``effort_offset`` out of it first: τ = effort − effort_offset), merged by
+  joint name as in the other nodes (joint_state_input). A state without efforts for every model joint: a
   throttled warning, nothing published. dt comes from the header stamps (the receive time for an
   unstamped state); a stamp going backwards, a gap longer than ``state_timeout``, or a state that
   does not continue the previous one (``max_state_jump``) starts the observer again at that state.
@@ -28,7 +29,17 @@ default 50: τ_ext seen through 50/(s + 50), a 20 ms time constant), ``contact_t
 n values, each >= 0; default 5), ``friction`` (bool, default false: the URDF's damping and friction
 taken out of the measured effort), ``state_timeout`` (s > 0, default 0.5), ``max_state_jump`` (rad,
 >= 0, default 0.2; 0 = never) and ``max_state_jump_prismatic`` (m, default 0.05); the model
-parameters of model_source; the plausibility bounds of joint_state_input.
+parameters of model_source, among them (settable at run time, validated: a wrong number of values, a
+negative or non-finite value is refused with the reason; at start-up an error, and no model):
+
+- ``effort_offset`` (double array, N·m or N, one per joint in the node's joint order; [] = zeros):
+  the constant offset the effort sensors add (measured effort = joint torque + effort_offset, the
+  ``offset`` ``identify_robot`` finds): subtracted from every measured effort before the observer.
+  Without it an offset reads as an external torque of −effort_offset.
+- ``armature`` (double array, kg m² or kg, same order; [] = the model's own): the observer's model
+  has M(q) + diag(armature) (its momentum p = M q̇ includes the rotors');
+
+the plausibility bounds of joint_state_input.
 
 Nothing non-finite is published.
 """
@@ -93,7 +104,9 @@ class ExternalTorqueEstimator(Node):
                                       state_jumps=(0.2, 0.05, 'starts the observer again'),
                                       on_discontinuity=self._on_discontinuity, track_effort=True)
         self._source = ModelSource(self, self._on_model, warm_up=self._warm_up_calls,
-                                   throttle=self._throttle)
+                                   throttle=self._throttle,
+                                   effort_offset_use='Subtracted from the measured efforts before the '
+                                                     'observer.')
         self._source.start()
 
     # -- parameters -------------------------------------------------------------------------
@@ -181,6 +194,7 @@ class ExternalTorqueEstimator(Node):
             self._throttle.warn('joint_states/no_effort', 'no effort received yet for some joints: no '
                                 'estimate until every joint has one')
             return
+        tau = tau - self._source.effort_offset      # the joint torque: measured less the sensors' offset
         q, qd = self._input.cache.arrays()
         stamp = msg.header.stamp
         stamp_ns = stamp.sec * 1_000_000_000 + stamp.nanosec or self._input.last_ns

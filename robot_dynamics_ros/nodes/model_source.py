@@ -1,6 +1,6 @@
 """Where a node's robot model comes from: parameters, a URDF file, or the robot_description topic.
 
-Parameters (declared on the node by ``ModelSource``; all read-only after start-up):
+Parameters (declared on the node by ``ModelSource``; read-only after start-up unless said):
 
 - ``robot_description`` (string): URDF XML. Used when non-empty.
 - ``urdf_path`` (string): URDF file, used when ``robot_description`` is empty.
@@ -18,10 +18,27 @@ Parameters (declared on the node by ``ModelSource``; all read-only after start-u
   is checked against the model (a frame it does not have, an inertia no rigid body has: refused
   with the reason) and the model with the payload is handed to the node (``on_payload``) for the
   next message. ``base_model`` is the model without it.
+- ``armature`` (double array; [] = the model's own, zeros from a URDF): the rotor inertia reflected
+  through each joint's gearbox, kg m² (kg for a prismatic joint), one value per joint in the node's
+  joint order (``joints``; [] = model.joint_names, the order ``identify_robot`` writes), >= 0:
+  every algorithm uses M(q) + diag(armature) (``dynamics.with_armature``). Settable at run time.
+- ``effort_offset`` (double array; [] = zeros): what the effort sensors add to the joint torque,
+  N m (N for a prismatic joint), in the same order: measured effort = joint torque + effort_offset
+  (the ``offset`` of ``identify_robot``). ``effort_offset`` (model order, zeros for []) holds it for
+  the node, which says what it does with it. Settable at run time.
 - ``max_description_bytes`` (integer, default 10 MiB; settable at run time): a description
   larger than this (the parameter's or file's UTF-8 bytes; on the topic, the serialized
   message: the XML plus 9 bytes) is refused with a warning, the node keeps its current model.
   On the topic the size is checked before the message is deserialized.
+
+The payload, the armature and the effort offset are checked when they are set at run time (a
+wrong number of values, a negative armature, a value that is not finite, a payload the model cannot
+take: refused with the reason, the node keeps its model) and applied to every model the node
+builds. A change of the payload or the armature hands the node the new model of the same robot
+(``on_payload``: it keeps its state). Values the model built at start-up or from the topic cannot
+take (a wrong length for that robot, a payload parameter out of range) are an error logged: the
+node then runs without a robot model rather than with a wrong one, until they are set to values
+that fit (a payload frame the model does not have: the model without the payload, and an error).
 
 Descriptions arriving on the topic are built off the executor: in a worker thread (the model,
 then one call of each core function the node uses, so that numba's compilation or cache loading
@@ -49,13 +66,25 @@ from std_msgs.msg import String
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.input_guard import WarningThrottle, bounded, short_list
 from robot_dynamics_ros.nodes.common import describe, float_array, string_list
+from robot_dynamics_ros.nodes.conversions import index_map
 from robot_dynamics_ros.payload_log import PAYLOAD_PARAMETERS, inertia_matrix
 
 __all__ = ['build_model', 'ModelSource', 'ROBOT_DESCRIPTION_QOS', 'DEFAULT_MAX_DESCRIPTION_BYTES',
-           'payload_settings', 'attach_payload']
+           'payload_settings', 'attach_payload', 'joint_parameter', 'with_joint_armature',
+           'JOINT_PARAMETERS', 'RUNTIME_PARAMETERS', 'EFFORT_OFFSET_UNUSED']
 
 DEFAULT_MAX_DESCRIPTION_BYTES = 10 * 1024 * 1024
 _BUILD_POLL_PERIOD = 0.02       # s between checks for a finished build (only while building)
+
+#: Per-joint parameters of the robot itself (one value per joint, [] = none): their units.
+JOINT_PARAMETERS = {'armature': 'kg m^2, kg for a prismatic joint',
+                    'effort_offset': 'N m, N for a prismatic joint'}
+#: The model parameters settable at run time (checked, then applied to the model).
+RUNTIME_PARAMETERS = PAYLOAD_PARAMETERS + tuple(JOINT_PARAMETERS)
+#: effort_offset's description in a node that does not use it (a controller: its commands are joint
+#: torques, which the offset is not added to).
+EFFORT_OFFSET_UNUSED = ('Not used by this node: its commands are joint torques (the offset is only in what '
+                        'the sensors measure); declared so that one parameter file serves every node.')
 
 # As robot_state_publisher publishes it: late joiners get the last description.
 ROBOT_DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
@@ -121,6 +150,44 @@ def attach_payload(model, payload):
         raise ValueError(f'payload refused: {exc}') from None
 
 
+def joint_parameter(name, value, joint_order=(), model=None):
+    """The per-joint parameter ``name`` (JOINT_PARAMETERS) as an (n,) array in ``model.joint_names``
+    order, or None for []. ``value``: [] or one number per joint of ``joint_order`` (the node's joint
+    order), finite (an armature >= 0). Without a model only the numbers are checked (then returned as
+    given). ValueError naming the parameter."""
+    values = float_array(name, value)
+    unit = JOINT_PARAMETERS[name]
+    if name == 'armature' and np.any(values < 0.0):
+        raise ValueError(f"parameter 'armature' must be >= 0 ({unit}), got {_numbers(values)}")
+    if values.size == 0:
+        return None
+    if model is None:
+        return values
+    if values.size != len(joint_order):
+        raise ValueError(f"parameter '{name}' must have {len(joint_order)} values ({unit}), one per "
+                         f'joint {short_list(list(joint_order))} in that order, or none ([]); got '
+                         f'{values.size}')
+    return values[index_map(joint_order, model.joint_names)]
+
+
+def _numbers(values, limit=12):
+    """A list of numbers for a message: at most ``limit`` of them, then the count of the others."""
+    values = [float(v) for v in values]
+    shown = ', '.join(f'{v:g}' for v in values[:limit])
+    return f'[{shown}]' if len(values) <= limit else f'[{shown}, … and {len(values) - limit} more]'
+
+
+def with_joint_armature(model, armature):
+    """``dynamics.with_armature(model, armature)`` (armature (n,) in model order; None: the model
+    itself), its ValueError naming the parameter."""
+    if armature is None:
+        return model
+    try:
+        return rd.with_armature(model, armature)
+    except ValueError as exc:
+        raise ValueError(f"parameter 'armature' refused: {exc}") from None
+
+
 def _looks_like_xml(text):
     return text.lstrip()[:1] == '<'
 
@@ -147,11 +214,15 @@ class ModelSource:
     (with the payload), ``base_model`` (without), ``joint_order``, ``urdf_xml`` (the text of the
     description in use) and ``origin`` ('parameter', 'file' or 'topic'); ``building`` is True while
     a topic description is built. ``on_payload(model)`` (default: ``on_model(model, joint_order)``)
-    is called when the payload parameters change the model of the same robot: the node swaps the
-    model and keeps its state.
+    is called when the payload or armature parameters change the model of the same robot: the node
+    swaps the model and keeps its state. ``base_model`` has the armature, not the payload;
+    ``effort_offset`` is the effort_offset parameter in model order (zeros for []; None without a
+    model): the node reads it when it needs it; ``effort_offset_use`` says in the parameter's
+    description what the node does with it.
     """
 
-    def __init__(self, node, on_model, warm_up=None, throttle=None, on_payload=None):
+    def __init__(self, node, on_model, warm_up=None, throttle=None, on_payload=None,
+                 effort_offset_use=EFFORT_OFFSET_UNUSED):
         self._node = node
         self._on_model = on_model
         self._on_payload = on_payload or (lambda model: on_model(model, self.joint_order))
@@ -162,6 +233,10 @@ class ModelSource:
         self.joint_order = ()
         self.urdf_xml = None
         self.origin = None
+        self.effort_offset = None
+        # (model as built from the description, joint order, description, origin): kept while the
+        # run-time parameters do not fit it, so that setting them to values that do brings it in
+        self._built = None
         self._subscription = None
         self._poll_timer = None
         self._builder = None            # the worker thread of the build under way
@@ -202,8 +277,20 @@ class ModelSource:
                                    'inequalities) unless all 0'))
         node.declare_parameter('payload_frame', '', describe(
             "Frame the payload is attached at ('' = the model's tip frame)."))
-        node.add_on_set_parameters_callback(self._check_payload)
-        node.add_post_set_parameters_callback(self._apply_payload)
+        node.declare_parameter('armature', [], describe(
+            'Rotor inertia reflected through each joint\'s gearbox, kg m^2 (kg for a prismatic joint), '
+            "one value per joint in the node's joint order (joints; [] = the model's joint order): "
+            "the model's mass matrix becomes M(q) + diag(armature). [] = the model's own (zero from "
+            'a URDF).', dynamic_typing=True,
+            additional_constraints='[] or one finite number >= 0 per joint'))
+        node.declare_parameter('effort_offset', [], describe(
+            'Constant offset the effort sensors add to the joint torque, N m (N for a prismatic '
+            "joint), one value per joint in the node's joint order: measured effort = joint torque "
+            f'+ effort_offset. [] = zeros. {effort_offset_use}',
+            dynamic_typing=True, additional_constraints='[] or one finite number per joint'))
+        node.add_on_set_parameters_callback(self._check_parameters)
+        node.add_post_set_parameters_callback(self._apply_parameters)
+
     def _param(self, name):
         return self._node.get_parameter(name).value
 
@@ -212,7 +299,7 @@ class ModelSource:
                     joints=string_list('joints', self._param('joints')),
                     gravity=self._param('gravity'))
 
-    # -- the payload ------------------------------------------------------------------------
+    # -- the run-time parameters: payload, armature, effort offset ---------------------------
     def _payload(self, changes=()):
         """The payload parameters (with ``changes``, rclpy Parameters, in place of theirs) as
         with_payload's arguments; ValueError naming the parameter."""
@@ -220,25 +307,70 @@ class ModelSource:
         values.update((p.name, p.value) for p in changes if p.name in values)
         return payload_settings(*(values[name] for name in PAYLOAD_PARAMETERS))
 
-    def _check_payload(self, params):
-        if not any(p.name in PAYLOAD_PARAMETERS for p in params):
+    def _compose(self, built, joint_order):
+        """(model, base model, effort offset, payload note) of a model built from a description with
+        the run-time parameters in force; ValueError naming a parameter whose value does not fit it
+        (a payload that does not fit: the model without it, and the note says so)."""
+        armature, offset = (joint_parameter(name, self._param(name), joint_order, built)
+                            for name in JOINT_PARAMETERS)
+        base = with_joint_armature(built, armature)
+        model, payload_note = self._with_payload(base, self._payload())
+        return model, base, np.zeros(built.nq) if offset is None else offset, payload_note
+
+    def _check_parameters(self, params):
+        """A run-time parameter set: refused (with the reason) when its values do not fit the model
+        (the payload, the armature and the effort offset together with the others in force)."""
+        names = {p.name for p in params}
+        if not names & set(RUNTIME_PARAMETERS):
             return SetParametersResult(successful=True)
+        built, joint_order = self._built[:2] if self._built is not None else (None, ())
         try:
-            payload = self._payload(params)
-            if self.base_model is not None:
-                attach_payload(self.base_model, payload)
+            for p in params:
+                if p.name in JOINT_PARAMETERS:      # (without a model yet: the numbers only)
+                    values = joint_parameter(p.name, p.value, joint_order, built)
+                    if p.name == 'armature' and built is not None:
+                        with_joint_armature(built, values)
+            if names & set(PAYLOAD_PARAMETERS):
+                payload = self._payload(params)
+                if built is not None:
+                    attach_payload(built, payload)
         except ValueError as exc:
             return SetParametersResult(successful=False, reason=bounded(exc))
         return SetParametersResult(successful=True)
 
-    def _apply_payload(self, params):
-        """Checked by _check_payload: the model with the new payload goes to the node now."""
-        if self.base_model is None or not any(p.name in PAYLOAD_PARAMETERS for p in params):
+    def _apply_parameters(self, params):
+        """Checked by _check_parameters: the model with the new values goes to the node now (the same
+        robot: ``on_payload``; or, when the node had no model because a value did not fit, the model
+        at last: ``on_model``)."""
+        names = {p.name for p in params} & set(RUNTIME_PARAMETERS)
+        if not names or self._built is None:
             return
-        payload = self._payload()
-        self.model = attach_payload(self.base_model, payload)
-        self._node.get_logger().info(self._payload_text(payload))
-        self._on_payload(self.model)
+        built, joint_order, urdf_xml, origin = self._built
+        try:
+            model, base, offset, payload_note = self._compose(built, joint_order)
+        except ValueError as exc:       # another parameter still does not fit: still no model
+            self._node.get_logger().error(bounded(f'{exc}: still running without a robot model'))
+            return
+        if self.model is None:
+            self._log_model(model, joint_order, origin, payload_note)
+            self._set(model, joint_order, urdf_xml, origin, base, offset, built)
+            return
+        logger = self._node.get_logger()
+        if names & set(PAYLOAD_PARAMETERS):
+            logger.info(self._payload_text(self._payload()))
+        for name in sorted(names & set(JOINT_PARAMETERS)):
+            logger.info(self._joint_text(name, joint_order))
+        self.model, self.base_model, self.effort_offset = model, base, offset
+        if names - {'effort_offset'}:
+            self._on_payload(model)
+
+    def _joint_text(self, name, joint_order):
+        """The per-joint parameter ``name`` in words, for the log."""
+        value = self._param(name)
+        if not len(value):
+            return f"{name}: [] (the model's own)" if name == 'armature' else f'{name}: [] (zeros)'
+        return bounded(f'{name}: {_numbers(value)} ({JOINT_PARAMETERS[name]}; '
+                       f'joints {short_list(list(joint_order))})')
 
     def _with_payload(self, base, payload):
         """(model with the payload, note to log): the base model and an error when it does not fit."""
@@ -356,9 +488,7 @@ class ModelSource:
                              f'{error}', 'topic')
         else:
             self._log_warm_up(warm_up_note)
-            model, payload_note = self._with_payload(base, self._payload())
-            self._log_model(model, joint_order, 'topic', payload_note)
-            self._set(model, joint_order, text, 'topic', base)
+            self._adopt(base, joint_order, text, 'topic')
         following, self._next_xml = self._next_xml, None
         if following is not None and following != self.urdf_xml:
             self._start_build(following)
@@ -389,15 +519,27 @@ class ModelSource:
             return self._set_failed(f'robot description from the {origin} is not URDF XML '
                                     f'(starts with {urdf_xml[:40]!r})', origin)
         try:
-            base, joint_order = build_model(urdf_xml, **self._build_settings())
-            model, payload_note = self._with_payload(base, self._payload())
+            built, joint_order = build_model(urdf_xml, **self._build_settings())
         except Exception as exc:  # any failure to build leaves the node running
             return self._set_failed(f'cannot build the robot model from the {origin} robot '
                                     f'description: {type(exc).__name__}: {bounded(exc, 500)}',
                                     origin)
-        self._log_warm_up(self._warm(model))
+        self._log_warm_up(self._warm(built))
+        return self._adopt(built, joint_order, urdf_xml, origin)
+
+    def _adopt(self, built, joint_order, urdf_xml, origin):
+        """The model built from a description, with the run-time parameters (armature, payload, effort
+        offset), to the node. Values that do not fit it: an error, no model (the node does not run
+        with a wrong one) until they are set to values that do."""
+        try:
+            model, base, offset, payload_note = self._compose(built, joint_order)
+        except ValueError as exc:
+            self._set_failed(f'the robot model from the {origin} is not used: {bounded(exc, 500)}; '
+                             'set it to a value that fits', origin)
+            self._built = (built, tuple(joint_order), urdf_xml, origin)
+            return None
         self._log_model(model, joint_order, origin, payload_note)
-        return self._set(model, joint_order, urdf_xml, origin, base)
+        return self._set(model, joint_order, urdf_xml, origin, base, offset, built)
 
     def _log_warm_up(self, note):
         if note is None:
@@ -414,15 +556,22 @@ class ModelSource:
             self._node.get_logger().error(bounded(payload_note))
         elif payload_note is not None:
             self._node.get_logger().info(bounded(payload_note))
+        for name in JOINT_PARAMETERS:
+            if len(self._param(name)):
+                self._node.get_logger().info(self._joint_text(name, joint_order))
 
     def _set_failed(self, message, origin):
         self._node.get_logger().error(bounded(f'{message}; running without a robot model'))
         return self._set(None, (), None, origin)
 
-    def _set(self, model, joint_order, urdf_xml, origin, base=None):
+    def _set(self, model, joint_order, urdf_xml, origin, base=None, effort_offset=None, built=None):
+        """The node's model (None: none), ``base`` without the payload, ``built`` as built from the
+        description (without the run-time parameters: what a change of them starts from)."""
         had_model = self.model is not None
         self.model, self.base_model, self.joint_order, self.urdf_xml, self.origin = (
             model, base, tuple(joint_order), urdf_xml, origin)
+        self.effort_offset = effort_offset
+        self._built = None if built is None else (built, self.joint_order, urdf_xml, origin)
         if model is not None or had_model:
             self._on_model(model, self.joint_order)
         return model

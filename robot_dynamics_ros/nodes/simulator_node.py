@@ -23,8 +23,9 @@ Topics:
   with a warning naming the tips (``robot_dynamics_ros.task_frame``).
 - out ``joint_states`` (sensor_msgs/JointState, /joint_states in the root namespace) every
   1/``publish_rate`` s of simulated time: position, velocity, effort = the applied (saturated)
-  effort; never a NaN or inf (such a state is skipped with a warning). Mimic joints (URDF
-  <mimic>), which have no coordinate of their own, follow the joints: their position
+  effort plus ``effort_offset`` (what a real arm's torque sensors would read); never a NaN or inf
+  (such a state is skipped with a warning). Mimic joints (URDF <mimic>), which have no
+  coordinate of their own, follow the joints: their position
   m q + o and velocity m q̇ from the joint each follows, effort 0 (they take no command). While still (see
   ``wait_for_command``) the state is published at ``publish_rate`` per wall second, with the same
   stamp; while paused nothing is published. A new ``publish_rate`` takes effect at once (the next
@@ -55,7 +56,14 @@ Parameters: the model parameters of model_source, plus
   ``external_wrench_timeout`` (s, >= 0, 0 = until the next message), ``lockstep_timeout`` (s of
   wall time, 0 to 60; see lock-step below), ``max_description_bytes`` (model_source). Every
   numeric parameter has a range, and the timer period derived from them stays within
-  [0.1 ms, 0.1 s], or 0 at real_time_factor 0 (``Simulation.tick_period``).
+  [0.1 ms, 0.1 s], or 0 at real_time_factor 0 (``Simulation.tick_period``),
+- of model_source, settable at run time (a wrong number of values, a negative or non-finite value:
+  refused with the reason; at start-up an error, and no model): ``armature`` (double array, kg m² or
+  kg, one per joint in joint order; [] = the model's own, zeros from a URDF): the simulated arm's
+  rotor inertias, M(q) + diag(armature) in its forward dynamics (changed mid-run: the state carries
+  on); ``effort_offset`` (double array, N·m or N, same order; [] = zeros): the simulated effort
+  sensors' constant offset, ADDED to the efforts published in ``joint_states`` (measured effort =
+  applied torque + effort_offset, as on a real arm); the torques applied are unchanged.
 
 The stepping runs in a steady-clock timer (never the ROS clock: with use_sim_time the simulator
 would wait for its own /clock): each tick advances the simulation by the elapsed wall time ×
@@ -192,12 +200,10 @@ class SimulatorNode(Node):
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_service(SetBool, '~/pause', self._on_pause)
         self._source = ModelSource(self, self._on_model, warm_up=self.sim.warm_up_calls,
-                                   throttle=self._throttle, on_payload=self.sim.replace_model)
+                                   throttle=self._throttle, on_payload=self.sim.replace_model,
+                                   effort_offset_use='Added to the efforts published in joint_states '
+                                                     '(the torques applied are unchanged).')
         self._source.start()
-        if self._source.origin == 'file' and self._source.urdf_xml is not None:
-            self._pub_description = self.create_publisher(String, 'robot_description',
-                                                          ROBOT_DESCRIPTION_QOS)
-            self._pub_description.publish(String(data=self._source.urdf_xml))
         self._timer = None
         self._make_timer()
 
@@ -267,6 +273,16 @@ class SimulatorNode(Node):
                                                          'dropped until then.')
         self.sim.set_model(model)
         self.sim.resync(clear_budget=False)
+        self._publish_description()
+
+    def _publish_description(self):
+        """Publish the URDF file's text on robot_description, once (the first model from the file:
+        at start-up, or when run-time parameters that did not fit are set to values that do)."""
+        if self._pub_description is None and self._source.origin == 'file' \
+                and self._source.urdf_xml is not None:
+            self._pub_description = self.create_publisher(String, 'robot_description',
+                                                          ROBOT_DESCRIPTION_QOS)
+            self._pub_description.publish(String(data=self._source.urdf_xml))
 
     def initial_state(self):
         """(q0, qd0) in model order from ``initial_positions``, clipped into the limits."""
@@ -364,15 +380,15 @@ class SimulatorNode(Node):
         if not all_finite(sim.q, sim.qd, sim.tau):      # the Simulation resets on divergence
             self._throttle.warn('nonfinite/state', 'simulated state not finite: not published')
             return
+        measured = (sim.tau + self._source.effort_offset)[o]     # what the effort sensors read
         if sim.model.mimic:
             names, q, qd = mimic_joint_states(sim.model, sim.q, sim.qd)
             self._pub_joint_states.publish(make_joint_state(
                 tuple(self.joint_order) + names, stamp=stamp, position=np.concatenate([sim.q[o], q]),
-                velocity=np.concatenate([sim.qd[o], qd]), effort=np.concatenate([sim.tau[o], 0.0 * q])))
+                velocity=np.concatenate([sim.qd[o], qd]), effort=np.concatenate([measured, 0.0 * q])))
             return
         self._pub_joint_states.publish(make_joint_state(
-            self.joint_order, stamp=stamp, position=sim.q[o], velocity=sim.qd[o],
-            effort=sim.tau[o]))
+            self.joint_order, stamp=stamp, position=sim.q[o], velocity=sim.qd[o], effort=measured))
 
 
 def main(args=None):

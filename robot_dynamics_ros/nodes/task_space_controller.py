@@ -42,6 +42,13 @@ controller publishes g(q) and warns, naming the cause.
 Parameters: the model parameters of model_source (``tip_link`` picks the controlled frame; a tree with
 several tips needs it), plus, settable at run time and validated:
 
+- ``armature`` (double array, kg m² or kg, one per joint in the controller's joint order; [] = the
+  model's own, zeros from a URDF; model_source, settable at run time): the model's M(q) +
+  diag(armature), which the control law uses. ``effort_offset`` (double array, N·m or N, same order;
+  [] = zeros): declared so that one parameter file (``/**``) serves every node, **not used**: the
+  commands are joint torques, to which the effort sensors' offset is not added. Both validated (a
+  wrong number of values, a negative or non-finite value: refused with the reason at run time; at
+  start-up an error, and no model).
 - ``kp`` (1/s²), ``kd`` (1/s): 1 value, 2 = [rotation, translation] or 6 (angular first), each >= 0.
 - ``nullspace_kp`` (1/s²; 1 or n values, >= 0; 0 = no posture), ``nullspace_kd`` (1/s; empty =
   2√nullspace_kp), ``nullspace_posture`` (rad / m, n values; empty = the first measured position):

@@ -64,3 +64,30 @@ def test_identify_recent_finds_the_payload_and_says_why_when_it_cannot():
     for t in np.arange(0.0, 0.5, 0.004):
         short.append(t, home, rd.gravity_torques(carried, home))
     assert "too short" in identify_recent(model, short)[1]
+
+
+def test_identify_recent_takes_the_effort_offset_out_of_the_logged_efforts():
+    """Efforts measured by sensors with a constant offset (measured = joint torque + offset, as
+    identify_robot finds it): with the offset given the payload is found as without one; ignored, the
+    offset passes for payload."""
+    model = rd.load_urdf(str(UR5E), tip_link="tool0")
+    carried = rd.with_payload(model, 1.5, [0.0, 0.02, 0.06], np.diag([0.004, 0.004, 0.002]))
+    offset = np.array([0.5, 1.2, -0.6, 0.2, -1.2, 2.0])
+    log = StateLog(model.nq, window=10.0)
+    rng = np.random.default_rng(2)
+    w = 2 * np.pi * np.array([0.2, 0.45, 0.7])[:, None]
+    A, phase = rng.uniform(-0.3, 0.3, (3, 6)), rng.uniform(0, 6, (3, 6))
+    home = np.array([0.0, -1.57, 1.57, -1.57, -1.57, 0.0])
+    for t in np.arange(0.0, 10.0, 0.004):
+        angle = w * t + phase
+        q, qd, qdd = (home + (A * np.sin(angle)).sum(0), (A * w * np.cos(angle)).sum(0),
+                      (-A * w ** 2 * np.sin(angle)).sum(0))
+        log.append(t, q, rd.inverse_dynamics(carried, q, qd, qdd) + offset)
+    estimate, reason = identify_recent(model, log, effort_offset=offset)
+    assert reason is None and abs(estimate.mass - 1.5) < 1e-3
+    assert np.abs(estimate.com - [0, 0.02, 0.06]).max() < 1e-4
+    biased, _ = identify_recent(model, log)
+    assert abs(biased.mass - 1.5) > 0.05 or np.abs(biased.com - [0, 0.02, 0.06]).max() > 0.01, biased
+    assert biased.residual_rms > 100 * estimate.residual_rms
+    # the log itself keeps the measured efforts: the offset is taken out at each estimate
+    np.testing.assert_allclose(log.recent()[2][-1] - offset, rd.inverse_dynamics(carried, q, qd, qdd))
