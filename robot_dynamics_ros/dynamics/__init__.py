@@ -28,6 +28,7 @@ from .derivatives import (
     linearize_trajectory,
 )
 from .energy import kinetic_energy, potential_energy
+from .excitation import ExcitationTrajectory, JointTrajectoryPoints, excitation_trajectory
 from .forward_dynamics import forward_dynamics, forward_dynamics_trajectory, forward_dynamics_via_mass_matrix
 from .friction import friction_torques
 from .identification import (
@@ -74,6 +75,7 @@ __all__ = [
     "with_inertial_parameters", "with_payload",
     "identify_payload", "identify_payload_from_log", "PayloadEstimate",
     "base_parameters", "BaseParameters", "identify_robot", "RobotEstimate",
+    "excitation_trajectory", "ExcitationTrajectory", "JointTrajectoryPoints",
     "MomentumObserver", "external_wrench", "momentum_balance",
     "euler_step", "semi_implicit_euler_step", "rk4_step", "simulate", "SimulationResult",
     "effort_limits", "saturate_effort", "enforce_position_limits",

@@ -64,8 +64,10 @@ Parameters: the model parameters of model_source, plus (settable at run time unl
   the position at that moment (the reference is discarded).
 - ``start_enabled`` (bool, read-only): enabled at start-up; with no reference it holds the
   position of the first complete joint state. Disabled at start-up: ``disabled_mode`` applies.
-- ``disabled_mode`` ('gravity_compensation' | 'zero_effort'), ``friction_compensation`` (bool,
-  false): what a disabled controller publishes (see ``~/enable``).
+- ``disabled_mode`` ('gravity_compensation' | 'zero_effort'): what a disabled controller publishes
+  (see ``~/enable``). ``friction_compensation`` (bool, false): add the model's joint friction (the
+  URDF's damping and friction, e.g. an identified URDF's): while tracking F_v q̇_d + F_c sgn(q̇_d) of
+  the reference velocity, in gravity_compensation mode of the measured one.
 - ``max_state_jump`` (rad, default 0.05; 0 = off), ``max_state_jump_prismatic`` (m, 0.01): a
   joint state whose stamp goes backwards, or in which a joint moved by more than this both from
   its previous position and from where its velocities put it (``input_guard.StateContinuity``),
@@ -186,8 +188,9 @@ class ComputedTorqueController(Controller):
             'state (the arm floats), zero_effort = one zero command, then nothing.',
             additional_constraints=f'one of {list(DISABLED_MODES)}'))
         self.declare_parameter('friction_compensation', False, describe(
-            'In gravity_compensation mode, also the URDF friction torques (damping, friction) of '
-            'the measured velocity.'))
+            'Add the model\'s joint friction (URDF damping and friction, or an identified model\'s): '
+            'while tracking, F_v qd_d + F_c sgn(qd_d) of the reference velocity; in gravity_compensation '
+            'mode, of the measured velocity.'))
         self._disabled_mode = self.get_parameter('disabled_mode').value
         if self._disabled_mode not in DISABLED_MODES:        # a start-up value: not validated
             self.get_logger().error(f'disabled_mode {bounded(repr(self._disabled_mode), 100)} is '
@@ -488,6 +491,8 @@ class ComputedTorqueController(Controller):
         q_d, qd_d, qdd_d = self._schedule.sample(now_ns)
         try:
             tau = rd.computed_torque(self.model, q, qd, q_d, qd_d, qdd_d, self._kp, self._kd)
+            if self._friction_compensation:     # of the reference: no chatter from a noisy q̇ near rest
+                tau = tau + rd.friction_torques(self.model, qd_d)
         except COMPUTE_ERRORS as exc:
             self._throttle.warn('compute/tau', f'cannot compute the computed torque: {exc}')
             return
