@@ -36,6 +36,7 @@ import json
 import platform
 import random
 import shutil
+import statistics
 import subprocess
 import tempfile
 import time
@@ -54,14 +55,16 @@ from robot_dynamics_ros.dynamics.spatial import exp_twist
 import _robots as R
 import _timing as T
 
-SECTIONS = ("single", "batch", "contact", "task_space", "identification", "derivatives", "scaling", "startup",
-            "node", "sim")
+SECTIONS = ("single", "batch", "contact", "task_space", "identification", "robot_identification",
+            "derivatives", "scaling", "startup", "node", "sim")
 SINGLE_TARGET = 1.0
 BATCH_TARGET = 0.35
 CONTACT_TARGET = 0.3
 TASK_SPACE_TARGET = 0.3
 IDENTIFY_TARGET_S = 0.050        # identify_payload on 10^4 samples of a 7-joint arm
 IDENTIFY_SAMPLES = 10_000
+ROBOT_IDENTIFY_TARGET_S = 5.0    # identify_robot on 20 s at 1 kHz of a 7-joint arm, consistent fit included
+ROBOT_IDENTIFY_SECONDS = 20.0
 DERIVATIVES_TARGET = 1.0         # one call of the dynamics' derivatives against Pinocchio's
 LINEARIZE_TARGET = 0.35          # linearize_trajectory (N = 100) against a Python loop over Pinocchio's
 LINEARIZE_N = 100
@@ -330,6 +333,82 @@ def section_identification(opts):
           f"Identification: {pair.name} ({pair.description}), {N} samples (the log: {N / 1000:g} s at "
           "1 kHz); pin side: a Python loop of computeJointTorqueRegressor + rnea, then the same lstsq")
     return {"method": METHOD, "samples": N, "rounds": rounds, "robot": pair.name, "results": res}
+
+
+def _pin_regressor_least_squares(pm, pd, Q, V, A, TAU):
+    """The unconstrained least squares of the whole robot from Pinocchio calls: for each sample
+    computeJointTorqueRegressor (all 10 n columns), then numpy's lstsq on the stacked system (no base
+    parameters, no friction: the least a Pinocchio user would write)."""
+    N, n = Q.shape
+    Y = np.empty((N * n, 10 * pm.njoints - 10))
+    for k in range(N):
+        Y[k * n:(k + 1) * n] = pin.computeJointTorqueRegressor(pm, pd, Q[k], V[k], A[k])
+    return np.linalg.lstsq(Y, TAU.reshape(-1), rcond=None)[0]
+
+
+def section_robot_identification(opts):
+    """identify_robot on ROBOT_IDENTIFY_SECONDS s at 1 kHz of the Panda (7 joints, tip panda_link8) whose
+    inertias are off, with friction, armature and offsets and 1 % torque noise, from t, q and τ only
+    (filter, base parameters, weighted least squares, the consistent fit: the noise makes least squares
+    no rigid body, so the SDP runs); beside it the regressor stacking and plain least squares a Pinocchio
+    user would write (a Python loop of computeJointTorqueRegressor, numpy's lstsq). Also
+    base_parameters and excitation_trajectory (ours only). Target: identify_robot <= 5 s."""
+    pair = R.panda()
+    m = pair.ours
+    rng = np.random.default_rng(31)
+    arm = rd.with_armature(m.replace(mass=m.mass * rng.uniform(0.8, 1.2, m.n_bodies),
+                                     damping=rng.uniform(0.1, 1.0, m.nq),
+                                     friction=rng.uniform(0.2, 1.0, m.nq)),
+                           rng.uniform(0.05, 0.3, m.nq))
+    offset = rng.uniform(-1.0, 1.0, m.nq)
+    N = int(ROBOT_IDENTIFY_SECONDS * 1000)
+    t = np.arange(N) * 1e-3
+    w = 2 * np.pi * np.array([0.1, 0.25, 0.4, 0.55])[:, None]
+    amplitude = rng.uniform(-0.4, 0.4, (4, m.nq))
+    Q = 0.5 * (m.lower + m.upper) + (amplitude * np.sin(w[None] * t[:, None, None])).sum(1)
+    QD = (amplitude * w * np.cos(w[None] * t[:, None, None])).sum(1)
+    QDD = (-amplitude * w ** 2 * np.sin(w[None] * t[:, None, None])).sum(1)
+    TAU = rd.inverse_dynamics_trajectory(arm, Q, QD, QDD, friction=True) + offset
+    TAU += 0.01 * np.abs(TAU).max(0) * rng.normal(size=TAU.shape)
+    P = pair.to_pin
+    pin_args = (pair.pm, pair.pd, P(Q), P(QD), P(QDD), P(TAU))
+    rounds = 2 if opts.quick else 3
+    results = {}
+    timings = {"identify_robot": [], "pin_loop_lstsq": [], "base_parameters": [], "excitation_trajectory": []}
+    estimate = None
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        estimate = rd.identify_robot(m, t, Q, TAU, armature=True)
+        timings["identify_robot"].append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        _pin_regressor_least_squares(*pin_args)
+        timings["pin_loop_lstsq"].append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        rd.base_parameters(m, armature=True)
+        timings["base_parameters"].append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        excitation = rd.excitation_trajectory(m, 20.0)
+        timings["excitation_trajectory"].append(time.perf_counter() - t0)
+    held = rd.inverse_dynamics_trajectory(arm, Q[::10], QD[::10], QDD[::10], friction=True) + offset
+    error = float(np.sqrt(np.mean((estimate.predict(Q[::10], QD[::10], QDD[::10]) - held) ** 2)))
+    for name, values in timings.items():
+        results[name] = {"seconds": statistics.median(values), "all": values}
+    ours, theirs = results["identify_robot"]["seconds"], results["pin_loop_lstsq"]["seconds"]
+    met = ours <= ROBOT_IDENTIFY_TARGET_S
+    rows = [("identify_robot (filter, base parameters, WLS, SDP)", f"{ours:.3f}", f"{theirs:.3f}",
+             rat(ours / theirs), f"<= {ROBOT_IDENTIFY_TARGET_S:g} s", verdict(met)),
+            ("base_parameters (armature)", f"{results['base_parameters']['seconds']:.3f}", "", "", "", ""),
+            ("excitation_trajectory (20 s, 5 harmonics)",
+             f"{results['excitation_trajectory']['seconds']:.3f}", "", "", "", "")]
+    table(["function", "ours s", "pin loop s", "ratio", "target", "met"], rows,
+          f"Robot identification: {pair.name}, {N} samples ({ROBOT_IDENTIFY_SECONDS:g} s at 1 kHz); method "
+          f"{estimate.method}; {estimate.base_parameters.count} base parameters, condition "
+          f"{estimate.condition:.3g}; torque RMS against the noise-free truth {error:.3g} N m (noise 1 % of "
+          f"each joint's peak); excitation condition {excitation.condition:.3g}; pin side: a Python loop "
+          "of computeJointTorqueRegressor + numpy lstsq (no filter, no base parameters, no consistency)")
+    return {"samples": N, "rounds": rounds, "robot": pair.name, "method": estimate.method,
+            "base_parameters": estimate.base_parameters.count, "condition": estimate.condition,
+            "rms_error": error, "met": met, "target_s": ROBOT_IDENTIFY_TARGET_S, "results": results}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -885,6 +964,8 @@ def main(argv=None):
         guarded("task_space", section_task_space, opts)
     if "identification" in opts.only:
         guarded("identification", section_identification, opts)
+    if "robot_identification" in opts.only:
+        guarded("robot_identification", section_robot_identification, opts)
     if "derivatives" in opts.only:
         guarded("derivatives", section_derivatives, opts)
     if "scaling" in opts.only:

@@ -6,6 +6,7 @@
     make demo DEMO_ARGS=--task-space     (the tool under task-space control: demo_task_space.py)
     make demo DEMO_ARGS=--payload        (a payload identified and applied: demo_payload.py)
     make demo DEMO_ARGS=--lqr            (an LQR from the analytical linearisation, ROS-free: demo_lqr.py)
+    make demo DEMO_ARGS=--identify       (the real arm identified from a bag: demo_identify.py)
 
 1. Starts the simulation graph (simulator_node + computed_torque_controller + dynamics_node +
    external_torque_estimator, from config/simulation.yaml) with
@@ -922,6 +923,13 @@ def build_parser() -> argparse.ArgumentParser:
                               'drops (out/demo_payload.png)')
     payload.add_argument('--payload-mass', type=float, default=2.0,
                          help='mass of the simulated payload at tool0 [kg] (default: 2)')
+    ident = parser.add_argument_group('identification (demo_identify.py)')
+    ident.add_argument('--identify', action='store_true',
+                       help='instead: the simulator plays a real arm the URDF describes only roughly; an '
+                            'excitation trajectory is recorded to a bag, `identify robot` identifies the '
+                            'arm, the controllers run on it (out/demo_identify.png)')
+    ident.add_argument('--excitation-duration', type=float, default=20.0,
+                       help='length of the recorded excitation trajectory [s] (default: 20)')
     return parser
 
 
@@ -940,6 +948,9 @@ def main(args: Sequence[str] | None = None) -> int:
         if opts.payload:
             from robot_dynamics_ros import demo_payload
             return demo_payload.main(opts)
+        if opts.identify:
+            from robot_dynamics_ros import demo_identify
+            return demo_identify.main(opts)
         return _joint_space_demo(opts)
     except KeyboardInterrupt:
         print('demo: interrupted', file=sys.stderr)

@@ -353,8 +353,8 @@ def test_every_public_function_is_fuzzed():
                            "inertial_parameters", "with_inertial_parameters", "with_payload",
                            "identify_payload", "identify_payload_from_log", "PayloadEstimate",
                            "with_armature", "base_parameters", "BaseParameters", "identify_robot",
-                           "RobotEstimate", "excitation_trajectory", "ExcitationTrajectory", "JointTrajectoryPoints",
-                           "write_urdf"}
+                           "RobotEstimate", "excitation_trajectory", "ExcitationTrajectory",
+                           "JointTrajectoryPoints", "write_urdf"}
     assert set(rd.__all__) - classes_and_loaders == set(FUNCTIONS)
 
 
