@@ -12,11 +12,12 @@
 robot: the whole arm (dynamics.identify_robot): every link's inertial parameters (physically
 consistent), each joint's viscous and Coulomb friction and effort offset, with --armature the rotor
 inertias. It fits on the first 1 - VALIDATION of the samples and reports, on the held-out rest, each
-joint's RMS torque error of the URDF as given and of the identified model (the measured efforts and the
-models' torques through the same low-pass). It writes OUT.urdf (the source URDF with the identified
-inertials and <dynamics damping friction>: dynamics.write_urdf) and OUT.yaml (next to it, the same name
-with .yaml: `armature` and `effort_offset` for every node, as `/**: ros__parameters:` so that it applies
-under any namespace): run the nodes with urdf_path:=OUT.urdf (or publish it as /robot_description) and
+joint's RMS torque error of the URDF as given and of the identified model: the measured efforts and the
+models' torques through the same low-pass, over the samples where the joint moves (static friction at
+rest holds any torque within ±F_c, which no model predicts). It writes OUT.urdf (the source URDF with
+the identified inertials and <dynamics damping friction>: dynamics.write_urdf) and OUT.yaml (beside
+it: `armature` and `effort_offset` for every node, as `/**: ros__parameters:`, which applies under any
+namespace): run the nodes with urdf_path:=OUT.urdf (or publish it as /robot_description) and
 --params-file OUT.yaml. --json prints one line: rms_before, rms_after (per joint, held out), offset,
 armature, condition, samples, output, joint_names, method.
 
@@ -369,13 +370,14 @@ def build_robot_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _held_out_rms(model, log, cutoff, predict):
+def _held_out_rms(model, log, cutoff, offset=0.0):
     """Per joint RMS of (measured − predicted) efforts on `log` (N·m or N), both through the fit's
-    low-pass (filtered_log): predict(q, q̇, q̈) -> τ."""
-    from robot_dynamics_ros.dynamics.identification import filtered_log
+    low-pass, over the samples where the joint moves (dynamics.robot_identification.torque_prediction)."""
+    from robot_dynamics_ros.dynamics.robot_identification import rms_where, torque_prediction
 
-    q, qd, qdd, tau = filtered_log(model, log.t, log.q, log.tau, cutoff)
-    return np.sqrt(np.mean((tau - predict(q, qd, qdd)) ** 2, axis=0))
+    _, measured, predicted, moving = torque_prediction(model, log.t, log.q, log.tau, offset=offset,
+                                                       cutoff=cutoff)
+    return rms_where(predicted - measured, moving)
 
 
 def parameter_yaml(model, estimate, command: str) -> str:
@@ -418,10 +420,8 @@ def run_robot(args: argparse.Namespace, argv: Sequence[str]) -> str:
     fit, held_out = log.window(None, split), log.window(split, None)
     estimate = rd.identify_robot(model, fit.t, fit.q, fit.tau, armature=args.armature, cutoff=args.cutoff)
     try:
-        def urdf_torques(q, qd, qdd):
-            return rd.inverse_dynamics_trajectory(model, q, qd, qdd, friction=True)
-        before = _held_out_rms(model, held_out, args.cutoff, urdf_torques)
-        after = _held_out_rms(model, held_out, args.cutoff, estimate.predict)
+        before = _held_out_rms(model, held_out, args.cutoff)
+        after = _held_out_rms(estimate.model, held_out, args.cutoff, estimate.offset)
     except ValueError as error:
         raise IdentifyError(f'the held-out part ({args.validation:g} of {log.t[-1] - log.t[0]:.3g} s) is '
                             f'too short to validate: {error}') from None

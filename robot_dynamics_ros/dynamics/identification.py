@@ -297,7 +297,7 @@ GAP_FACTOR = 5.0        # a spacing above GAP_FACTOR times the median is a gap (
 
 
 def filtered_log(model: Model, t: ArrayLike, q: ArrayLike, tau: ArrayLike, cutoff: float = DEFAULT_CUTOFF,
-                 coulomb: bool = False):
+                 coulomb: bool = False, times: bool = False):
     """(q, q̇, q̈, τ) (each (M, n), on a uniform grid) from a recording's stamps t (N,), positions q and
     efforts tau (N, n): identify_payload_from_log's zero-phase low-pass and central differences, the
     first and last EDGE_PERIODS cutoff periods dropped, and so are the grid points within as much of a
@@ -306,7 +306,8 @@ def filtered_log(model: Model, t: ArrayLike, q: ArrayLike, tau: ArrayLike, cutof
 
     coulomb: also return, fifth, sgn(q̇) through the same low-pass: the Coulomb friction column filtered
     as the torque it explains was (a jump at each reversal that the filter spreads over the τ samples
-    around it, which the unfiltered sgn would not match)."""
+    around it, which the unfiltered sgn would not match). times: also return, last, the times (M,) of the
+    kept grid points (s, as t)."""
     t = _checks.real_array(t, "t", "an (N,) array of times in seconds")
     if t.ndim != 1 or t.size < 3 or not np.isfinite(t).all() or not (np.diff(t) > 0).all():
         raise ValueError(f"t must be N >= 3 finite, strictly increasing times (s), got shape {t.shape}")
@@ -335,10 +336,10 @@ def filtered_log(model: Model, t: ArrayLike, q: ArrayLike, tau: ArrayLike, cutof
     if not keep.any():
         raise ValueError(f"t: no samples left after dropping {edge * dt:g} s at each end and around the "
                          f"{gaps.size} gaps in the stamps (spacings above {GAP_FACTOR:g} times the median)")
+    result = (q_f[keep], qd[keep], qdd[keep], tau_f[keep])
     if coulomb:
-        sign_f = _zero_phase_lowpass(np.sign(qd), dt, cutoff)
-        return q_f[keep], qd[keep], qdd[keep], tau_f[keep], sign_f[keep]
-    return q_f[keep], qd[keep], qdd[keep], tau_f[keep]
+        result += (_zero_phase_lowpass(np.sign(qd), dt, cutoff)[keep],)
+    return result + (grid[keep],) if times else result
 
 
 def _resample(t, x, grid):

@@ -52,7 +52,8 @@ from .identification import (
 from .inverse_dynamics import inverse_dynamics_trajectory
 from .model import Model
 
-__all__ = ["identify_robot", "RobotEstimate", "consistent_parameters"]
+__all__ = ["identify_robot", "RobotEstimate", "consistent_parameters", "torque_prediction", "moving",
+           "rms_where"]
 
 STICTION_FRACTION = 0.02   # rows with |q̇_j| < 2 % of the joint's peak speed are left out (static friction)
 MOVE_ATOL = 1e-3           # rad or m: a joint whose range of motion is below this never moved
@@ -265,8 +266,7 @@ def identify_robot(model: Model, t: ArrayLike, q: ArrayLike, tau: ArrayLike, *, 
     A[:, :, :r] = Y_b
     for j in range(n):
         A[:, j, r + k_extra * j:r + k_extra * (j + 1)] = extra[:, j]
-    peak = np.abs(qd_fit).max(axis=0)
-    rows = np.abs(qd_fit) >= STICTION_FRACTION * peak if friction else np.ones_like(qd_fit, dtype=bool)
+    rows = moving(qd_fit) if friction else np.ones_like(qd_fit, dtype=bool)
     A_rows, b_rows, joint_of_row = A[rows], target[rows], np.nonzero(rows)[1]
     x = _least_squares(A_rows, b_rows)
     residual = b_rows - A_rows @ x
@@ -308,6 +308,35 @@ def identify_robot(model: Model, t: ArrayLike, q: ArrayLike, tau: ArrayLike, *, 
     return RobotEstimate(model=estimate_model, offset=offsets, base_parameters=bp, base_values=beta,
                          residual_rms=residual_rms, condition=condition, samples=N, cutoff=used_cutoff,
                          consistent=consistent, method=method)
+
+
+def moving(qd: np.ndarray) -> np.ndarray:
+    """(N, n) bool: where each joint moves, |q̇_j| >= STICTION_FRACTION of its largest |q̇_j| in qd (N, n);
+    elsewhere static friction may hold it with any torque within ±F_c, which no F_c sgn(q̇) describes."""
+    qd = np.asarray(qd, dtype=float)
+    return np.abs(qd) >= STICTION_FRACTION * np.abs(qd).max(axis=0, initial=0.0)
+
+
+def torque_prediction(model: Model, t: ArrayLike, q: ArrayLike, tau: ArrayLike, *, offset: ArrayLike = 0.0,
+                      cutoff: float = DEFAULT_CUTOFF):
+    """How well `model` (with friction, plus the effort `offset`) predicts a recording it may not have
+    been fitted on: (times (M,), measured τ (M, n), predicted τ (M, n), moving (M, n)) on the fit's grid:
+    the recording through identify_robot's filter (filtered_log, t, q, tau as identify_robot takes them),
+    predicted = inverse_dynamics(model, q, q̇, q̈, friction=True) + offset at the filtered states, and
+    `moving` where each joint moves (the samples identify_robot fits: moving()). The RMS over the moving
+    samples, per joint, is what identify robot reports as the held-out error."""
+    q_f, qd, qdd, tau_f, times = filtered_log(model, t, q, tau, cutoff, times=True)
+    offset = np.asarray(offset, dtype=float)
+    predicted = inverse_dynamics_trajectory(model, q_f, qd, qdd, friction=True) + offset
+    return times, tau_f, predicted, moving(qd)
+
+
+def rms_where(error: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Per column, the RMS of error (M, n) over the rows where mask (M, n) holds (NaN where none)."""
+    error, mask = np.asarray(error, dtype=float), np.asarray(mask, dtype=bool)
+    count = mask.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.sqrt(np.where(mask, error ** 2, 0.0).sum(axis=0) / count)
 
 
 def _least_squares(A, b, condition=False):

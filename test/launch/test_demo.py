@@ -183,3 +183,23 @@ def test_payload_demo_runs(tmp_path):
     rows = {line.split()[0]: line.split() for line in lines if line.startswith(('true ', 'identified '))}
     assert abs(float(rows['identified'][1]) - 2.0) < 0.1, result.stdout
     assert 'payload applied' in result.stdout and 'payload unknown' in result.stdout
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_identify_demo_runs(tmp_path):
+    """`python -m robot_dynamics_ros.demo --identify`: exit 0 (the held-out torque error at least 5 times
+    smaller, the phantom external torque on the moving arm below the contact threshold), the identified
+    URDF and YAML, the bag, the report and the PNG."""
+    env = _demo_env()
+    result = subprocess.run(
+        [sys.executable, '-m', 'robot_dynamics_ros.demo', '--identify', '--duration', '6',
+         '--excitation-duration', '16', '--output', str(tmp_path / 'demo.png')],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    png = tmp_path / 'demo_identify.png'
+    assert str(png) in result.stdout and png.is_file()
+    assert (tmp_path / 'identified_ur5e.urdf').is_file() and (tmp_path / 'identified_ur5e.yaml').is_file()
+    assert (tmp_path / 'demo_identify_bag' / 'metadata.yaml').is_file()
+    total = next(line.split() for line in result.stdout.splitlines() if line.startswith('all joints'))
+    assert 5 * float(total[3]) <= float(total[2]), result.stdout      # URDF, identified (N m)
