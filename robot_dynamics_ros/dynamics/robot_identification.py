@@ -354,7 +354,7 @@ def _least_squares(A, b, condition=False):
 def _consistent_fit(model, bp, W_A, W_b, r, n, k_extra, friction, armature, prior_weight):
     """consistent_parameters on the weighted system, compressed by QR to its (r + k n) square factor and
     normalised by the number of rows (a mean squared residual in units of each joint's noise)."""
-    Q, R = np.linalg.qr(np.column_stack([W_A, W_b]))
+    R = np.linalg.qr(np.column_stack([W_A, W_b]), mode="r")
     rows = W_A.shape[0]
     R = R / np.sqrt(rows)
     data_matrix, data_target = R[:, :-1], R[:, -1]
