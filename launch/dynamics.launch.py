@@ -1,7 +1,7 @@
 """The dynamics node and the external torque estimator, for a real robot (or any source of
 /joint_states).
 
-    ros2 launch robot_dynamics_ros dynamics.launch.py [urdf:=FILE] [config:=FILE]
+    ros2 launch robot_dynamics_ros dynamics.launch.py [urdf:=FILE] [config:=FILE] [params_file:=FILE]
         [joint_states_topic:=/joint_states] [namespace:=] [use_sim_time:=false] [log_level:=info]
 
     /joint_states --> dynamics_node --> ~/gravity_torques, ~/coriolis_torques (JointState effort),
@@ -42,6 +42,13 @@ def generate_launch_description():
                         '(chain, gravity, which quantities to publish).',
         ),
         DeclareLaunchArgument(
+            'params_file',
+            default_value=PathJoinSubstitution([share, 'config', 'no_overrides.yaml']),
+            description='A parameter file applied after config, e.g. the armature and effort_offset '
+                        'that `python -m robot_dynamics_ros.identify robot` writes beside the '
+                        'identified URDF (default: none).',
+        ),
+        DeclareLaunchArgument(
             'joint_states_topic',
             default_value='/joint_states',
             description='Topic the robot\'s joint states arrive on (sensor_msgs/JointState).',
@@ -72,6 +79,7 @@ def generate_launch_description():
         output='screen',
         parameters=[
             LaunchConfiguration('config'),
+            LaunchConfiguration('params_file'),
             {
                 'urdf_path': ParameterValue(LaunchConfiguration('urdf'), value_type=str),
                 'use_sim_time': ParameterValue(LaunchConfiguration('use_sim_time'),

@@ -2,7 +2,8 @@
 with the dynamics node and the external torque estimator.
 
     ros2 launch robot_dynamics_ros simulation.launch.py [controller:=computed_torque|task_space]
-        [urdf:=FILE] [config:=FILE] [use_sim_time:=true] [real_time_factor:=1.0] [log_level:=info]
+        [urdf:=FILE] [config:=FILE] [params_file:=FILE] [use_sim_time:=true] [real_time_factor:=1.0]
+        [log_level:=info]
 
     simulator_node --/joint_states--+--> computed_torque_controller --+   (or task_space_controller)
           ^                         |                                  |
@@ -34,6 +35,7 @@ def generate_launch_description():
     share = FindPackageShare(PACKAGE)
     urdf = LaunchConfiguration('urdf')
     config = LaunchConfiguration('config')
+    params_file = LaunchConfiguration('params_file')
     use_sim_time = LaunchConfiguration('use_sim_time')
     real_time_factor = LaunchConfiguration('real_time_factor')
     log_level = LaunchConfiguration('log_level')
@@ -60,6 +62,13 @@ def generate_launch_description():
             description='Parameter file with simulator_node, computed_torque_controller, '
                         'task_space_controller, dynamics_node and external_torque_estimator sections '
                         '(<node_name>: ros__parameters: ...).',
+        ),
+        DeclareLaunchArgument(
+            'params_file',
+            default_value=PathJoinSubstitution([share, 'config', 'no_overrides.yaml']),
+            description='A parameter file applied after config to every node, e.g. the armature and '
+                        'effort_offset that `python -m robot_dynamics_ros.identify robot` writes beside '
+                        'the identified URDF (default: none).',
         ),
         DeclareLaunchArgument(
             'use_sim_time',
@@ -95,6 +104,7 @@ def generate_launch_description():
         output='screen',
         parameters=[
             config,
+            params_file,
             urdf_path,
             # The simulator makes /clock when the others follow it; it keeps the wall clock.
             {'use_sim_time': False,
@@ -104,8 +114,8 @@ def generate_launch_description():
         ros_arguments=ros_arguments,
     )
     # The nodes that follow the simulator's clock take the same file, URDF, clock and log level.
-    follower = dict(package=PACKAGE, output='screen', parameters=[config, urdf_path, follows_clock],
-                    ros_arguments=ros_arguments)
+    follower = dict(package=PACKAGE, output='screen',
+                    parameters=[config, params_file, urdf_path, follows_clock], ros_arguments=ros_arguments)
     def when(name):
         return IfCondition(EqualsSubstitution(LaunchConfiguration('controller'), name))
     controller = Node(executable='computed_torque_controller', name='computed_torque_controller',
