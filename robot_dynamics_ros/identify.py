@@ -439,6 +439,7 @@ def run_robot(args: argparse.Namespace, argv: Sequence[str]) -> str:
             residual_rms=numbers(estimate.residual_rms),
             condition=float(estimate.condition) if math.isfinite(estimate.condition) else None,
             samples=int(estimate.samples), held_out_samples=int(held_out.t.size), method=estimate.method,
+            warnings=list(estimate.warnings),
             base_parameters=estimate.base_parameters.count, output=str(output), parameters=str(yaml_path),
             skipped=log.skipped, duplicates=log.duplicates))
     span = float(log.t[-1] - log.t[0])
@@ -467,6 +468,7 @@ def run_robot(args: argparse.Namespace, argv: Sequence[str]) -> str:
         lines.append(f'warning: condition {estimate.condition:.3g} > {CONDITION_WARNING:g}: the motion did '
                      'not excite every parameter; record an exciting trajectory '
                      '(dynamics.excitation_trajectory)')
+    lines += [f'warning: {warning}' for warning in estimate.warnings]
     worse = [name for name, b, a in zip(model.joint_names, before, after) if a > b]
     if worse:
         lines.append(f'warning: the identified model predicts the held-out torques worse than the URDF on '

@@ -135,8 +135,9 @@ def inertia_matrix(entries):
 
 def estimate_summary(estimate, frame, samples, seconds, reason=None, **extra) -> str:
     """One line of JSON: mass (kg), com (m, frame coordinates), inertia (ixx, ixy, ixz, iyy, iyz, izz
-    about the com, frame axes, kg m²), residual_rms (N m), condition, consistent, frame, samples,
-    seconds, the reason it is not to be used (if any) and ``extra``. A number that is not finite (the
+    about the com, frame axes, kg m²), residual_rms (N m), condition, consistent, projected (least
+    squares gave no rigid body: the nearest one instead), frame, samples, seconds, the reason it is not
+    to be used (if any) and ``extra``. A number that is not finite (the
     condition number of data without motion) is null."""
     summary = {'frame': frame, 'samples': int(samples), 'seconds': round(float(seconds), 6), **extra}
     if estimate is not None:
@@ -144,7 +145,8 @@ def estimate_summary(estimate, frame, samples, seconds, reason=None, **extra) ->
                        inertia=inertia_entries(estimate.inertia), residual_rms=estimate.residual_rms,
                        condition=estimate.condition)
         summary.update({key: _finite_or_none(value) for key, value in numbers.items()},
-                       consistent=bool(estimate.consistent))
+                       consistent=bool(estimate.consistent),
+                       projected=bool(getattr(estimate, 'projected', False)))
     if reason is not None:
         summary['reason'] = reason
     return json.dumps(summary)

@@ -57,6 +57,7 @@ __all__ = ["identify_robot", "RobotEstimate", "consistent_parameters", "torque_p
 
 STICTION_FRACTION = 0.02   # rows with |q̇_j| < 2 % of the joint's peak speed are left out (static friction)
 MOVE_ATOL = 1e-3           # rad or m: a joint whose range of motion is below this never moved
+BARELY_FRACTION = 0.05     # a joint whose RMS speed is below 5 % of the median joint's barely moved
 MARGIN = 1e-6              # J_j ⪰ MARGIN (scaled): a consistent body stays strictly inside, rounding included
 DEFAULT_PRIOR_WEIGHT = 1e-3
 
@@ -72,7 +73,10 @@ class RobotEstimate:
     offset] with unit-norm columns (above about 1e3 the motion did not excite the arm: see excited);
     samples: the number of samples used; cutoff (Hz, None for exact q̇, q̈); consistent: whether the
     model is physically consistent; method: how it was found ("least squares", "least squares, made
-    consistent in the data's null space", "semidefinite program")."""
+    consistent in the data's null space", "semidefinite program"); warnings: what in the motion makes
+    the estimate less trustworthy (a joint that barely moved: its RMS speed below BARELY_FRACTION of the
+    median joint's, so the parameters only it reveals rest on little signal, which the condition number
+    of unit-norm columns does not see)."""
 
     model: Model
     offset: np.ndarray
@@ -84,6 +88,7 @@ class RobotEstimate:
     cutoff: float | None
     consistent: bool
     method: str
+    warnings: tuple = ()
 
     def predict(self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike) -> np.ndarray:
         """τ (N, n) = inverse_dynamics(model, q, q̇, q̈, friction=True) + offset for N states ((N, n) each,
@@ -92,8 +97,8 @@ class RobotEstimate:
 
     @property
     def excited(self) -> bool:
-        """Whether the motion excited every base parameter well enough (condition < 1e3)."""
-        return bool(self.condition < 1e3)
+        """Whether the motion excited the arm well enough: condition < 1e3 and no joint barely moved."""
+        return bool(self.condition < 1e3) and not self.warnings
 
 
 def _body_scales(model: Model):
@@ -307,7 +312,18 @@ def identify_robot(model: Model, t: ArrayLike, q: ArrayLike, tau: ArrayLike, *, 
     residual_rms = np.sqrt(np.mean((tau_fit - prediction) ** 2, axis=0))
     return RobotEstimate(model=estimate_model, offset=offsets, base_parameters=bp, base_values=beta,
                          residual_rms=residual_rms, condition=condition, samples=N, cutoff=used_cutoff,
-                         consistent=consistent, method=method)
+                         consistent=consistent, method=method,
+                         warnings=_motion_warnings(model, qd_fit))
+
+
+def _motion_warnings(model, qd):
+    """Warnings for the joints that barely moved (RobotEstimate.warnings)."""
+    speed = np.sqrt(np.mean(np.asarray(qd) ** 2, axis=0))
+    typical = float(np.median(speed))
+    return tuple(f"joint {name!r} barely moved (RMS speed {v:.3g}, the median joint's {typical:.3g}): the "
+                 "parameters only it reveals (its friction, offset, the inertia about its axis) rest on little "
+                 "signal; record a motion that moves it more"
+                 for name, v in zip(model.joint_names, speed) if v < BARELY_FRACTION * typical)
 
 
 def moving(qd: np.ndarray) -> np.ndarray:

@@ -182,3 +182,21 @@ def test_bad_input_is_named(plant, change, match):
     tau = rd.inverse_dynamics_trajectory(stock, q, qd, qdd)
     with pytest.raises(ValueError, match=match):
         rd.identify_robot(stock, *change(t, q, tau))
+
+
+def test_a_joint_that_barely_moves_is_flagged_not_trusted(plant):
+    """wrist_3 moves by ±5 mrad only: the fit runs, a warning names the joint (excited is False: the
+    condition number of unit-norm columns does not see a weak signal), the other joints' torques are
+    still predicted, and the model is a physical one."""
+    stock, arm, offset, held_out, tau_held_out = plant
+    t, q, qd, qdd = sines(12.0, 200, seed=3)
+    scale = np.ones(stock.nq)
+    scale[5] = 0.005 / np.abs(q[:, 5] - Q0[5]).max()
+    q, qd, qdd = Q0 + (q - Q0) * scale, qd * scale, qdd * scale
+    tau = rd.inverse_dynamics_trajectory(arm, q, qd, qdd, friction=True) + offset
+    tau += np.random.default_rng(8).normal(size=tau.shape) * 0.005 * np.abs(tau).max(axis=0)
+    est = rd.identify_robot(stock, t, q, tau, qd=qd, qdd=qdd, armature=True)
+    assert not est.excited and len(est.warnings) == 1 and "'wrist_3_joint' barely moved" in est.warnings[0]
+    assert_consistent(est.model)
+    error = rms(est.predict(q, qd, qdd) - tau)
+    assert (error[:5] < 0.01 * np.abs(tau[:, :5]).max(axis=0)).all(), error
