@@ -321,8 +321,8 @@ def _motion_warnings(model, qd):
     speed = np.sqrt(np.mean(np.asarray(qd) ** 2, axis=0))
     typical = float(np.median(speed))
     return tuple(f"joint {name!r} barely moved (RMS speed {v:.3g}, the median joint's {typical:.3g}): the "
-                 "parameters only it reveals (its friction, offset, the inertia about its axis) rest on little "
-                 "signal; record a motion that moves it more"
+                 "parameters only it reveals (its friction, offset, the inertia about its axis) rest on "
+                 "little signal; record a motion that moves it more"
                  for name, v in zip(model.joint_names, speed) if v < BARELY_FRACTION * typical)
 
 
