@@ -292,16 +292,11 @@ def report_text(args, model, log: JointLog, estimate, frame: str) -> str:
     return '\n'.join(lines)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog='python -m robot_dynamics_ros.identify payload',
-        description='Estimate the payload at a frame of the arm from a ROS 2 bag of its joint states '
-                    '(positions and efforts): mass, centre of mass, inertia, and the ros2 param set '
-                    'commands that apply it.')
+def _recording_arguments(parser, urdf_help):
+    """The arguments both modes take: the bag, its topic and window, the URDF and its chain, the filter."""
     parser.add_argument('--bag', required=True, help='the rosbag2 directory (sqlite3 or mcap), or a '
                         '.db3 / .mcap file')
-    parser.add_argument('--urdf', required=True, help='the URDF file of the arm (without the payload)')
-    parser.add_argument('--frame', help='frame the payload is fixed to (default: the model\'s tip frame)')
+    parser.add_argument('--urdf', required=True, help=urdf_help)
     parser.add_argument('--topic', default='/joint_states', help='sensor_msgs/msg/JointState topic '
                         '(default: %(default)s)')
     parser.add_argument('--cutoff', type=float, default=DEFAULT_CUTOFF,
@@ -310,6 +305,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--end', type=float, help='window end, s from the first sample')
     parser.add_argument('--root-link', help='root link of the chain (default: the URDF root)')
     parser.add_argument('--tip-link', help='tip link of the chain (default: every joint below the root)')
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog='python -m robot_dynamics_ros.identify payload',
+        description='Estimate the payload at a frame of the arm from a ROS 2 bag of its joint states '
+                    '(positions and efforts): mass, centre of mass, inertia, and the ros2 param set '
+                    'commands that apply it.')
+    _recording_arguments(parser, 'the URDF file of the arm (without the payload)')
+    parser.add_argument('--frame', help='frame the payload is fixed to (default: the model\'s tip frame)')
     parser.add_argument('--node', action='append', help='node to print the ros2 param set commands for '
                         f'(repeatable; default: {", ".join(DEFAULT_NODES)})')
     parser.add_argument('--json', action='store_true', help='print one line of JSON instead of the report')
@@ -349,19 +354,9 @@ def build_robot_parser() -> argparse.ArgumentParser:
         description='Identify the whole arm from a ROS 2 bag of its joint states (positions and efforts): '
                     'inertial parameters, friction, effort offsets (and armature); write the identified '
                     'URDF and a parameter file for the nodes.')
-    parser.add_argument('--bag', required=True, help='the rosbag2 directory (sqlite3 or mcap), or a '
-                        '.db3 / .mcap file')
-    parser.add_argument('--urdf', required=True, help='the URDF file of the arm')
+    _recording_arguments(parser, 'the URDF file of the arm')
     parser.add_argument('--output', required=True, help='the identified URDF to write (OUT.urdf); the '
                         'parameters go to OUT.yaml beside it')
-    parser.add_argument('--topic', default='/joint_states', help='sensor_msgs/msg/JointState topic '
-                        '(default: %(default)s)')
-    parser.add_argument('--cutoff', type=float, default=DEFAULT_CUTOFF,
-                        help='low-pass cutoff, Hz (default: %(default)s)')
-    parser.add_argument('--start', type=float, help='window start, s from the first sample')
-    parser.add_argument('--end', type=float, help='window end, s from the first sample')
-    parser.add_argument('--root-link', help='root link of the chain (default: the URDF root)')
-    parser.add_argument('--tip-link', help='tip link of the chain (default: every joint below the root)')
     parser.add_argument('--armature', action='store_true', help='identify the rotor inertias too')
     parser.add_argument('--validation', type=float, default=0.3,
                         help='fraction of the samples, at the end, held out to validate '
