@@ -1,7 +1,9 @@
-# Every target first runs tools/bootstrap.sh, which creates/updates .venv from PyPI (idempotent,
-# about 10 ms when nothing changed).
+# Every target first runs tools/bootstrap.sh, which creates/updates the environment of the ROS 2
+# distribution from PyPI (idempotent, about 10 ms when nothing changed): .venv-jazzy by default,
+# .venv-kilted with ROS_DISTRO=kilted (a sourced ROS installation sets ROS_DISTRO too).
 #
 #   make demo                     run the demo (python -m robot_dynamics_ros.demo)
+#   ROS_DISTRO=kilted make test   the same on ROS 2 Kilted
 #   make test                     ruff check . (ruff.toml), then the test suite (isolated ROS 2
 #                                 domain, localhost discovery); lint findings fail it, as in CI
 #   make test PYTEST_ARGS='-k rnea -x'
@@ -12,11 +14,17 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 
-VENV := .venv
+# REP 2000: Jazzy Jalisco (LTS, to May 2029) by default; Kilted Kaiju also supported.
+ROS_DISTRO ?= jazzy
+export ROS_DISTRO
+ifeq ($(filter $(ROS_DISTRO),jazzy kilted),)
+$(error ROS_DISTRO=$(ROS_DISTRO) is not supported: jazzy (the default) or kilted)
+endif
+VENV := .venv-$(ROS_DISTRO)
 PY := $(VENV)/bin/python
 # Never inherit the ROS wheels' re-exec marker from another environment (it breaks `import rclpy`).
 # The wheels do not set AMENT_PREFIX_PATH: put the venv on it, so ament_index_python finds the
-# packages installed there, this one included (bootstrap links its share/ files into .venv).
+# packages installed there, this one included (bootstrap links its share/ files into the venv).
 RUN := unset _ROS_WHEELS_BOOTSTRAP_COMPLETE; \
 	export AMENT_PREFIX_PATH="$(CURDIR)/$(VENV)$${AMENT_PREFIX_PATH:+:$$AMENT_PREFIX_PATH}";
 
@@ -61,7 +69,7 @@ $(VENV)/.stamp-colcon: requirements/colcon.txt | bootstrap
 colcon: bootstrap $(VENV)/.stamp-colcon
 	@$(RUN) source $(VENV)/bin/activate; \
 	colcon build --build-base build --install-base install $(COLCON_ARGS); \
-	echo "make colcon: done. Use: export AMENT_PREFIX_PATH=\$$PWD/.venv; source install/setup.bash"
+	echo "make colcon: done. Use: export AMENT_PREFIX_PATH=\$$PWD/$(VENV); source install/setup.bash"
 
 clean:
 	rm -rf build install log out .pytest_cache .ruff_cache .hypothesis *.egg-info

@@ -2,7 +2,7 @@
 """dynamics_node's joint-state callback, timed in process: the time from a JointState arriving at the
 subscription callback to its four outputs published (g, c, M, Λ at the tip), without DDS delivery.
 
-    .venv/bin/python benchmarks/_node_callback.py [--messages 3000] [--rounds 7]
+    .venv-jazzy/bin/python benchmarks/_node_callback.py [--messages 3000] [--rounds 7]
 
 Prints one JSON object: per-message callback time (median over rounds of the per-round mean, µs),
 quartiles of the rounds, and the settings. The node is the real DynamicsNode (rclpy initialised,

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Side-by-side timing of robot_dynamics_ros against Pinocchio, plus start-up, node and simulator speed.
 
-    make bench                                   # = OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/run.py
-    .venv/bin/python benchmarks/run.py --quick   # < 2 min
-    .venv/bin/python benchmarks/run.py --only single,scaling
-    .venv/bin/python benchmarks/run.py --duration 60 --domain-id 42
+    make bench                     # = OPENBLAS_NUM_THREADS=1 .venv-jazzy/bin/python benchmarks/run.py
+    .venv-jazzy/bin/python benchmarks/run.py --quick   # < 2 min
+    .venv-jazzy/bin/python benchmarks/run.py --only single,scaling
+    .venv-jazzy/bin/python benchmarks/run.py --duration 60 --domain-id 42
 
 Sections: single (one call, 3 robots), batch (N = 1000 states, 1 and 2 BLAS threads), contact (one
 momentum-observer step, Panda and UR5), task_space (one call of the task-space law), identification

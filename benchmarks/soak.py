@@ -3,7 +3,7 @@
 
     make soak                                    # 10 minutes
     make soak SOAK_ARGS='--minutes 2'
-    .venv/bin/python benchmarks/soak.py --minutes 10 --json benchmarks/results/soak.json
+    .venv-jazzy/bin/python benchmarks/soak.py --minutes 10 --json benchmarks/results/soak.json
 
 A benchmark, not a test: it measures and reports, it asserts nothing. The graph is the one of
 `ros2 launch robot_dynamics_ros simulation.launch.py`, started as three processes on an isolated

@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# Create or update the project's virtual environment in <repo>/.venv from PyPI.
+# Create or update the project's virtual environment for one ROS 2 distribution from PyPI:
+# <repo>/.venv-jazzy (the default) or <repo>/.venv-kilted, chosen by ROS_DISTRO (which a sourced ROS
+# installation sets too).
 #
-#   bash tools/bootstrap.sh          # idempotent; about 10 ms when nothing changed
+#   bash tools/bootstrap.sh                        # Jazzy; idempotent, about 10 ms when nothing changed
+#   ROS_DISTRO=kilted bash tools/bootstrap.sh      # Kilted, in .venv-kilted
 #   PYTHON=python3.12 bash tools/bootstrap.sh
-#   BOOTSTRAP_FORCE=1 bash tools/bootstrap.sh   # re-install even if the stamps match
+#   BOOTSTRAP_FORCE=1 bash tools/bootstrap.sh      # re-install even if the stamps match
 #
 # Steps, each skipped when its stamp (a hash of its inputs) is unchanged:
-#   1. pinned requirements: requirements/build.txt and requirements/test.txt (which includes
-#      runtime.txt). Slow (about a minute from nothing), so only when a requirement file changes.
-#   1b. where ../shared/ros2-cli-wheels exists: the ROS 2 launch and CLI tools from it.
+#   1. pinned requirements: requirements/build.txt, requirements/ros-$ROS_DISTRO.txt (the ROS 2
+#      wheels) and requirements/test.txt (which includes runtime.txt). Slow (about a minute from
+#      nothing), so only when a requirement file changes.
+#   1b. where the distribution's folder of ROS 2 launch and CLI wheels exists
+#      (../shared/ros2-cli-wheels/jazzy for Jazzy, ../shared/ros2-cli-wheels for Kilted;
+#      ROS2_CLI_WHEELS overrides): the launch and CLI tools from it.
 #   2. this package, editable and without dependencies (a few seconds), plus symlinks for its
-#      data_files in .venv/share (ament index marker, package.xml, launch/, config/, urdf/) and
-#      for its console scripts in .venv/lib/robot_dynamics_ros: .venv is an ament prefix.
+#      data_files in the venv's share/ (ament index marker, package.xml, launch/, config/, urdf/) and
+#      for its console scripts in its lib/robot_dynamics_ros: the venv is an ament prefix.
 #      Redone when setup.py, setup.cfg, package.xml or the set of data files changes.
 #   3. every kernel compiled into numba's cache (python -m robot_dynamics_ros.precompile), when a
 #      kernel source changed: nodes then start without compiling.
@@ -19,7 +25,15 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-VENV="$ROOT/.venv"
+# The ROS 2 distribution: REP 2000's Jazzy Jalisco (LTS) unless ROS_DISTRO says kilted.
+DISTRO="${ROS_DISTRO:-jazzy}"
+case "$DISTRO" in
+    jazzy) DEFAULT_CLI_WHEELS="$ROOT/../shared/ros2-cli-wheels/jazzy" ;;
+    kilted) DEFAULT_CLI_WHEELS="$ROOT/../shared/ros2-cli-wheels" ;;
+    *) printf 'bootstrap: ROS_DISTRO=%s is not supported: jazzy (the default) or kilted\n' "$DISTRO" >&2
+       exit 2 ;;
+esac
+VENV="$ROOT/.venv-$DISTRO"
 VPY="$VENV/bin/python"
 
 # The ROS wheels' .pth re-executes Python with LD_LIBRARY_PATH set and marks that with this
@@ -36,7 +50,7 @@ if command -v flock >/dev/null 2>&1; then
     flock 9
 fi
 
-# ROS 2 Kilted wheels exist for CPython 3.10 to 3.13.
+# The ROS 2 wheels (Jazzy and Kilted) exist for CPython 3.10 to 3.13.
 python_ok() {
     "$1" -c 'import sys; sys.exit(not ((3, 10) <= sys.version_info[:2] <= (3, 13)))' 2>/dev/null
 }
@@ -54,7 +68,7 @@ find_python() {
             return
         fi
     done
-    log "no CPython 3.10-3.13 found (the ROS 2 Kilted wheels need one); set PYTHON=..."
+    log "no CPython 3.10-3.13 found (the ROS 2 wheels need one); set PYTHON=..."
     exit 1
 }
 
@@ -81,23 +95,26 @@ fi
 
 # --- 1. pinned requirements --------------------------------------------------------------------
 REQ_STAMP="$VENV/.stamp-requirements"
-req_hash="$(hash_files "$VENV/pyvenv.cfg" requirements/build.txt requirements/runtime.txt requirements/test.txt)"
+req_hash="$(hash_files "$VENV/pyvenv.cfg" requirements/build.txt "requirements/ros-$DISTRO.txt" \
+    requirements/runtime.txt requirements/test.txt)"
 if [[ "${BOOTSTRAP_FORCE:-0}" == 1 || "$(cat "$REQ_STAMP" 2>/dev/null)" != "$req_hash" ]]; then
-    python_ok "$VPY" || { log "$VPY is not CPython 3.10-3.13: delete .venv and rerun"; exit 1; }
-    log "installing pinned requirements (requirements/build.txt, requirements/test.txt)"
+    python_ok "$VPY" || { log "$VPY is not CPython 3.10-3.13: delete $VENV and rerun"; exit 1; }
+    log "installing pinned requirements for ROS 2 $DISTRO (requirements/build.txt, ros-$DISTRO.txt, test.txt)"
     rm -f "$REQ_STAMP" "$VENV/.stamp-package"
     t0=$SECONDS
-    "$VPY" -m pip install --quiet -r requirements/build.txt -r requirements/test.txt
+    "$VPY" -m pip install --quiet -r requirements/build.txt -r "requirements/ros-$DISTRO.txt" \
+        -r requirements/test.txt
     echo "$req_hash" >"$REQ_STAMP"
     log "requirements installed in $((SECONDS - t0)) s"
 fi
 
 # --- 1b. the ROS 2 launch and command-line tools, where their wheels are ------------------------
 # `launch`, `launch_ros`, `launch_testing` and the `ros2` CLI are not on PyPI. Where a folder of
-# their wheels exists (ROS2_CLI_WHEELS, default ../shared/ros2-cli-wheels beside the repository),
-# they are installed from it, without an index, so that test/launch runs them for real and users
-# get `ros2 launch` / `ros2 run`. Without the folder those tests skip with a reason.
-CLI_WHEELS="${ROS2_CLI_WHEELS:-$ROOT/../shared/ros2-cli-wheels}"
+# their wheels exists (ROS2_CLI_WHEELS, default the distribution's folder beside the repository: the
+# Rolling-based set breaks `ros2 service call` on Jazzy, whose rclpy.init() returns None), they are
+# installed from it, without an index, so that test/launch runs them for real and users get
+# `ros2 launch` / `ros2 run`. Without the folder those tests skip with a reason.
+CLI_WHEELS="${ROS2_CLI_WHEELS:-$DEFAULT_CLI_WHEELS}"
 CLI_STAMP="$VENV/.stamp-ros2-cli"
 if [[ -d "$CLI_WHEELS" ]]; then
     cli_hash="$( { hash_files "$REQ_STAMP" requirements/ros2-cli.txt; ls "$CLI_WHEELS"; } | sha256sum | cut -d' ' -f1)"
