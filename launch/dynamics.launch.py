@@ -2,17 +2,20 @@
 /joint_states).
 
     ros2 launch robot_dynamics_ros dynamics.launch.py [urdf:=FILE] [config:=FILE] [params_file:=FILE]
-        [joint_states_topic:=/joint_states] [namespace:=] [use_sim_time:=false] [log_level:=info]
+        [namespace:=] [joint_states_topic:=joint_states] [use_sim_time:=false] [log_level:=info]
 
     /joint_states --> dynamics_node --> ~/gravity_torques, ~/coriolis_torques (JointState effort),
                   |                     ~/mass_matrix, ~/task_space_inertia (Float64MultiArray)
                   +-> external_torque_estimator --> ~/external_torques (JointState effort),
                                         ~/external_wrench (WrenchStamped), ~/contact (Bool)
 
-Without `urdf` the nodes take the robot model from the /robot_description topic (transient local,
-as robot_state_publisher publishes it on a ros2_control robot). The same graph as
-`python -m robot_dynamics_ros.bringup --graph dynamics [--urdf FILE]`, from the same parameter
-file, config/dynamics.yaml.
+Without `urdf` the nodes take the robot model from the robot_description topic (transient local,
+as robot_state_publisher publishes it on a ros2_control robot). Topic names are relative: with
+namespace:=arm the nodes are /arm/dynamics_node and /arm/external_torque_estimator and read
+/arm/joint_states and /arm/robot_description (remap the joint states with joint_states_topic:=,
+e.g. /joint_states); the config file's sections are keyed /**/<node> and apply under any
+namespace. The same graph as `python -m robot_dynamics_ros.bringup --graph dynamics [--urdf FILE]`,
+from the same parameter file, config/dynamics.yaml.
 """
 
 from launch import LaunchDescription
@@ -50,13 +53,15 @@ def generate_launch_description():
         ),
         DeclareLaunchArgument(
             'joint_states_topic',
-            default_value='/joint_states',
-            description='Topic the robot\'s joint states arrive on (sensor_msgs/JointState).',
+            default_value='joint_states',
+            description='Topic the robot\'s joint states arrive on (sensor_msgs/JointState); relative '
+                        'names are in the namespace.',
         ),
         DeclareLaunchArgument(
             'namespace',
             default_value='',
-            description='Namespace of the two nodes (their outputs are ~/ topics).',
+            description='Namespace of the two nodes (their outputs are ~/ topics; their inputs relative '
+                        'topics in it).',
         ),
         DeclareLaunchArgument(
             'use_sim_time',
@@ -86,7 +91,7 @@ def generate_launch_description():
                                                value_type=bool),
             },
         ],
-        remappings=[('/joint_states', LaunchConfiguration('joint_states_topic'))],
+        remappings=[('joint_states', LaunchConfiguration('joint_states_topic'))],
         ros_arguments=['--log-level', LaunchConfiguration('log_level')],
     )
     dynamics = Node(executable='dynamics_node', name='dynamics_node', **common)

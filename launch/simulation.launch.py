@@ -2,7 +2,8 @@
 with the dynamics node and the external torque estimator.
 
     ros2 launch robot_dynamics_ros simulation.launch.py [controller:=computed_torque|task_space]
-        [urdf:=FILE] [config:=FILE] [params_file:=FILE] [use_sim_time:=true] [real_time_factor:=1.0]
+        [urdf:=FILE] [config:=FILE] [params_file:=FILE] [namespace:=] [joint_states_topic:=joint_states]
+        [effort_command_topic:=effort_controller/commands] [use_sim_time:=true] [real_time_factor:=1.0]
         [log_level:=info]
 
     simulator_node --/joint_states--+--> computed_torque_controller --+   (or task_space_controller)
@@ -17,7 +18,11 @@ robot_dynamics_ros/bringup.py, GRAPHS['simulation'] and CONTROLLERS), from the s
 config/simulation.yaml. Exactly one controller commands the simulator. Send a trajectory to
 /computed_torque_controller/joint_trajectory (trajectory_msgs/JointTrajectory), or with
 controller:=task_space a tool pose to /task_space_controller/target_pose (geometry_msgs/PoseStamped),
-or run `python -m robot_dynamics_ros.demo [--task-space]`.
+or run `python -m robot_dynamics_ros.demo [--task-space]`. Topic names are relative: with
+namespace:=arm every node is under /arm (/arm/joint_states, /arm/effort_controller/commands,
+/arm/computed_torque_controller/joint_trajectory, ...) and the config file's /**/<node> sections
+still apply; joint_states_topic:= and effort_command_topic:= remap the two topics the graph closes
+its loop through. /clock stays global.
 """
 
 from launch import LaunchDescription
@@ -71,6 +76,22 @@ def generate_launch_description():
                         'the identified URDF (default: none).',
         ),
         DeclareLaunchArgument(
+            'namespace',
+            default_value='',
+            description='Namespace of every node; their topics are relative, so the graph moves into it.',
+        ),
+        DeclareLaunchArgument(
+            'joint_states_topic',
+            default_value='joint_states',
+            description='The joint states the simulator publishes and the others read (relative: in the '
+                        'namespace).',
+        ),
+        DeclareLaunchArgument(
+            'effort_command_topic',
+            default_value='effort_controller/commands',
+            description='The controller\'s effort commands to the simulator (std_msgs/Float64MultiArray).',
+        ),
+        DeclareLaunchArgument(
             'use_sim_time',
             default_value='true',
             choices=['true', 'false'],
@@ -93,6 +114,10 @@ def generate_launch_description():
     ]
 
     urdf_path = {'urdf_path': ParameterValue(urdf, value_type=str)}
+    # Every node: the namespace and the two loop topics (relative names, so they follow the namespace).
+    placement = dict(namespace=LaunchConfiguration('namespace'),
+                     remappings=[('joint_states', LaunchConfiguration('joint_states_topic')),
+                                 ('effort_controller/commands', LaunchConfiguration('effort_command_topic'))])
     follows_clock = {'use_sim_time': ParameterValue(use_sim_time, value_type=bool)}
     ros_arguments = ['--log-level', log_level]
 
@@ -112,10 +137,12 @@ def generate_launch_description():
             {'real_time_factor': ParameterValue(real_time_factor, value_type=float)},
         ],
         ros_arguments=ros_arguments,
+        **placement,
     )
     # The nodes that follow the simulator's clock take the same file, URDF, clock and log level.
     follower = dict(package=PACKAGE, output='screen',
-                    parameters=[config, params_file, urdf_path, follows_clock], ros_arguments=ros_arguments)
+                    parameters=[config, params_file, urdf_path, follows_clock], ros_arguments=ros_arguments,
+                    **placement)
     def when(name):
         return IfCondition(EqualsSubstitution(LaunchConfiguration('controller'), name))
     controller = Node(executable='computed_torque_controller', name='computed_torque_controller',

@@ -178,6 +178,11 @@ class GraphConfig:
     #: {node name: {parameter: value}}: per-node overrides, after (and winning over) the others, e.g. a
     #: simulator that plays another arm than the controllers believe (--set NODE.PARAM=VALUE).
     node_parameters: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The nodes' namespace ('' = none; launch's namespace:=): relative topics follow it.
+    namespace: str = ''
+    #: Where the graph's loop topics go (launch's joint_states_topic:=, effort_command_topic:=).
+    joint_states_topic: str = 'joint_states'
+    effort_command_topic: str = 'effort_controller/commands'
 
     def overrides(self, spec: NodeSpec) -> dict[str, Any]:
         """Parameters set on the command line for node ``spec`` (they win over the config file)."""
@@ -200,7 +205,27 @@ class GraphConfig:
         args = ['--ros-args', '--params-file', str(self.config)]
         for name, value in self.overrides(spec).items():
             args += ['-p', _param_arg(name, value)]
+        if self.namespace:
+            args += ['-r', f'__ns:=/{self.namespace.strip("/")}']
+        for topic, target in (('joint_states', self.joint_states_topic),
+                              ('effort_controller/commands', self.effort_command_topic)):
+            if target != topic:
+                args += ['-r', f'{topic}:={target}']
         return args + list(self.ros_args)
+
+
+def config_parameters(path: str | os.PathLike) -> dict[str, dict[str, Any]]:
+    """{node name: {parameter: value}} of a parameter file, its sections keyed as rcl reads them:
+    ``/**/<node>`` (any namespace, as the package's files are), ``<node>`` or ``/<node>``; a ``/**``
+    section (every node) under the key ``/**``."""
+    import yaml
+
+    data = yaml.safe_load(Path(path).read_text(encoding='utf-8')) or {}
+    parameters: dict[str, dict[str, Any]] = {}
+    for key, section in data.items():
+        name = key if key == '/**' else key.removeprefix('/**/').lstrip('/')
+        parameters.setdefault(name, {}).update((section or {}).get('ros__parameters') or {})
+    return parameters
 
 
 def resolve_graph(
@@ -213,6 +238,9 @@ def resolve_graph(
     ros_args: Iterable[str] = (),
     controller: str = 'computed_torque',
     node_parameters: dict[str, dict[str, Any]] | None = None,
+    namespace: str = '',
+    joint_states_topic: str = 'joint_states',
+    effort_command_topic: str = 'effort_controller/commands',
 ) -> GraphConfig:
     """Resolve file names (shipped file names or paths) and defaults into a GraphConfig.
 
@@ -220,6 +248,7 @@ def resolve_graph(
     (the node then waits for /robot_description). ``controller``: which of CONTROLLERS the graph
     runs (a graph without a controller takes only the default). ``node_parameters``: {node name:
     {parameter: value}} that win over everything else for that node (GraphConfig.node_parameters).
+    ``namespace``, ``joint_states_topic``, ``effort_command_topic``: as the launch files' arguments.
     """
     if graph not in GRAPHS:
         raise ValueError(f'graph must be one of {sorted(GRAPHS)}, got {graph!r}')
@@ -244,6 +273,9 @@ def resolve_graph(
         ros_args=tuple(ros_args),
         controller=controller,
         node_parameters=_checked_node_parameters(node_parameters or {}, graph),
+        namespace=namespace.strip('/'),
+        joint_states_topic=joint_states_topic,
+        effort_command_topic=effort_command_topic,
     )
 
 
@@ -412,6 +444,12 @@ def bringup_command(gc: GraphConfig, *, executor: str = 'events') -> list[str]:
         cmd += ['--real-time-factor', repr(float(gc.real_time_factor))]
     if gc.controller != 'computed_torque':
         cmd += ['--controller', gc.controller]
+    if gc.namespace:
+        cmd += ['--namespace', gc.namespace]
+    if gc.joint_states_topic != 'joint_states':
+        cmd += ['--joint-states-topic', gc.joint_states_topic]
+    if gc.effort_command_topic != 'effort_controller/commands':
+        cmd += ['--effort-command-topic', gc.effort_command_topic]
     for node, values in gc.node_parameters.items():
         for name, value in values.items():
             cmd += ['--set', f'{node}.{_param_arg(name, value)}'.replace(':=', '=', 1)]
@@ -563,6 +601,13 @@ def build_parser() -> argparse.ArgumentParser:
                              'follow it (default: as in the config file)')
     parser.add_argument('--duration', type=float, metavar='S',
                         help='stop after S seconds (default: run until Ctrl-C/SIGTERM)')
+    parser.add_argument('--namespace', default='', metavar='NS',
+                        help='namespace of every node (as launch\'s namespace:=); topics are relative, so '
+                             'the graph moves into it, and the config\'s /**/<node> sections still apply')
+    parser.add_argument('--joint-states-topic', default='joint_states', metavar='TOPIC',
+                        help='the joint states topic (default: %(default)s, relative: in the namespace)')
+    parser.add_argument('--effort-command-topic', default='effort_controller/commands', metavar='TOPIC',
+                        help='the controller\'s effort commands to the simulator (default: %(default)s)')
     parser.add_argument('--set', action='append', default=[], metavar='NODE.PARAM=VALUE',
                         type=_node_parameter,
                         help='a parameter of one node (VALUE as YAML), winning over the config file and '
@@ -600,7 +645,8 @@ def main(args: Sequence[str] | None = None) -> int:
         gc = resolve_graph(
             opts.graph, config=opts.config, urdf=opts.urdf, use_sim_time=opts.use_sim_time,
             real_time_factor=opts.real_time_factor, ros_args=ros, controller=opts.controller,
-            node_parameters=_grouped(opts.set),
+            node_parameters=_grouped(opts.set), namespace=opts.namespace,
+            joint_states_topic=opts.joint_states_topic, effort_command_topic=opts.effort_command_topic,
         )
     except (FileNotFoundError, ValueError) as exc:
         _log(f'error: {exc}')

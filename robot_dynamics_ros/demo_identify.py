@@ -332,8 +332,8 @@ def _held_out(rec, stock_urdf):
 def run(opts):
     """The demo's steps (module docstring); (recording, problems)."""
     rec = IdentifyRecording()
-    config = yaml.safe_load(Path(_graph(opts).config).read_text())
-    rec.contact_threshold = float(config['external_torque_estimator']['ros__parameters']['contact_threshold'])
+    config = bringup.config_parameters(_graph(opts).config)
+    rec.contact_threshold = float(config['external_torque_estimator']['contact_threshold'])
     print('demo: the simulator plays the real arm (ur5e_real_arm); the controllers believe ur5e.urdf',
           file=sys.stderr, flush=True)
     problems = _pass(opts, rec, None, excite=True)

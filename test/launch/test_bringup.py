@@ -318,3 +318,43 @@ def test_dynamics_graph_takes_the_urdf_from_the_topic(observer, tmp_path):
             proc.kill()
             proc.wait()
         log.close()
+
+
+def test_namespace_and_remappings_reach_every_node_and_the_bringup_command():
+    gc = bringup.resolve_graph('simulation', namespace='/arm/', joint_states_topic='states',
+                               effort_command_topic='/efforts')
+    args = gc.node_arguments(bringup.SIMULATOR)
+    assert args[args.index('__ns:=/arm') - 1] == '-r'
+    assert 'joint_states:=states' in args and 'effort_controller/commands:=/efforts' in args
+    plain, _ = bringup.split_ros_args(bringup.bringup_command(gc)[3:])
+    opts = bringup.build_parser().parse_args(plain)
+    chosen = (opts.namespace, opts.joint_states_topic, opts.effort_command_topic)
+    assert chosen == ('arm', 'states', '/efforts')
+    assert not any(a.startswith('__ns') for a in bringup.resolve_graph('simulation').node_arguments(
+        bringup.SIMULATOR))
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_a_namespaced_graph_closes_its_loop_in_the_namespace(observer, tmp_path):
+    """--namespace arm --joint-states-topic states: /arm/states, /arm/effort_controller/commands and
+    /arm/dynamics_node's outputs arrive, with the config file's values in force (its /**/<node> keys)."""
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    proc, log = _start_bringup(tmp_path, '--graph', 'simulation', '--namespace', 'arm',
+                               '--joint-states-topic', 'states')
+    try:
+        received = wait_for_messages(observer, {
+            '/arm/states': JointState,
+            '/arm/dynamics_node/gravity_torques': JointState,
+            '/arm/effort_controller/commands': Float64MultiArray,
+        }, timeout=STARTUP_TIMEOUT, count=5)
+        _assert_finite_messages(received, proc, log)
+        output = _stop(proc, log)
+        assert 'Traceback' not in output, output
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        log.close()

@@ -20,8 +20,7 @@ NODE_NAMES = {spec.name for graph in bringup.GRAPHS for spec in bringup.every_no
 
 
 def _parameters(path):
-    data = yaml.safe_load(path.read_text(encoding='utf-8'))
-    return {name: section['ros__parameters'] for name, section in data.items()}
+    return bringup.config_parameters(path)
 
 
 def test_every_graph_has_its_config_file():
@@ -34,8 +33,12 @@ def test_config_file_is_well_formed(path):
     data = yaml.safe_load(path.read_text(encoding='utf-8'))
     assert isinstance(data, dict) and data, 'expected <node_name>: ros__parameters: ...'
     for node_name, section in data.items():
-        # /** (every node, under any namespace): what identify robot writes, and the real arm's file
-        assert node_name in NODE_NAMES | {'/**'}, f'{node_name!r} is not a node of any graph'
+        # /** (every node, under any namespace): what identify robot writes, and the real arm's file;
+        # /**/<node>: that node under any namespace (a plain <node> key would match /<node> only)
+        assert node_name == '/**' or node_name.removeprefix('/**/') in NODE_NAMES, (
+            f'{node_name!r} is not a node of any graph')
+        assert node_name == '/**' or node_name.startswith('/**/'), (
+            f'{node_name!r}: key it /**/{node_name.lstrip("/")} so that it applies under a namespace')
         assert isinstance(section, dict) and list(section) == ['ros__parameters']
         for key, value in section['ros__parameters'].items():
             if isinstance(value, list):
