@@ -4,7 +4,7 @@ with the dynamics node and the external torque estimator.
     ros2 launch robot_dynamics_ros simulation.launch.py [controller:=computed_torque|task_space]
         [urdf:=FILE] [config:=FILE] [params_file:=FILE] [namespace:=] [joint_states_topic:=joint_states]
         [effort_command_topic:=effort_controller/commands] [use_sim_time:=true] [real_time_factor:=1.0]
-        [log_level:=info]
+        [processes:=false] [log_level:=info]
 
     simulator_node --/joint_states--+--> computed_torque_controller --+   (or task_space_controller)
           ^                         |                                  |
@@ -23,12 +23,22 @@ namespace:=arm every node is under /arm (/arm/joint_states, /arm/effort_controll
 /arm/computed_torque_controller/joint_trajectory, ...) and the config file's /**/<node> sections
 still apply; joint_states_topic:= and effort_command_topic:= remap the two topics the graph closes
 its loop through. /clock stays global.
+
+By default the four nodes run in ONE process (the `bringup` executable, one EventsExecutor: the same
+graph as `python -m robot_dynamics_ros.bringup`), which holds the configured 500 Hz on a 2-core machine
+where four processes fell behind real time (README, "Launch and bring-up", for the rates measured);
+processes:=true starts one process per node instead (each node its own launch action).
 """
 
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
-from launch.conditions import IfCondition
-from launch.substitutions import EqualsSubstitution, LaunchConfiguration, PathJoinSubstitution
+from launch.conditions import IfCondition, UnlessCondition
+from launch.substitutions import (
+    AndSubstitution,
+    EqualsSubstitution,
+    LaunchConfiguration,
+    PathJoinSubstitution,
+)
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
@@ -106,6 +116,13 @@ def generate_launch_description():
                         'Overrides the value in the config file.',
         ),
         DeclareLaunchArgument(
+            'processes',
+            default_value='false',
+            choices=['true', 'false'],
+            description='false: every node in one process (the bringup executable, one executor), which '
+                        'keeps real time on small machines; true: one process per node.',
+        ),
+        DeclareLaunchArgument(
             'log_level',
             default_value='info',
             choices=['debug', 'info', 'warn', 'error', 'fatal'],
@@ -121,7 +138,22 @@ def generate_launch_description():
     follows_clock = {'use_sim_time': ParameterValue(use_sim_time, value_type=bool)}
     ros_arguments = ['--log-level', log_level]
 
-    # Same order as bringup: the simulator first (it makes /joint_states and /clock).
+    processes = LaunchConfiguration('processes')
+    # One process (the default): bringup starts the same nodes from the same files and arguments.
+    one_process = Node(
+        package=PACKAGE,
+        executable='bringup',
+        output='screen',
+        arguments=['--graph', 'simulation', '--controller', LaunchConfiguration('controller'),
+                   '--config', config, '--params-file', params_file, '--urdf', urdf,
+                   '--namespace', LaunchConfiguration('namespace'),
+                   '--joint-states-topic', LaunchConfiguration('joint_states_topic'),
+                   '--effort-command-topic', LaunchConfiguration('effort_command_topic'),
+                   '--use-sim-time', use_sim_time, '--real-time-factor', real_time_factor,
+                   '--ros-args', '--log-level', log_level],
+        condition=UnlessCondition(processes),
+    )
+    # One process per node: same order as bringup, the simulator first (it makes /joint_states, /clock).
     simulator = Node(
         package=PACKAGE,
         executable='simulator_node',
@@ -137,6 +169,7 @@ def generate_launch_description():
             {'real_time_factor': ParameterValue(real_time_factor, value_type=float)},
         ],
         ros_arguments=ros_arguments,
+        condition=IfCondition(processes),
         **placement,
     )
     # The nodes that follow the simulator's clock take the same file, URDF, clock and log level.
@@ -144,11 +177,15 @@ def generate_launch_description():
                     parameters=[config, params_file, urdf_path, follows_clock], ros_arguments=ros_arguments,
                     **placement)
     def when(name):
-        return IfCondition(EqualsSubstitution(LaunchConfiguration('controller'), name))
+        return IfCondition(AndSubstitution(processes,
+                                           EqualsSubstitution(LaunchConfiguration('controller'), name)))
     controller = Node(executable='computed_torque_controller', name='computed_torque_controller',
                       condition=when('computed_torque'), **follower)
     task_space = Node(executable='task_space_controller', name='task_space_controller',
                       condition=when('task_space'), **follower)
-    dynamics = Node(executable='dynamics_node', name='dynamics_node', **follower)
-    estimator = Node(executable='external_torque_estimator', name='external_torque_estimator', **follower)
-    return LaunchDescription(arguments + [simulator, controller, task_space, dynamics, estimator])
+    dynamics = Node(executable='dynamics_node', name='dynamics_node', condition=IfCondition(processes),
+                    **follower)
+    estimator = Node(executable='external_torque_estimator', name='external_torque_estimator',
+                     condition=IfCondition(processes), **follower)
+    return LaunchDescription(arguments + [one_process, simulator, controller, task_space, dynamics,
+                                          estimator])

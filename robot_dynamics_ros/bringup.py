@@ -178,6 +178,9 @@ class GraphConfig:
     #: {node name: {parameter: value}}: per-node overrides, after (and winning over) the others, e.g. a
     #: simulator that plays another arm than the controllers believe (--set NODE.PARAM=VALUE).
     node_parameters: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Parameter files applied after ``config`` to every node (launch's params_file:=, e.g. the
+    #: armature and effort offsets `identify robot` writes).
+    params_files: tuple[Path, ...] = ()
     #: The nodes' namespace ('' = none; launch's namespace:=): relative topics follow it.
     namespace: str = ''
     #: Where the graph's loop topics go (launch's joint_states_topic:=, effort_command_topic:=).
@@ -203,6 +206,8 @@ class GraphConfig:
     def node_arguments(self, spec: NodeSpec) -> list[str]:
         """The node-specific ROS arguments of ``spec``, as ``ros2 launch`` would pass them."""
         args = ['--ros-args', '--params-file', str(self.config)]
+        for path in self.params_files:
+            args += ['--params-file', str(path)]
         for name, value in self.overrides(spec).items():
             args += ['-p', _param_arg(name, value)]
         if self.namespace:
@@ -241,6 +246,7 @@ def resolve_graph(
     namespace: str = '',
     joint_states_topic: str = 'joint_states',
     effort_command_topic: str = 'effort_controller/commands',
+    params_files: Iterable[str | os.PathLike] = (),
 ) -> GraphConfig:
     """Resolve file names (shipped file names or paths) and defaults into a GraphConfig.
 
@@ -248,7 +254,8 @@ def resolve_graph(
     (the node then waits for /robot_description). ``controller``: which of CONTROLLERS the graph
     runs (a graph without a controller takes only the default). ``node_parameters``: {node name:
     {parameter: value}} that win over everything else for that node (GraphConfig.node_parameters).
-    ``namespace``, ``joint_states_topic``, ``effort_command_topic``: as the launch files' arguments.
+    ``namespace``, ``joint_states_topic``, ``effort_command_topic``, ``params_files``: as the launch
+    files' namespace, joint_states_topic, effort_command_topic and params_file arguments.
     """
     if graph not in GRAPHS:
         raise ValueError(f'graph must be one of {sorted(GRAPHS)}, got {graph!r}')
@@ -273,6 +280,7 @@ def resolve_graph(
         ros_args=tuple(ros_args),
         controller=controller,
         node_parameters=_checked_node_parameters(node_parameters or {}, graph),
+        params_files=tuple(resources.config_file(str(path)) for path in params_files),
         namespace=namespace.strip('/'),
         joint_states_topic=joint_states_topic,
         effort_command_topic=effort_command_topic,
@@ -444,6 +452,8 @@ def bringup_command(gc: GraphConfig, *, executor: str = 'events') -> list[str]:
         cmd += ['--real-time-factor', repr(float(gc.real_time_factor))]
     if gc.controller != 'computed_torque':
         cmd += ['--controller', gc.controller]
+    for path in gc.params_files:
+        cmd += ['--params-file', str(path)]
     if gc.namespace:
         cmd += ['--namespace', gc.namespace]
     if gc.joint_states_topic != 'joint_states':
@@ -601,6 +611,9 @@ def build_parser() -> argparse.ArgumentParser:
                              'follow it (default: as in the config file)')
     parser.add_argument('--duration', type=float, metavar='S',
                         help='stop after S seconds (default: run until Ctrl-C/SIGTERM)')
+    parser.add_argument('--params-file', action='append', default=[], metavar='FILE',
+                        help='a parameter file applied after --config to every node (repeatable), e.g. '
+                             'the OUT.yaml of identify robot')
     parser.add_argument('--namespace', default='', metavar='NS',
                         help='namespace of every node (as launch\'s namespace:=); topics are relative, so '
                              'the graph moves into it, and the config\'s /**/<node> sections still apply')
@@ -645,7 +658,7 @@ def main(args: Sequence[str] | None = None) -> int:
         gc = resolve_graph(
             opts.graph, config=opts.config, urdf=opts.urdf, use_sim_time=opts.use_sim_time,
             real_time_factor=opts.real_time_factor, ros_args=ros, controller=opts.controller,
-            node_parameters=_grouped(opts.set), namespace=opts.namespace,
+            node_parameters=_grouped(opts.set), namespace=opts.namespace, params_files=opts.params_file,
             joint_states_topic=opts.joint_states_topic, effort_command_topic=opts.effort_command_topic,
         )
     except (FileNotFoundError, ValueError) as exc:

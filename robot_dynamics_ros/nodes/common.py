@@ -6,10 +6,7 @@ keys from a fixed set of problem kinds, bounded lines, bounded memory), re-expor
 
 import faulthandler
 import math
-import os
 import signal
-import sys
-import threading
 import time
 
 import numpy as np
@@ -19,6 +16,7 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 
 from robot_dynamics_ros.input_guard import WarningThrottle, bounded
+from robot_dynamics_ros.nodes import stop
 
 __all__ = ['describe', 'float_array', 'gain_vector', 'string_list', 'WarningThrottle',
            'make_executor', 'run_node', 'spin_for', 'control_rate_error', 'control_timer',
@@ -150,60 +148,10 @@ def spin_for(executor, seconds, timeout_sec=0.05):
         executor.spin_once(timeout_sec=min(timeout_sec, max(deadline - time.monotonic(), 0.0)))
 
 
-# After SIGINT or SIGTERM a node is gone within this time, whatever it was doing (s).
-STOP_DEADLINE_S = 0.9
-# ... and, should even the deadline not be reached (a hang that holds the GIL), within this time.
-STOP_BACKSTOP_S = 2.0
-
-
-class _StopRequest:
-    """The handler of SIGINT and SIGTERM in every node (see run_node)."""
-
-    def __init__(self):
-        self.requested = False
-        self.interrupt = True       # raise KeyboardInterrupt (start-up), or only set the flag
-
-    def __call__(self, signum, frame):
-        if self.requested:          # a second signal: the first one's clean-up goes on
-            return
-        self.requested = True
-        deadline = threading.Timer(STOP_DEADLINE_S, _exit_now)
-        deadline.daemon = True
-        deadline.start()
-        # The timer is a Python thread: should the main thread hang holding the GIL (in a C call
-        # that never returns), it could not run, nor could a later signal's handler. faulthandler's
-        # watchdog is a C thread: it prints where every thread is and exits (code 1) regardless.
-        faulthandler.dump_traceback_later(STOP_BACKSTOP_S, exit=True)
-        if self.interrupt and not _in_foreign_callback(frame):
-            raise KeyboardInterrupt
-
-
-def _in_foreign_callback(frame):
-    """The signal arrived in Python code that C calls back (llvmlite's object-cache callbacks while
-    numba compiles): an exception raised there is printed and dropped by ctypes, not propagated, so
-    the stop is left to the deadline (exit 0 within STOP_DEADLINE_S)."""
-    marker = os.sep + 'llvmlite' + os.sep
-    while frame is not None:
-        if marker in frame.f_code.co_filename:
-            return True
-        frame = frame.f_back
-    return False
-
-
-def _exit_now():
-    """The deadline of a stop request passed (a callback or a compile that does not return):
-    exit 0 without the rest of the clean-up."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:  # a closed pipe: nothing left to flush to
-            pass
-    os._exit(0)
-
-
 def run_node(node_class, args=None):
-    """``main()`` of every node: init, spin with finite timeouts; exit 0 within STOP_DEADLINE_S of
-    SIGINT or SIGTERM, at any moment.
+    """``main()`` of every node: init, spin with finite timeouts; exit 0 within stop.STOP_DEADLINE_S
+    of SIGINT or SIGTERM, at any moment (stop.py: the process's one handler, which the console script
+    installed before importing, so a request made while importing is honoured here).
 
     Start-up (building the model and warming up its kernel calls in the constructor: loaded from
     numba's cache, or compiled when there is none) is interrupted where it is: the signal raises
@@ -215,25 +163,27 @@ def run_node(node_class, args=None):
     (from the terminal, to the whole process group, and forwarded by launch), and the second must
     not interrupt the clean-up.
     """
-    stop = _StopRequest()
-    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {sig: signal.getsignal(sig) for sig in stop.SIGNALS}
+    request = stop.install()        # the console script's, with a request made while importing
     node = None
     executor = None
     try:
+        if request.requested:
+            return
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
         node = node_class()
         executor = make_executor()
         executor.add_node(node)
-        stop.interrupt = False
-        while rclpy.ok() and not stop.requested:
+        request.interrupt = False
+        while rclpy.ok() and not request.requested:
             executor.spin_once(timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
-        stop.interrupt = False
+        request.interrupt = False
         try:
             if executor is not None:
-                executor.shutdown(timeout_sec=STOP_DEADLINE_S)
+                executor.shutdown(timeout_sec=stop.STOP_DEADLINE_S)
             if node is not None:
                 node.destroy_node()
             rclpy.try_shutdown()

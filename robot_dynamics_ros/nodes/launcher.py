@@ -1,29 +1,60 @@
 """The console scripts of the nodes (setup.py): SIGINT and SIGTERM handled from the first moment.
 
 A node's module imports rclpy, numpy and numba (about a second). Python's default SIGINT handling
-would print a KeyboardInterrupt traceback from inside those imports, so each script installs its
-handlers before importing its node: a signal during the imports ends the process with exit 0. Then
-``common.run_node`` takes over (start-up interrupted where it is, spinning stopped at its next turn).
+would print a KeyboardInterrupt traceback from inside those imports, so each script installs the
+process's stop handler (stop.py, standard library only) before importing its node: a signal during
+the imports ends the process with exit 0, also where the KeyboardInterrupt would be swallowed (the
+request is kept, checked before main(), and the deadline ends the process). Then ``common.run_node``
+takes over the same handler (start-up interrupted where it is, spinning stopped at its next turn).
 """
 import importlib
-import signal
+import os
 import sys
 
-
-def _stop_importing(signum, frame):
-    raise KeyboardInterrupt
+from robot_dynamics_ros.nodes import stop
 
 
 def _run(module):
-    """Import the node's module and run its main(); a signal before main() installs its own
-    handlers (common.run_node) ends the process with exit 0."""
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, _stop_importing)
+    """Import the node's module and run its main(); a stop requested before main() ends the process
+    with exit 0."""
+    request = stop.install()
+    before_main = _test_signal_hook()
     try:
         main = importlib.import_module(f'robot_dynamics_ros.nodes.{module}').main
+        before_main()
+        if request.requested:       # raised where it was swallowed: the import went on
+            return 0
         return main()
     except KeyboardInterrupt:
         return 0
+
+
+def _test_signal_hook():
+    """For the start-up signal tests only: ROBOT_DYNAMICS_ROS_TEST_SIGNAL=<signal number>:<k> makes the
+    process send itself that signal when the k-th module is loaded (a finder on sys.meta_path counts
+    them; those loaded inside main(), building the model and compiling, count too), or right before
+    main() when the import had fewer: a signal at a chosen, repeatable instant of the start-up instead
+    of after a sleep. Returns the before-main() call (nothing without the variable)."""
+    spec = os.environ.get('ROBOT_DYNAMICS_ROS_TEST_SIGNAL')
+    if not spec:
+        return lambda: None
+    signum, at = (int(x) for x in spec.split(':'))
+    state = {'count': 0, 'sent': False}
+
+    def send():
+        if not state['sent']:
+            state['sent'] = True
+            os.kill(os.getpid(), signum)
+
+    class SignalAtLoad:
+        def find_spec(self, name, path=None, target=None):
+            state['count'] += 1
+            if state['count'] == at:
+                send()
+            return None             # the other finders load it
+
+    sys.meta_path.insert(0, SignalAtLoad())
+    return lambda: None if state['count'] >= at else send()
 
 
 def dynamics_node():

@@ -106,7 +106,7 @@ def _launch_nodes(path):
         if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
             continue
         kwargs = {k.arg: k.value for k in call.keywords}
-        if call.func.id == 'Node':
+        if call.func.id == 'Node' and 'name' in kwargs:      # (the one-process bringup has none)
             nodes.append((ast.literal_eval(kwargs['executable']),
                           ast.literal_eval(kwargs['name'])))
         elif call.func.id == 'DeclareLaunchArgument':
@@ -140,8 +140,9 @@ def _stub_launch_modules(monkeypatch):
     names = {
         'launch': ['LaunchDescription'],
         'launch.actions': ['DeclareLaunchArgument', 'IncludeLaunchDescription'],
-        'launch.conditions': ['IfCondition'],
-        'launch.substitutions': ['LaunchConfiguration', 'PathJoinSubstitution', 'EqualsSubstitution'],
+        'launch.conditions': ['IfCondition', 'UnlessCondition'],
+        'launch.substitutions': ['LaunchConfiguration', 'PathJoinSubstitution', 'EqualsSubstitution',
+                                 'AndSubstitution'],
         'launch_ros': [],
         'launch_ros.actions': ['Node'],
         'launch_ros.parameter_descriptions': ['ParameterValue'],
@@ -168,18 +169,27 @@ def test_launch_file_executes(graph, monkeypatch):
     description = module.generate_launch_description()
     entities = description.args[0]
     arguments = [e for e in entities if type(e).__name__ == 'DeclareLaunchArgument']
-    nodes = [e for e in entities if type(e).__name__ == 'Node']
+    every = [e for e in entities if type(e).__name__ == 'Node']
+    nodes = [n for n in every if 'name' in n.kwargs]
     assert {'urdf', 'config', 'use_sim_time'} <= {a.args[0] for a in arguments}
     assert all(a.kwargs.get('description') for a in arguments)
     assert [(n.kwargs['executable'], n.kwargs['name']) for n in nodes] == [
         (s.executable, s.name) for s in bringup.every_node(graph)]
-    # exactly one controller runs for each value of the controller argument
-    conditional = [n for n in nodes if 'condition' in n.kwargs]
-    assert [n.kwargs['name'] for n in conditional] == [s.name for s in bringup.CONTROLLERS.values()
-                                                     if s in bringup.every_node(graph)]
-    if conditional:
-        equals = [n.kwargs['condition'].args[0] for n in conditional]
+    # the simulation graph: one bringup process unless processes:=true, then a process per node
+    one_process = [n for n in every if 'name' not in n.kwargs]
+    if graph == 'simulation':
+        assert [n.kwargs['executable'] for n in one_process] == ['bringup']
+        arguments = one_process[0].kwargs['arguments']
+        assert arguments[:2] == ['--graph', 'simulation'] and '--params-file' in arguments
+        assert type(one_process[0].kwargs['condition']).__name__ == 'UnlessCondition'
+        assert all(type(n.kwargs['condition']).__name__ == 'IfCondition' for n in nodes)
+        # exactly one controller runs for each value of the controller argument
+        conditional = [n for n in nodes if type(n.kwargs['condition'].args[0]).__name__ == 'AndSubstitution']
+        assert [n.kwargs['name'] for n in conditional] == [s.name for s in bringup.CONTROLLERS.values()]
+        equals = [n.kwargs['condition'].args[0].args[1] for n in conditional]
         assert [e.args[1] for e in equals] == list(bringup.CONTROLLERS)
+    else:
+        assert one_process == [] and not any('condition' in n.kwargs for n in nodes)
     for node in nodes:
         assert node.kwargs['package'] == 'robot_dynamics_ros'
         config = node.kwargs['parameters'][0]
