@@ -7,9 +7,39 @@ import sys
 from glob import glob
 
 from setuptools import find_packages, setup
+from setuptools.command.build_py import build_py
 from setuptools.command.install import install
 
 package_name = 'robot_dynamics_ros'
+
+# What the package imports, for `pip install` (ROS itself comes from ROS: a sourced installation, or
+# the PyPI wheels of the extras below). requirements/*.txt pin the versions the tests run with.
+RUNTIME = [
+    'numpy>=1.24',
+    'numba>=0.60',              # the kernels; llvmlite comes with it
+    'scipy>=1.10',              # identification: base parameters, excitation
+    'cvxpy>=1.4',               # identification: the consistent fit (with its Clarabel solver)
+    'rosbags>=0.9.20',          # reading and writing bags without ROS
+    'pyyaml>=5.4',              # bring-up --set, identify's parameter file
+    'matplotlib>=3.5',          # the demos' figures
+    'urdfdom-py>=1.2',          # the demo's joint limits (ROS 2's urdf_parser_py)
+]
+# The ROS 2 wheels on PyPI, one distribution per environment: pip install '.[jazzy]' or '.[kilted]'.
+ROS_PACKAGES = ('rclpy', 'rmw-fastrtps-cpp', 'sensor-msgs', 'std-msgs', 'geometry-msgs', 'std-srvs',
+                'trajectory-msgs', 'rosgraph-msgs')
+
+
+class BuildWithoutCaches(build_py):
+    """build_py without numba's and Python's caches: a checkout that ran the set-up has hundreds of
+    CPU-specific numba cache files in kernels/__pycache__, which must not travel in a wheel (the
+    installation compiles its own: precompile, or the first use)."""
+
+    def run(self):
+        super().run()
+        for root, dirs, _ in os.walk(self.build_lib):
+            for name in [d for d in dirs if d == '__pycache__']:
+                shutil.rmtree(os.path.join(root, name))
+                dirs.remove(name)
 
 
 class InstallAndPrecompile(install):
@@ -18,12 +48,17 @@ class InstallAndPrecompile(install):
     numba keeps its cache beside the sources (kernels/__pycache__): the source tree's is copied
     first, then whatever it lacks is compiled. ROBOT_DYNAMICS_ROS_NO_PRECOMPILE=1 skips this (the
     nodes then compile on their first start). A failure is reported and does not fail the install.
+    Not while building a wheel (`pip install .` and `pip wheel` do): a wheel carries no numba cache
+    (CPU-specific), and the installation compiles on first use, saying so (kernels/entries.py), or
+    ahead with `python -m robot_dynamics_ros.precompile`.
     """
 
     def run(self):
         super().run()
         if os.environ.get('ROBOT_DYNAMICS_ROS_NO_PRECOMPILE'):
             return
+        if any(command.startswith('bdist') for command in self.distribution.commands):
+            return      # building a wheel (pip install ., pip wheel): machine code never travels in it
         lib = os.path.abspath(self.install_lib)
         # The source tree's compiled kernels, if any: numba's cache is keyed on a hash of the
         # kernel sources (kernels/cache.py), not on their location, so the installed copy loads
@@ -45,6 +80,41 @@ class InstallAndPrecompile(install):
             print(f'{package_name}: precompiling the kernels failed (exit {result.returncode}); '
                   'the nodes will compile them on first start', file=sys.stderr)
 
+def ament_executables():
+    """For a wheel: (lib/robot_dynamics_ros, [the executables]), small shell scripts that run each
+    console script with the prefix's Python (`python -m robot_dynamics_ros.nodes.launcher NAME`), since
+    a wheel can put console scripts only in bin/, where `ros2 run`, `ros2 pkg executables` and
+    launch_ros do not look. A colcon or `setup.py install` build puts the console scripts there itself
+    (setup.cfg), and gets none of these."""
+    if not any(arg.startswith('bdist') for arg in sys.argv[1:]):
+        return []
+    folder = os.path.join('build', 'ament_executables')
+    os.makedirs(folder, exist_ok=True)
+    paths = []
+    for spec in ENTRY_POINTS:
+        name = spec.split('=')[0].strip()
+        path = os.path.join(folder, name)
+        with open(path, 'w') as script:
+            script.write('#!/bin/sh\n'
+                         f'# {name} of {package_name}, installed from a wheel (setup.py: ament_executables)\n'
+                         'python="$(dirname "$0")/../../bin/python3"\n'
+                         '[ -x "$python" ] || python=python3\n'
+                         f'exec "$python" -m {package_name}.nodes.launcher {name} "$@"\n')
+        os.chmod(path, 0o755)
+        paths.append(path)
+    return [('lib/' + package_name, paths)]
+
+
+ENTRY_POINTS = [
+    'dynamics_node = robot_dynamics_ros.nodes.launcher:dynamics_node',
+    'computed_torque_controller = robot_dynamics_ros.nodes.launcher:computed_torque_controller',
+    'simulator_node = robot_dynamics_ros.nodes.launcher:simulator_node',
+    'external_torque_estimator = robot_dynamics_ros.nodes.launcher:external_torque_estimator',
+    'task_space_controller = robot_dynamics_ros.nodes.launcher:task_space_controller',
+    'bringup = robot_dynamics_ros.bringup:main',
+    'demo = robot_dynamics_ros.demo:main',
+]
+
 setup(
     name=package_name,
     version='0.1.0',
@@ -56,9 +126,10 @@ setup(
         ('share/' + package_name + '/launch', sorted(glob('launch/*.launch.py'))),
         ('share/' + package_name + '/config', sorted(glob('config/*.yaml'))),
         ('share/' + package_name + '/urdf', sorted(glob('urdf/*.urdf'))),
-    ],
-    install_requires=['setuptools'],
-    cmdclass={'install': InstallAndPrecompile},
+    ] + ament_executables(),
+    install_requires=RUNTIME,
+    python_requires='>=3.10',
+    cmdclass={'install': InstallAndPrecompile, 'build_py': BuildWithoutCaches},
     zip_safe=True,
     maintainer='robot_dynamics_ros maintainers',
     maintainer_email='maintainer@example.com',
@@ -67,16 +138,8 @@ setup(
     # setuptools >= 72 ignores tests_require; colcon reads the 'test' extra.
     extras_require={
         'test': ['pytest<9', 'pin', 'example-robot-data', 'hypothesis', 'modern-robotics'],
+        'jazzy': [f'ros-jazzy-{name}' for name in ROS_PACKAGES],
+        'kilted': [f'ros-kilted-{name}' for name in ROS_PACKAGES],
     },
-    entry_points={
-        'console_scripts': [
-            'dynamics_node = robot_dynamics_ros.nodes.launcher:dynamics_node',
-            'computed_torque_controller = robot_dynamics_ros.nodes.launcher:computed_torque_controller',
-            'simulator_node = robot_dynamics_ros.nodes.launcher:simulator_node',
-            'external_torque_estimator = robot_dynamics_ros.nodes.launcher:external_torque_estimator',
-            'task_space_controller = robot_dynamics_ros.nodes.launcher:task_space_controller',
-            'bringup = robot_dynamics_ros.bringup:main',
-            'demo = robot_dynamics_ros.demo:main',
-        ],
-    },
+    entry_points={'console_scripts': ENTRY_POINTS},
 )

@@ -75,3 +75,29 @@ def external_torque_estimator():
 
 def task_space_controller():
     sys.exit(_run('task_space_controller'))
+
+
+EXECUTABLES = {'dynamics_node': 'dynamics_node', 'computed_torque_controller': 'computed_torque_node',
+               'simulator_node': 'simulator_node', 'external_torque_estimator': 'external_torque_estimator',
+               'task_space_controller': 'task_space_controller'}
+
+
+def main(argv=None):
+    """``python -m robot_dynamics_ros.nodes.launcher EXECUTABLE [args]``: what the executables in
+    <prefix>/lib/robot_dynamics_ros run after a wheel install (setup.py writes them; a wheel cannot put
+    console scripts there): a node, or bringup / demo."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    names = (*EXECUTABLES, 'bringup', 'demo')
+    if not argv or argv[0] not in names:
+        print(f'usage: python -m robot_dynamics_ros.nodes.launcher {{{",".join(names)}}} [arguments]',
+              file=sys.stderr)
+        return 2
+    name, sys.argv[1:] = argv[0], argv[1:]
+    sys.argv[0] = name
+    if name in EXECUTABLES:
+        return _run(EXECUTABLES[name])
+    return importlib.import_module(f'robot_dynamics_ros.{name}').main()
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -14,8 +14,12 @@ layout.py. Vectors of joint values have one entry per coordinate (nq, n_coordina
 how mimic joints map them to bodies); forward dynamics of a model with mimic joints goes through M_r
 (integrators.fd_mimic) instead of the ABA.
 """
+import contextlib
+import sys
+
 import numpy as np
 from numba import njit, types
+from numba.core import event
 
 from .aba import aba as articulated_body
 from .all_terms import STATUS_OK, all_terms as all_terms_of_state
@@ -84,7 +88,8 @@ def _entry(signature, allocates=False):
         def compile_now():
             nonlocal compiled
             if compiled is None:
-                compiled = njit(signature, **dict(OPTIONS, _nrt=allocates))(fn)
+                with _compile_notice(fn.__name__):
+                    compiled = njit(signature, **dict(OPTIONS, _nrt=allocates))(fn)
                 globals()[fn.__name__] = compiled
             return compiled
 
@@ -95,6 +100,39 @@ def _entry(signature, allocates=False):
         ENTRY_NAMES.append(fn.__name__)
         return first_call
     return declare
+
+
+NOTICE = {"shown": False, "quiet": False}    # precompile sets quiet: it reports its own progress
+
+
+@contextlib.contextmanager
+def _compile_notice(name):
+    """Around loading an entry point: if numba has to compile it instead (no machine code for it in
+    the cache: the first use after an install without the set-up's precompile), say so once per
+    process before the compile starts (numba's compile event), with how to compile everything ahead;
+    never a silent pause of seconds."""
+    if NOTICE["shown"] or NOTICE["quiet"]:
+        yield
+        return
+
+    class Notice(event.Listener):
+        def on_start(self, ev):
+            if not NOTICE["shown"]:
+                NOTICE["shown"] = True
+                print(f"robot_dynamics_ros: compiling the dynamics kernels (first {name}): they are not in "
+                      "numba's cache yet, the first use after installing; this takes seconds per kernel, "
+                      "once. `python -m robot_dynamics_ros.precompile` compiles all of them ahead "
+                      "(about 20 s on 2 cores).", file=sys.stderr, flush=True)
+
+        def on_end(self, ev):
+            pass
+
+    listener = Notice()
+    event.register("numba:compile", listener)
+    try:
+        yield
+    finally:
+        event.unregister("numba:compile", listener)
 
 
 def compile_entries(names=None):
