@@ -3,7 +3,10 @@
 the /joint_states messages received against the configured rate, and the simulator's "simulation
 slower than real_time_factor" warnings (simulated time it dropped).
 
-    .venv-jazzy/bin/python benchmarks/launch_rate.py [--seconds 60] [--warm-up 10] [--json FILE]
+    .venv-jazzy/bin/python benchmarks/launch_rate.py [--seconds 60] [--warm-up 10] [--busy 1] [--json FILE]
+
+--busy N runs N processes that keep one core each busy (a plain Python loop) for the whole launch: a
+machine doing something else, as the ones the nodes share with the rest of a robot's software.
 
 Needs `ros2` on the PATH of the environment (the set-up installs it where the launch wheels are) and
 AMENT_PREFIX_PATH on that environment (make bench sets it). Each run has a ROS domain of its own
@@ -33,7 +36,10 @@ def configured_rate():
     return float(bringup.config_parameters(CONFIG)['simulator_node']['publish_rate'])
 
 
-def measure(processes, seconds, warm_up):
+BUSY = 'import time\nend = time.monotonic() + 600\nwhile time.monotonic() < end:\n    pass\n'
+
+
+def measure(processes, seconds, warm_up, busy=0):
     """One launch: {'rate_hz', 'messages', 'expected', 'fraction', 'dropped_s', 'warnings'}."""
     import rclpy
     from rclpy.qos import QoSProfile
@@ -43,6 +49,7 @@ def measure(processes, seconds, warm_up):
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST',
                PYTHONUNBUFFERED='1')
     env.pop('_ROS_WHEELS_BOOTSTRAP_COMPLETE', None)
+    hogs = [subprocess.Popen([sys.executable, '-c', BUSY]) for _ in range(busy)]
     ros2 = Path(sys.executable).with_name('ros2')
     launch = subprocess.Popen([str(ros2), 'launch', 'robot_dynamics_ros', 'simulation.launch.py',
                                f'processes:={"true" if processes else "false"}'],
@@ -75,6 +82,9 @@ def measure(processes, seconds, warm_up):
         except subprocess.TimeoutExpired:
             os.killpg(launch.pid, signal.SIGKILL)
             output, _ = launch.communicate()
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
     inside = [t for t in stamps if start <= t <= end]
     rate = configured_rate()
     dropped = [float(x) for x in re.findall(r'([0-9.]+) s of simulated time dropped', output)]
@@ -88,13 +98,14 @@ def main(argv=None):
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--seconds', type=float, default=60.0, help='measured wall time per launch')
     parser.add_argument('--warm-up', type=float, default=10.0, help='seconds after the first message')
+    parser.add_argument('--busy', type=int, default=0, help='processes keeping a core busy meanwhile')
     parser.add_argument('--json', help='write the results here')
     opts = parser.parse_args(argv)
     results = {}
     for label, processes in (('one process (default)', False), ('processes:=true', True)):
-        r = measure(processes, opts.seconds, opts.warm_up)
+        r = measure(processes, opts.seconds, opts.warm_up, opts.busy)
         results[label] = r
-        print(f'{label:<22} {r["rate_hz"]:7.1f} Hz of {r["expected"] / opts.seconds:.0f}: '
+        print(f'{label:<22} busy {opts.busy}: {r["rate_hz"]:7.1f} Hz of {r["expected"] / opts.seconds:.0f}: '
               f'{100 * r["fraction"]:.1f} % of the messages over {opts.seconds:g} s; '
               f'{r["warnings"]} "simulation slower" warnings, {r["dropped_s"]:.3f} s of simulated time '
               'dropped', flush=True)
