@@ -116,11 +116,12 @@ def test_a_signal_while_compiling_ends_the_node_within_the_deadline(tmp_path, si
 @pytest.mark.slow
 @pytest.mark.parametrize('node', NODES)
 def test_a_running_node_ends_on_sigint(node):
-    """Started with the cache made at set-up: running within seconds, ends on SIGINT with exit 0."""
+    """Started with the cache made at set-up: running within seconds, ends on SIGINT with exit 0
+    within 1.5 s (the stop deadline is 0.9 s)."""
     proc = _start(node, _env())
     code, seconds, out = _stop(proc, signal.SIGINT, 4.0)
     assert code == 0 and 'Traceback' not in out, f'exit {code}:\n{out[-3000:]}'
-    assert seconds < EXIT_BOUND_S
+    assert seconds < 1.5, f'{seconds:.2f} s to exit after SIGINT'
     assert 'there was no compiled copy' not in out, out
 
 
