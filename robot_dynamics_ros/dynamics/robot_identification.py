@@ -225,8 +225,7 @@ def identify_robot(model: Model, t: ArrayLike, q: ArrayLike, tau: ArrayLike, *, 
     t = _checks.real_array(t, "t", "an (N,) array of times in seconds")
     if t.shape != (q_all.shape[0],) or tau_all.shape[0] != q_all.shape[0]:
         raise ValueError(f"t, q and tau must have the same number of samples, got {t.shape}, "
-                         f"{q_all.shape[0]} "
-                         f"and {tau_all.shape[0]}")
+                         f"{q_all.shape[0]} and {tau_all.shape[0]}")
     prior_weight = _checks.scalar(prior_weight, "prior_weight", minimum=0.0)
     if (qd is None) != (qdd is None):
         raise ValueError("qd and qdd must be given together (exact data) or both left out (filtered from q)")
@@ -248,9 +247,8 @@ def identify_robot(model: Model, t: ArrayLike, q: ArrayLike, tau: ArrayLike, *, 
     if still.size:
         name = model.joint_names[still[0]]
         raise ValueError(f"q: joint {name!r} never moves (range {span[still[0]]:.3g} rad or m): its "
-                         f"friction, "
-                         f"offset and the inertia only it moves cannot be identified. Record a motion that "
-                         f"moves every joint, or lock it (load_urdf's locked_joints)")
+                         "friction, offset and the inertia only it moves cannot be identified. Record a "
+                         "motion that moves every joint, or lock it (load_urdf's locked_joints)")
     bp = base_parameters(model, armature=armature)
     r = bp.count
     k_extra = 2 * bool(friction) + bool(offset)
@@ -312,7 +310,7 @@ def identify_robot(model: Model, t: ArrayLike, q: ArrayLike, tau: ArrayLike, *, 
     residual_rms = np.sqrt(np.mean((tau_fit - prediction) ** 2, axis=0))
     return RobotEstimate(model=estimate_model, offset=offsets, base_parameters=bp, base_values=beta,
                          residual_rms=residual_rms, condition=condition, samples=N, cutoff=used_cutoff,
-                         consistent=consistent, method=method,
+                         consistent=estimate_model is not None, method=method,
                          warnings=_motion_warnings(model, qd_fit))
 
 
