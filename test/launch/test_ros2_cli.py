@@ -1,7 +1,8 @@
 """The simulated arm driven as a ROS 2 user drives it: `ros2 launch`, then the `ros2` CLI.
 
 `ros2 launch robot_dynamics_ros simulation.launch.py` finds the package through the ament index of
-the environment (.venv is an ament prefix after the README's set-up, as a colcon install is), then:
+the environment (.venv-jazzy or .venv-kilted is an ament prefix after the README's set-up, as a colcon
+install is), then:
 `ros2 pkg executables`, `ros2 topic echo --once`, `ros2 param set` (a good and a bad value),
 `ros2 service call .../hold`, and Ctrl-C ends the launch with exit code 0.
 
