@@ -267,22 +267,25 @@ def _assert_finite_messages(received, proc, log):
     pytest.param([], signal.SIGINT, id='one-process'),
     pytest.param(['--processes'], signal.SIGINT, id='processes'),
     pytest.param(['--executor', 'single'], signal.SIGTERM, id='single-threaded-sigterm'),
+    # the loop closes in the namespace, through the remapped joint states topic
+    pytest.param(['--namespace', 'arm', '--joint-states-topic', 'states'], signal.SIGINT, id='namespaced'),
 ])
 def test_simulation_graph_runs_and_stops_cleanly(observer, tmp_path, mode, sig):
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 
+    ns = '/arm' if '--namespace' in mode else ''
+    states = f'{ns}/states' if '--joint-states-topic' in mode else '/joint_states'
+    gravity, commands = f'{ns}/dynamics_node/gravity_torques', f'{ns}/effort_controller/commands'
     proc, log = _start_bringup(tmp_path, '--graph', 'simulation', *mode)
     try:
-        received = wait_for_messages(observer, {
-            '/joint_states': JointState,
-            '/dynamics_node/gravity_torques': JointState,
-            '/effort_controller/commands': Float64MultiArray,
-        }, timeout=STARTUP_TIMEOUT, count=5)
+        received = wait_for_messages(observer, {states: JointState, gravity: JointState,
+                                                commands: Float64MultiArray},
+                                     timeout=STARTUP_TIMEOUT, count=5)
         _assert_finite_messages(received, proc, log)
-        assert sorted(received['/joint_states'][-1].name) == sorted(UR5E_JOINTS)
-        assert len(received['/effort_controller/commands'][-1].data) == len(UR5E_JOINTS)
-        assert sorted(received['/dynamics_node/gravity_torques'][-1].name) == sorted(UR5E_JOINTS)
+        assert sorted(received[states][-1].name) == sorted(UR5E_JOINTS)
+        assert len(received[commands][-1].data) == len(UR5E_JOINTS)
+        assert sorted(received[gravity][-1].name) == sorted(UR5E_JOINTS)
         t0 = time.monotonic()
         output = _stop(proc, log, sig)
         assert time.monotonic() - t0 < SHUTDOWN_TIMEOUT
@@ -342,29 +345,3 @@ def test_namespace_and_remappings_reach_every_node_and_the_bringup_command():
     assert chosen == ('arm', 'states', '/efforts')
     assert not any(a.startswith('__ns') for a in bringup.resolve_graph('simulation').node_arguments(
         bringup.SIMULATOR))
-
-
-@pytest.mark.ros
-@pytest.mark.slow
-def test_a_namespaced_graph_closes_its_loop_in_the_namespace(observer, tmp_path):
-    """--namespace arm --joint-states-topic states: /arm/states, /arm/effort_controller/commands and
-    /arm/dynamics_node's outputs arrive, with the config file's values in force (its /**/<node> keys)."""
-    from sensor_msgs.msg import JointState
-    from std_msgs.msg import Float64MultiArray
-
-    proc, log = _start_bringup(tmp_path, '--graph', 'simulation', '--namespace', 'arm',
-                               '--joint-states-topic', 'states')
-    try:
-        received = wait_for_messages(observer, {
-            '/arm/states': JointState,
-            '/arm/dynamics_node/gravity_torques': JointState,
-            '/arm/effort_controller/commands': Float64MultiArray,
-        }, timeout=STARTUP_TIMEOUT, count=5)
-        _assert_finite_messages(received, proc, log)
-        output = _stop(proc, log)
-        assert 'Traceback' not in output, output
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        log.close()
