@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from robot_dynamics_ros import bringup, resources
 from robot_dynamics_ros.demo import (
@@ -178,7 +177,7 @@ def _send(graph, recorder, rec, knots, duration, current=None):
 
 def _real_arm():
     """(URDF path, {armature, effort_offset}) of the simulated real arm."""
-    parameters = yaml.safe_load(resources.config_file(REAL_PARAMETERS).read_text())['/**']['ros__parameters']
+    parameters = bringup.config_parameters(resources.config_file(REAL_PARAMETERS))['/**']
     return resources.urdf_file(REAL_URDF), parameters
 
 
@@ -308,7 +307,7 @@ def _identify(opts, rec):
     return json.loads(stdout.getvalue()), None
 
 
-def _held_out(rec, stock_urdf):
+def _held_out(rec, stock_urdf, parameters):
     """The held-out part of the bag (the last 30 %, as identify robot validates) as identify robot judges
     it: measured efforts and the torques the stock URDF and the identified model predict, through the
     fit's low-pass, and where each joint moves (robot_identification.torque_prediction)."""
@@ -317,9 +316,7 @@ def _held_out(rec, stock_urdf):
     from robot_dynamics_ros.identify import read_joint_states
 
     stock = rd.load_urdf(stock_urdf)
-    report = rec.report
-    parameters = yaml.safe_load(Path(report['parameters']).read_text())['/**']['ros__parameters']
-    identified = rd.load_urdf(report['output'], armature=parameters['armature'])
+    identified = rd.load_urdf(rec.report['output'], armature=parameters['armature'])
     log = read_joint_states(rec.bag, JOINT_STATES_TOPIC, stock.joint_names)
     held_out = log.window(log.t[0] + 0.7 * (log.t[-1] - log.t[0]), None)
     t, measured, predicted_stock, moves = torque_prediction(stock, held_out.t, held_out.q, held_out.tau)
@@ -342,7 +339,7 @@ def run(opts):
     rec.report, problem = _identify(opts, rec)
     if problem:
         return rec, [problem]
-    parameters = yaml.safe_load(Path(rec.report['parameters']).read_text())['/**']['ros__parameters']
+    parameters = bringup.config_parameters(rec.report['parameters'])['/**']     # identify robot's OUT.yaml
     identified = dict(urdf_path=rec.report['output'], armature=[float(a) for a in parameters['armature']],
                       effort_offset=[float(o) for o in parameters['effort_offset']])
     print('demo: the controller, dynamics node and estimator restarted on the identified model',
@@ -350,7 +347,7 @@ def run(opts):
     problems = _pass(opts, rec, identified, excite=False)
     if problems:
         return rec, problems
-    rec.held_out = _held_out(rec, _graph(opts).urdf)
+    rec.held_out = _held_out(rec, _graph(opts).urdf, parameters)
     return rec, []
 
 

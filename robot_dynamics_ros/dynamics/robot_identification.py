@@ -118,6 +118,12 @@ def _parameter_scale(model: Model, armature: bool) -> np.ndarray:
     return s
 
 
+def _reference_parameters(model, armature):
+    """The model's own full parameters: inertial_parameters, then with `armature` its armatures."""
+    pi = inertial_parameters(model)
+    return np.concatenate([pi, model.armature]) if armature else pi
+
+
 def _is_consistent(model, pi, armature):
     """Whether every body's scaled pseudo-inertia is ⪰ MARGIN/2 and the armatures ≥ 0."""
     mass, L = _body_scales(model)
@@ -142,9 +148,7 @@ def consistent_parameters(model: Model, K: np.ndarray, beta: np.ndarray, *, data
     the null space of K S); returns (π, x). cvxpy with Clarabel."""
     import cvxpy as cp  # here: cvxpy and scipy load only when a consistent fit is asked for
 
-    pi_ref = inertial_parameters(model)
-    if armature:
-        pi_ref = np.concatenate([pi_ref, model.armature])
+    pi_ref = _reference_parameters(model, armature)
     s = _parameter_scale(model, armature)
     p = pi_ref.size
     mass, L = _body_scales(model)
@@ -296,9 +300,7 @@ def identify_robot(model: Model, t: ArrayLike, q: ArrayLike, tau: ArrayLike, *, 
             beta = bp.full_to_base @ pi_full
             method = "semidefinite program"
     else:
-        pi_ref = inertial_parameters(model)
-        if armature:
-            pi_ref = np.concatenate([pi_ref, model.armature])
+        pi_ref = _reference_parameters(model, armature)
         pi_full = pi_ref + np.linalg.lstsq(bp.full_to_base, beta - bp.full_to_base @ pi_ref, rcond=None)[0]
     estimate_model = _build_model(model, pi_full, extras, friction, armature)
     offsets = extras[:, -1].copy() if offset else np.zeros(n)

@@ -10,9 +10,8 @@ import sysconfig
 
 import numpy as np
 import pytest
-import yaml
 
-from robot_dynamics_ros import dynamics as rd, resources
+from robot_dynamics_ros import bringup, dynamics as rd, resources
 from robot_dynamics_ros.dynamics.base_parameters import full_regressor, random_states
 from robot_dynamics_ros.dynamics.consistency import pseudo_inertia
 
@@ -26,7 +25,7 @@ Q0 = np.array([0.0, -1.2, 1.5, -1.0, -1.57, 0.0])
 def real_arm():
     """(model, effort offsets) of the shipped "real arm" (tools/make_real_arm.py): urdf/ur5e_real_arm.urdf
     with the armature and offsets of config/ur5e_real_arm.yaml."""
-    parameters = yaml.safe_load(REAL_PARAMETERS.read_text())["/**"]["ros__parameters"]
+    parameters = bringup.config_parameters(REAL_PARAMETERS)["/**"]
     return (rd.load_urdf(REAL_URDF, armature=parameters["armature"]),
             np.array(parameters["effort_offset"], dtype=float))
 

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 pytest.importorskip('launch_testing')
 pytest.importorskip('launch_ros')
@@ -30,7 +29,7 @@ from launch.launch_description_sources import PythonLaunchDescriptionSource
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros import bringup, dynamics as rd
 
 sys.path.insert(0, os.path.dirname(__file__))
 
@@ -64,7 +63,7 @@ class TestIdentifiedModel(unittest.TestCase):
         rclpy.shutdown()
 
     def test_the_nodes_run_on_the_identified_model(self):
-        parameters = yaml.safe_load(PARAMS_FILE.read_text())['/**']['ros__parameters']
+        parameters = bringup.config_parameters(PARAMS_FILE)['/**']
         model = rd.load_urdf(URDF_FILE, armature=parameters['armature'])
         offset = np.array(parameters['effort_offset'])
         node = self.node

@@ -7,10 +7,9 @@ import json
 
 import numpy as np
 import pytest
-import yaml
 from test_identify_cli import REPO, START_SEC, _run, _write_bag
 
-from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros import bringup, dynamics as rd
 
 STOCK = REPO / 'urdf' / 'ur5e.urdf'
 REAL_URDF = REPO / 'urdf' / 'ur5e_real_arm.urdf'
@@ -21,7 +20,7 @@ FREQUENCIES = np.array([0.1, 0.2, 0.3, 0.4, 0.5])          # Hz
 
 def real_arm():
     """(model, effort offsets) of the shipped real arm."""
-    parameters = yaml.safe_load(REAL_PARAMETERS.read_text())['/**']['ros__parameters']
+    parameters = bringup.config_parameters(REAL_PARAMETERS)['/**']
     return (rd.load_urdf(REAL_URDF, armature=parameters['armature']),
             np.array(parameters['effort_offset'], dtype=float))
 
@@ -62,7 +61,7 @@ def test_the_held_out_error_drops_and_the_files_run_the_arm(identified):
     assert np.allclose(report['offset'], offset, atol=0.05), (report['offset'], offset)
     assert report['condition'] < 1e3 and report['samples'] > 9000 and report['output'] == str(output)
     # the user's side: the identified URDF and YAML, loaded as the nodes load them
-    parameters = yaml.safe_load(output.with_suffix('.yaml').read_text())['/**']['ros__parameters']
+    parameters = bringup.config_parameters(output.with_suffix('.yaml'))['/**']
     model = rd.load_urdf(output, armature=parameters['armature'])
     t, q, qd, qdd = motion(10.0, 200.0, seed=9)
     truth = rd.inverse_dynamics_trajectory(arm, q, qd, qdd, friction=True) + offset
