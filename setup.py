@@ -26,7 +26,10 @@ RUNTIME = [
 ]
 # The ROS 2 wheels on PyPI, one distribution per environment: pip install '.[jazzy]' or '.[kilted]'.
 ROS_PACKAGES = ('rclpy', 'rmw-fastrtps-cpp', 'sensor-msgs', 'std-msgs', 'geometry-msgs', 'std-srvs',
-                'trajectory-msgs', 'rosgraph-msgs')
+                'trajectory-msgs', 'rosgraph-msgs', 'diagnostic-msgs')
+# control_msgs (FollowJointTrajectory, JointTrajectoryControllerState) has no wheel: a system ROS
+# installation has it, tools/build_interfaces.sh builds it into a virtual environment; without it
+# computed_torque_controller runs without its action and controller state (and says so).
 
 
 class BuildWithoutCaches(build_py):

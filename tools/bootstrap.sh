@@ -15,6 +15,8 @@
 #   1b. where the distribution's folder of ROS 2 launch and CLI wheels exists
 #      (../shared/ros2-cli-wheels/jazzy for Jazzy, ../shared/ros2-cli-wheels for Kilted;
 #      ROS2_CLI_WHEELS overrides): the launch and CLI tools from it.
+#   1c. control_msgs (FollowJointTrajectory, JointTrajectoryControllerState), built from
+#      ../shared/ros2-interfaces by tools/build_interfaces.sh when it is not importable.
 #   2. this package, editable and without dependencies (a few seconds), plus symlinks for its
 #      data_files in the venv's share/ (ament index marker, package.xml, launch/, config/, urdf/) and
 #      for its console scripts in its lib/robot_dynamics_ros: the venv is an ament prefix.
@@ -128,6 +130,18 @@ if [[ -d "$CLI_WHEELS" ]]; then
             rosidl_runtime_py composition_interfaces_stub
         echo "$cli_hash" >"$CLI_STAMP"
     fi
+fi
+
+# --- 1c. control_msgs, built from its interface sources when it is not importable ----------------
+# PyPI has no control_msgs (FollowJointTrajectory, JointTrajectoryControllerState); with the
+# rosidl/ament_cmake wheels it builds from ../shared/ros2-interfaces in about 15-90 s
+# (tools/build_interfaces.sh; a system ROS installation's control_msgs is used as is).
+IFACE_STAMP="$VENV/.stamp-interfaces"
+iface_hash="$(hash_files "$REQ_STAMP" "requirements/interfaces-$DISTRO.txt" tools/build_interfaces.sh)"
+if [[ "${BOOTSTRAP_FORCE:-0}" == 1 || "$(cat "$IFACE_STAMP" 2>/dev/null)" != "$iface_hash" ]]; then
+    rm -f "$IFACE_STAMP"
+    bash tools/build_interfaces.sh "$VENV" "$DISTRO"
+    echo "$iface_hash" >"$IFACE_STAMP"
 fi
 
 # --- 2. this package, editable -----------------------------------------------------------------
