@@ -40,7 +40,7 @@ import numpy as np
 
 from robot_dynamics_ros.input_guard import BadInput
 
-__all__ = ['PiecewisePolynomial', 'hold', 'from_waypoints', 'JointLimits', 'LimitViolation',
+__all__ = ['PiecewisePolynomial', 'hold', 'stopping', 'from_waypoints', 'JointLimits', 'LimitViolation',
            'check_limits', 'polynomial_extrema']
 
 
@@ -242,6 +242,36 @@ def from_waypoints(start, times, positions, velocities=None, accelerations=None,
     trajectory.named = np.zeros(n, dtype=bool)
     trajectory.named[columns] = True
     return trajectory
+
+
+def stopping(start, deceleration, limits=None):
+    """A trajectory that brings the desired state ``start`` = (q, q̇, q̈) to rest without a jump.
+
+    Every joint decelerates uniformly along its current direction of motion, all stopping together
+    after T = max_j |q̇_j| / ``deceleration`` (rad/s² or m/s², > 0): q(s) = q + q̇ s − q̇ s²/(2T), the
+    cubic Hermite segment from (q, q̇) to (q + q̇ T/2, 0), whose velocity falls monotonically (it
+    stays within the velocity limits it started within) and whose acceleration is q̇/T, at most
+    ``deceleration`` in magnitude. With ``limits`` (a ``JointLimits``), T is shortened where the
+    stop would cross a position limit (the deceleration is then stronger): the joints stop at it at
+    the latest. At rest (every |q̇| < 1e-9) it holds q.
+    """
+    q0, qd0, _ = (np.asarray(v, dtype=np.float64).reshape(-1) for v in start)
+    if not (np.isfinite(deceleration) and deceleration > 0.0):
+        raise ValueError(f'deceleration must be finite and > 0, got {deceleration}')
+    speed = np.abs(qd0)
+    if not np.any(speed >= 1e-9):
+        return hold(q0)
+    duration = float(np.max(speed)) / deceleration          # T
+    if limits is not None:
+        # Distance to the limit ahead of each moving joint; q + q̇T/2 must not pass it.
+        ahead = np.where(qd0 > 0.0, limits.upper - q0, q0 - limits.lower)
+        moving = speed >= 1e-9
+        room = np.where(moving, 2.0 * np.maximum(ahead, 0.0) / np.where(moving, speed, 1.0), np.inf)
+        duration = min(duration, float(np.min(room)))
+    if duration <= 1e-9:
+        return hold(q0)
+    return PiecewisePolynomial([0.0, duration], [q0, q0 + 0.5 * duration * qd0],
+                               [qd0, np.zeros_like(qd0)])
 
 
 # -- limits ------------------------------------------------------------------------------------

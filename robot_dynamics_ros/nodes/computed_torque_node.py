@@ -113,12 +113,14 @@ from robot_dynamics_ros.nodes.conversions import (
     joint_trajectory_arrays,
     make_joint_state,
 )
+from robot_dynamics_ros.nodes.trajectory_action import AVAILABLE as ACTION_AVAILABLE, TrajectoryAction
 from robot_dynamics_ros.reference_schedule import (
     DEFAULT_MAX_PENDING,
     ReferenceSchedule,
     Superseded,
     TooManyPending,
 )
+from robot_dynamics_ros.trajectory_goal import ErrorCode
 
 __all__ = ['ComputedTorqueController', 'main', 'MIN_CONTROL_RATE', 'MAX_CONTROL_RATE',
            'INLINE_POINTS', 'DISABLED_MODES']
@@ -131,7 +133,9 @@ TRAJECTORY_TOPIC = '~/joint_trajectory'     # as ros2_control's JointTrajectoryC
 
 # A reference on its way to the schedule: planned on arrival (``now_ns``), prepared, committed.
 # ``source``: the deserialized message, or the serialized bytes.
-_ReferenceJob = collections.namedtuple('_ReferenceJob', 'seq plan source model joint_order now_ns')
+# ``goal``: the action goal (trajectory_action.GoalRun) it comes from, None for the topic.
+_ReferenceJob = collections.namedtuple('_ReferenceJob', 'seq plan source model joint_order now_ns goal',
+                                       defaults=(None,))
 
 
 def _checked_arrays(source, joint_order):
@@ -213,12 +217,21 @@ class ComputedTorqueController(Controller):
         self._poll_timer = self.create_timer(_POLL_PERIOD, self._poll_prepared,
                                              clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._poll_timer.cancel()
+        if ACTION_AVAILABLE:
+            self._action = TrajectoryAction(self, self._throttle)
+        else:
+            self._action = None
+            self.get_logger().warning('control_msgs is not installed: no ~/follow_joint_trajectory '
+                                      'action and no ~/controller_state (tools/build_interfaces.sh '
+                                      'builds it; a ROS installation has it)')
         self._start('drops the reference and holds the new position')
 
     # -- parameters -------------------------------------------------------------------------
     def _check_parameter(self, p):
         if p.name in ('kp', 'kd'):
             gain_vector(p.name, p.value, self._n())
+        elif self._action is not None and self._action.check_parameter(p):
+            pass
         elif p.name == 'disabled_mode' and p.value not in DISABLED_MODES:
             raise ValueError(f'disabled_mode must be one of {list(DISABLED_MODES)}, got '
                              f'{bounded(repr(p.value), 100)}')
@@ -233,6 +246,8 @@ class ComputedTorqueController(Controller):
         if names & {'max_trajectory_points', 'max_pending_references'}:
             self._read_limits()
         self._friction_compensation = bool(self.get_parameter('friction_compensation').value)
+        if self._action is not None:
+            self._action.apply_parameters(names)
         if 'disabled_mode' in names:
             mode = self.get_parameter('disabled_mode').value
             if mode != self._disabled_mode:
@@ -270,13 +285,15 @@ class ComputedTorqueController(Controller):
         self.joint_order = joint_order
         self._schedule.clear()
         self._schedule.limits = None if model is None else JointLimits.from_model(model)
-        self._next_job = None           # (one under way is dropped when it is committed)
+        self._drop_next_job('the robot model changed')  # (one under way: dropped at its commit)
         self._stale = False
         self._throttle.reset()
         if model is None:
             self._input.reset(None)
             self._command.reset(None, None)
             self._kp = self._kd = None
+            if self._action is not None:
+                self._action.on_model(None, ())
             return
         self._to_order = index_map(model.joint_names, joint_order)
         self._to_model = index_map(joint_order, model.joint_names)
@@ -285,6 +302,8 @@ class ComputedTorqueController(Controller):
         self._error_msg = make_joint_state(joint_order)
         self._input.reset(model)
         self._update_gains()
+        if self._action is not None:
+            self._action.on_model(model, joint_order)
 
     # -- reference --------------------------------------------------------------------------
     def _on_reference_raw(self, raw):
@@ -320,44 +339,87 @@ class ComputedTorqueController(Controller):
                            msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec)
 
     def _accepts_references(self):
-        if self.model is None:
-            self._throttle.warn('reference/no_model', 'reference rejected: no robot model yet')
-            return False
-        if not self.enabled:
-            self._throttle.warn('reference/disabled',
-                                'reference rejected: the controller is disabled (~/enable)')
+        why = self.reference_refusal()
+        if why:
+            key = 'reference/no_model' if self.model is None else 'reference/disabled'
+            self._throttle.warn(key, f'reference rejected: {why}')
             return False
         return True
 
-    def _on_reference(self, source, n_points, stamp_ns):
+    def reference_refusal(self):
+        """Why no reference is accepted now (no model, disabled), or None."""
+        if self.model is None:
+            return 'no robot model yet'
+        if not self.enabled:
+            return 'the controller is disabled (~/enable)'
+        return None
+
+    @property
+    def to_order(self):
+        """Indices that put a model-order vector in the controller's joint order."""
+        return self._to_order
+
+    def follow(self, msg, stamp_ns, goal):
+        """An action goal's trajectory (trajectory_action): scheduled as a topic reference is;
+        refusals end the goal with their reason."""
+        self._on_reference(msg, len(msg.points), stamp_ns, goal)
+
+    def stop_motion(self):
+        """A cancelled goal: the desired motion decelerates to rest and is held there
+        (ReferenceSchedule.stop); a reference being prepared is superseded."""
+        if self._schedule.empty:
+            return
+        self._reference_seq += 1
+        self._drop_next_job('a goal was cancelled')
+        now_ns = self.get_clock().now().nanoseconds
+        rest_ns = self._schedule.stop(now_ns, float(self.get_parameter('stop_deceleration').value))
+        self.get_logger().info(f'goal cancelled: stopping within {(rest_ns - now_ns) * 1e-9:.3f} s, '
+                               'then holding')
+
+    def _refuse(self, goal, key, message):
+        """A reference refused: a goal ends with ``message`` (a ValueError's code), a topic
+        reference is logged."""
+        if goal is not None:
+            self._action.refuse(goal, message if isinstance(message, ValueError) else ValueError(message))
+        else:
+            self._throttle.warn(key, f'reference rejected: {message}')
+
+    def _drop_next_job(self, reason):
+        job, self._next_job = self._next_job, None
+        if job is not None and job.goal is not None:
+            self._action.refuse(job.goal, ValueError(reason))
+
+    def _on_reference(self, source, n_points, stamp_ns, goal=None):
         """A reference with a model, enabled: planned now (its start state is the desired state
         in force when it takes over), then read and interpolated, then committed to the schedule.
         ``source``: the deserialized message, read and interpolated here; or (more than
         INLINE_POINTS points) its serialized bytes, read and interpolated in a worker thread."""
         now_ns = self.get_clock().now().nanoseconds
         if not self._ensure_reference(now_ns):
-            self._throttle.warn('reference/no_state',
-                                'reference rejected: no complete joint state yet')
+            self._refuse(goal, 'reference/no_state', 'no complete joint state yet')
             return
-        if n_points == 0:
+        if n_points == 0:           # (a goal has points: trajectory_action checks)
             names = self._check_names(source)
             if names is not None:
                 q, _ = self._input.cache.arrays()
                 self._schedule.hold(q, now_ns)
+                self._end_goals('an empty trajectory on ~/joint_trajectory: holding')
                 self.get_logger().info('empty reference: holding the current position')
             return
         try:
             plan = self._schedule.plan(now_ns, stamp_ns)
         except TooManyPending as exc:
-            self._throttle.warn('reference/pending', f'reference rejected: {exc}')
+            self._refuse(goal, 'reference/pending', exc)
             return
         self._reference_seq += 1            # any job still being prepared is superseded
-        job = _ReferenceJob(self._reference_seq, plan, source, self.model, self.joint_order, now_ns)
-        if not isinstance(source, bytes):
+        job = _ReferenceJob(self._reference_seq, plan, source, self.model, self.joint_order, now_ns,
+                            goal)
+        if n_points <= INLINE_POINTS:
             self._commit(job, _prepare(job))
         elif self._preparing is None:
             self._start_preparing(job)
         else:
+            self._drop_next_job('superseded by a newer trajectory before it started')
             self._next_job = job            # after the one under way (now superseded)
 
     def _check_names(self, msg):
@@ -392,9 +454,12 @@ class ComputedTorqueController(Controller):
 
     def _commit(self, job, result):
         """Executor thread: schedule a prepared reference, unless something newer came first."""
+        goal = job.goal
+        if goal is not None and (goal.finished or goal.handle.is_cancel_requested):
+            return                          # ended (or cancelled) while it was prepared
         if isinstance(result, ValueError):
             kind = result.kind if isinstance(result, BadInput) else 'waypoints'
-            self._throttle.warn(f'reference/{kind}', f'reference rejected: {result}')
+            self._refuse(goal, f'reference/{kind}', result)
             return
         trajectory, names, times = result
         now_ns = self.get_clock().now().nanoseconds
@@ -403,12 +468,19 @@ class ComputedTorqueController(Controller):
                 raise Superseded('a newer reference, or a model change, came while it was prepared')
             self._schedule.commit(job.plan, trajectory, now_ns)
         except Superseded as exc:
-            self._throttle.warn('reference/superseded', f'reference of {len(times)} points '
-                                                        f'dropped: {exc}')
+            if goal is not None:
+                self._refuse(goal, None, exc)
+            else:
+                self._throttle.warn('reference/superseded', f'reference of {len(times)} points '
+                                                            f'dropped: {exc}')
             return
         except TooManyPending as exc:
-            self._throttle.warn('reference/pending', f'reference rejected: {exc}')
+            self._refuse(goal, 'reference/pending', exc)
             return
+        if goal is not None:
+            self._action.on_commit(goal, job.plan.start_ns, times)
+        else:
+            self._end_goals('replaced by a trajectory on ~/joint_trajectory')
         late = f' (prepared in {(now_ns - job.now_ns) * 1e-9:.3f} s)' if now_ns - job.now_ns > 1e7 else ''
         self.get_logger().info(
             f'new reference: {len(times)} points for {short_list(names)} over {times[-1]:.3f} s '
@@ -430,7 +502,8 @@ class ComputedTorqueController(Controller):
             return
         q, _ = self._input.cache.arrays()
         self._schedule.hold(q, self.get_clock().now().nanoseconds)
-        self._next_job = None           # (one under way is superseded by the hold)
+        self._drop_next_job(description)    # (one under way is superseded by the hold)
+        self._end_goals(f'{description}: holding the position of this state')
         self._throttle.warn('state/discontinuity',
                             f'{description}: reference dropped, holding the position of this state')
 
@@ -443,6 +516,7 @@ class ComputedTorqueController(Controller):
         else:
             q, _ = self._input.cache.arrays()
             self._schedule.hold(q, self.get_clock().now().nanoseconds)
+            self._end_goals('held by ~/hold')
             response.success = True
             response.message = f'holding {np.round(q[self._to_order], 4).tolist()}'
             self.get_logger().info(response.message)
@@ -451,7 +525,7 @@ class ComputedTorqueController(Controller):
     def _disable(self):
         """Disabled (or the disabled_mode changed while disabled): the first output of the mode;
         what to log."""
-        self._next_job = None           # (one under way is dropped when it is committed)
+        self._drop_next_job('the controller was disabled')  # (one under way: dropped at its commit)
         if self._disabled_mode == 'zero_effort':
             if self.model is not None:
                 self._command.publish_zero()
@@ -467,8 +541,21 @@ class ComputedTorqueController(Controller):
         self._publish_gravity(friction=self._friction_compensation)
 
     # -- control ----------------------------------------------------------------------------
-    def _drop_reference(self):
+    def _drop_reference(self, reason):
         self._schedule.clear()
+        self._drop_next_job(reason)
+        self._end_goals(reason)
+
+    def _end_goals(self, reason):
+        """The action's unfinished goals end (aborted, ``reason``): the reference they followed
+        was replaced or dropped."""
+        if self._action is not None:
+            self._action.end_goals(ErrorCode.INVALID_GOAL, reason)
+
+    def destroy_node(self):
+        if self._action is not None:
+            self._action.destroy()
+        return super().destroy_node()
 
     def _step(self, now_ns=None):
         """One control update at node-clock time now_ns (default: now)."""
@@ -497,6 +584,9 @@ class ComputedTorqueController(Controller):
             self._throttle.warn('compute/tau', f'cannot compute the computed torque: {exc}')
             return
         if self._command.publish(tau):
+            if self._action is not None and self._action.after_step(now_ns, q, qd, q_d, qd_d, qdd_d,
+                                                                    tau):
+                self._schedule.hold(q, now_ns)      # a tolerance violated: hold where the arm is
             order = self._to_order
             e, e_dot = (q_d - q)[order], (qd_d - qd)[order]
             if not all_finite(e, e_dot):       # (finite τ implies finite e unless a gain is 0)

@@ -14,7 +14,8 @@ A subclass checks its own parameters in ``_check_parameter(p)`` (raising ValueEr
 ``~/enable`` and ``~/hold``, the joint states, the timer, the model); it gives ``_disable()`` (the
 first output when disabled; what to log), ``_on_hold``, ``_on_discontinuity``, ``_on_model``,
 ``_warm_up_calls``, ``_step(now_ns=None)`` (one control update, starting with
-``_may_track(now_ns)``) and ``_drop_reference()``.
+``_may_track(now_ns)``) and ``_drop_reference(reason)`` (``reason``: why, for a client whose goal
+ends with it).
 """
 
 import math
@@ -26,6 +27,7 @@ from rclpy.node import Node
 from std_srvs.srv import SetBool, Trigger
 
 from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.diagnostics import ERROR
 from robot_dynamics_ros.input_guard import bounded
 from robot_dynamics_ros.nodes.common import (
     MAX_CONTROL_RATE,
@@ -35,6 +37,7 @@ from robot_dynamics_ros.nodes.common import (
     control_timer,
     describe,
 )
+from robot_dynamics_ros.nodes.diagnostics import Details, NodeDiagnostics
 from robot_dynamics_ros.nodes.effort_command import EffortCommand
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
 from robot_dynamics_ros.nodes.model_source import ModelSource
@@ -85,7 +88,9 @@ class Controller(Node):
     def _start(self, jump_consequence):
         """The parameter callbacks (start-up values are not validated: the subclass reads them), the
         services, the joint states (a jump of more than max_state_jump: ``jump_consequence``, for the
-        parameter's description), the timer, then the model (built or awaited)."""
+        parameter's description), the timer, the model (built or awaited), then /diagnostics
+        (``_diagnostic_details``). ``_step`` is timed for them: a step of the timer (control_rate >
+        0) on its own, a step on a joint state as part of that state's callback."""
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
         self.create_service(SetBool, '~/enable', self._on_enable)
@@ -93,10 +98,15 @@ class Controller(Node):
         self._input = JointStateInput(self, self._throttle, self._on_state,
                                       state_jumps=(0.05, 0.01, jump_consequence),
                                       on_discontinuity=self._on_discontinuity)
+        self._step = self._input.compute.timed(self._step)
         self._make_timer()
         self._source = ModelSource(self, self._on_model, warm_up=self._warm_up_calls,
                                    throttle=self._throttle, on_payload=self._on_payload)
         self._source.start()
+        self._diagnostics = NodeDiagnostics(
+            self, 'control', self._throttle, self._source, self._input, self._input.compute,
+            self._input.subscription.topic_name, stale_after=lambda: self._state_timeout,
+            stale_level=ERROR, details=self._diagnostic_details)
 
     def _on_payload(self, model):
         """The same robot with another payload or armature (model_source): used from the next step
@@ -108,12 +118,12 @@ class Controller(Node):
         reference and hands over to the subclass's ``_disable()``."""
         if request.data and not self.enabled:
             self.enabled = True
-            self._drop_reference()          # hold where the arm is at the next complete state
+            self._drop_reference('the controller was enabled')  # hold at the next complete state
             self._stale = False
             response.message = f'enabled: holding the current {self._held}'
         elif not request.data and self.enabled:
             self.enabled = False
-            self._drop_reference()
+            self._drop_reference('the controller was disabled (~/enable false)')
             response.message = self._disable()
         else:
             response.message = f"already {'enabled' if self.enabled else 'disabled'}"
@@ -172,7 +182,9 @@ class Controller(Node):
         """Stale joint states: gravity-only holding torque g(q) at the last measured q."""
         if not self._stale:
             self._stale = True
-            self._drop_reference()          # hold where the robot is when states resume
+            # hold where the robot is when states resume
+            self._drop_reference(f'joint states older than state_timeout = {self._state_timeout} s: '
+                                 'holding against gravity')
         self._throttle.warn('stale', f'joint states older than state_timeout = '
                                      f'{self._state_timeout} s: publishing gravity-only holding '
                                      'torque, tracking stopped')
@@ -203,5 +215,39 @@ class Controller(Node):
             self.get_logger().warning(f'joint states resumed: holding the current {self._held}')
         return True
 
-    def _drop_reference(self):
+    def _drop_reference(self, reason):
+        """Discard the reference (the next step holds where the arm is); ``reason``: why."""
         raise NotImplementedError
+
+    # -- /diagnostics -----------------------------------------------------------------------
+    def _mode(self):
+        """What the controller does now, in a few words, for /diagnostics: 'disabled'; 'stale-hold'
+        (joint states older than state_timeout: the gravity-only holding torque); else, as
+        ``_tracking()`` says, 'tracking' (a reference moves the arm) or 'holding' ('enabled' when
+        the subclass does not say).
+
+        The override point for modes of a subclass's own (an action goal): return its mode, else
+        ``super()._mode()``. It is called once per diagnostics period, never on the control path.
+        """
+        if not self.enabled:
+            return 'disabled'
+        if self._stale:
+            return 'stale-hold'
+        tracking = self._tracking()
+        if tracking is None:
+            return 'enabled'
+        return 'tracking' if tracking else 'holding'
+
+    def _tracking(self):
+        """Hook of ``_mode``: True while a reference moves the arm, False while it holds still; None
+        (the default): not known."""
+        return None
+
+    def _diagnostic_details(self):
+        """The controller's part of its /diagnostics status: the mode (the message when all is
+        well), enabled, the timing parameters."""
+        mode = self._mode()
+        return Details(values=(('mode', mode), ('enabled', str(self.enabled).lower()),
+                               ('control_rate (Hz)', f'{self._control_rate:g}'),
+                               ('state_timeout (s)', f'{self._state_timeout:g}')),
+                       summary=mode)

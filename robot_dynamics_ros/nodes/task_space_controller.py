@@ -58,6 +58,11 @@ several tips needs it), plus, settable at run time and validated:
 - ``control_rate`` (Hz; 0 = one command per joint state), ``state_timeout`` (s, 0 = off),
   ``start_enabled`` (read-only), ``max_state_jump`` / ``max_state_jump_prismatic``, and the
   plausibility bounds of joint_state_input.
+- ``diagnostics_period`` (s, default 1; 0 = none), ``diagnostics_min_rate`` (Hz, default 0 = no
+  check): ``/diagnostics`` (diagnostic_msgs/DiagnosticArray), one status
+  ``task_space_controller: control`` (nodes/diagnostics.py: model, joint-state rate and age, drops by
+  reason, compute time, and ``mode``: disabled, holding, tracking or stale-hold); ERROR without a
+  model or when the joint states are older than ``state_timeout``.
 """
 
 import math
@@ -311,7 +316,7 @@ class TaskSpaceController(Controller):
         return response
 
     # -- control ----------------------------------------------------------------------------
-    def _drop_reference(self):
+    def _drop_reference(self, reason=None):
         self._reference.clear()
 
     def _step(self, now_ns=None):
@@ -363,6 +368,10 @@ class TaskSpaceController(Controller):
             desired.header.stamp = stamp(now_ns)
             set_pose(desired.pose, T_des)
             self._pub_desired.publish(desired)
+
+    def _tracking(self):
+        """For the mode on /diagnostics (Controller._mode): True while moving to a target."""
+        return self._reference.moving
 
 
 def main(args=None):
