@@ -118,16 +118,17 @@ fi
 # `ros2 launch` / `ros2 run`. Without the folder those tests skip with a reason.
 CLI_WHEELS="${ROS2_CLI_WHEELS:-$DEFAULT_CLI_WHEELS}"
 CLI_STAMP="$VENV/.stamp-ros2-cli"
+CLI_PACKAGES="launch launch_xml launch_yaml launch_testing launch_pytest launch_ros launch_testing_ros
+    ros2launch ros2cli ros2pkg ros2run ros2topic ros2param ros2service ros2node ros2interface ros2action
+    rosidl_runtime_py composition_interfaces_stub"
 if [[ -d "$CLI_WHEELS" ]]; then
-    cli_hash="$( { hash_files "$REQ_STAMP" requirements/ros2-cli.txt; ls "$CLI_WHEELS"; } | sha256sum | cut -d' ' -f1)"
+    cli_hash="$( { hash_files "$REQ_STAMP" requirements/ros2-cli.txt; ls "$CLI_WHEELS"; echo $CLI_PACKAGES; } \
+        | sha256sum | cut -d' ' -f1)"
     if [[ "${BOOTSTRAP_FORCE:-0}" == 1 || "$(cat "$CLI_STAMP" 2>/dev/null)" != "$cli_hash" ]]; then
         log "installing the ROS 2 launch and CLI tools from $CLI_WHEELS"
         rm -f "$CLI_STAMP"
         "$VPY" -m pip install --quiet -r requirements/ros2-cli.txt
-        "$VPY" -m pip install --quiet --no-index --no-deps --find-links "$CLI_WHEELS" \
-            launch launch_xml launch_yaml launch_testing launch_pytest launch_ros launch_testing_ros \
-            ros2launch ros2cli ros2pkg ros2run ros2topic ros2param ros2service ros2node ros2interface \
-            rosidl_runtime_py composition_interfaces_stub
+        "$VPY" -m pip install --quiet --no-index --no-deps --find-links "$CLI_WHEELS" $CLI_PACKAGES
         echo "$cli_hash" >"$CLI_STAMP"
     fi
 fi

@@ -4,7 +4,9 @@
 the environment (.venv-jazzy or .venv-kilted is an ament prefix after the README's set-up, as a colcon
 install is), then:
 `ros2 pkg executables`, `ros2 topic echo --once`, `ros2 param set` (a good and a bad value),
-`ros2 service call .../hold`, and Ctrl-C ends the launch with exit code 0.
+`ros2 service call .../hold`, `ros2 action send_goal .../follow_joint_trajectory` (a goal that
+succeeds, with feedback; an invalid one, answered with its error code), `ros2 topic echo` of the
+controller state, and Ctrl-C ends the launch with exit code 0.
 
 Runs where the ROS 2 launch and CLI tools are installed (tools/bootstrap.sh installs them from
 ../shared/ros2-cli-wheels); skipped elsewhere.
@@ -140,6 +142,33 @@ def test_ros2_service_call_hold(env, launched):
                timeout=60.0)
     assert run.returncode == 0, run.stdout + run.stderr
     assert 'success=True' in run.stdout, run.stdout
+
+
+def _goal(positions, joints=UR5E_JOINTS):
+    return ('{trajectory: {joint_names: [' + ', '.join(joints) + '], points: [{positions: ['
+            + ', '.join(repr(float(x)) for x in positions) + '], time_from_start: {sec: 1}}]}}')
+
+
+def test_ros2_action_send_goal(env, launched):
+    """The launched controller driven through its FollowJointTrajectory action from the CLI: a goal
+    that succeeds (with feedback), then an invalid one (an unknown joint), aborted with
+    INVALID_JOINTS (-2) and its reason; the controller state shows the first goal's end point."""
+    _echo_once(env, '/effort_controller/commands')
+    action = ['action', 'send_goal', '/computed_torque_controller/follow_joint_trajectory',
+              'control_msgs/action/FollowJointTrajectory']
+    target = [0.2, -1.4, 1.4, -1.5, -1.6, 0.1]
+    run = ros2(env, *action, _goal(target), '--feedback', timeout=90.0)
+    out = run.stdout + run.stderr
+    assert run.returncode == 0, out
+    assert 'Goal accepted' in out and 'Feedback:' in out, out
+    assert 'Goal finished with status: SUCCEEDED' in out and 'error_code: 0' in out, out
+    state = _echo_once(env, '/computed_torque_controller/controller_state')
+    reference = state.split('reference:')[1].split('positions:')[1].split('velocities:')[0]
+    assert _numbers(reference) == target, state
+    bad = ros2(env, *action, _goal(target, UR5E_JOINTS[:5] + ['gripper']), timeout=90.0)
+    out = bad.stdout + bad.stderr
+    assert 'Goal finished with status: ABORTED' in out and 'error_code: -2' in out, out
+    assert 'gripper' in out, out
 
 
 def test_ctrl_c_ends_the_launch_with_exit_code_0(env, launched):

@@ -12,9 +12,10 @@ HERE = pathlib.Path(__file__).parent
 MODULES = ('robot_dynamics_ros.simulation', 'robot_dynamics_ros.reference_schedule',
            'robot_dynamics_ros.interpolation', 'robot_dynamics_ros.input_guard', 'robot_dynamics_ros.cdr',
            'robot_dynamics_ros.task_frame', 'robot_dynamics_ros.contact_estimation',
-           'robot_dynamics_ros.pose_profile', 'robot_dynamics_ros.payload_log', 'robot_dynamics_ros.identify')
+           'robot_dynamics_ros.pose_profile', 'robot_dynamics_ros.payload_log', 'robot_dynamics_ros.identify',
+           'robot_dynamics_ros.trajectory_goal', 'robot_dynamics_ros.diagnostics')
 ROS_PACKAGES = ('rclpy', 'rcl_interfaces', 'rosidl_runtime_py', 'builtin_interfaces',
-                'sensor_msgs', 'std_msgs', 'trajectory_msgs', 'geometry_msgs')
+                'sensor_msgs', 'std_msgs', 'trajectory_msgs', 'geometry_msgs', 'diagnostic_msgs')
 
 
 def test_logic_modules_and_their_tests_import_no_ros():
