@@ -13,7 +13,9 @@
    ``python -m robot_dynamics_ros.bringup --graph simulation`` in one child process, while this
    process records (two processes: the graph and the recorder each get a core).
    ``--mode processes``: one process per node; ``--mode in-process``: everything here.
-2. Waits for /joint_states, then sends a JointTrajectory to /computed_torque_controller/joint_trajectory:
+2. Waits for /joint_states, then sends a JointTrajectory as a FollowJointTrajectory goal to
+   /computed_torque_controller/follow_joint_trajectory, as MoveIt does (``--via topic``: published on
+   /computed_torque_controller/joint_trajectory instead), and reports the goal's result:
    every joint leaves its current position and comes back, q_j(t) = q0_j + A_j sin^4(pi k_j t / T)
    (zero velocity and acceleration at both ends), as knots every 0.5 s with positions, velocities
    and accelerations.
@@ -61,6 +63,7 @@ _BRINGUP = bringup.NodeSpec('bringup', 'bringup', 'robot_dynamics_ros.bringup', 
 
 TRACKING_ERROR_TOPIC = '/computed_torque_controller/tracking_error'
 TRAJECTORY_TOPIC = '/computed_torque_controller/joint_trajectory'
+TRAJECTORY_ACTION = '/computed_torque_controller/follow_joint_trajectory'
 COMMANDS_TOPIC = '/effort_controller/commands'
 JOINT_STATES_TOPIC = '/joint_states'
 PUSH_TOPIC = '/simulator_node/external_wrench'
@@ -218,6 +221,8 @@ class Recording:
     effort_limit: np.ndarray | None = None
     robot_name: str = 'robot'
     mode: str = ''
+    #: The FollowJointTrajectory goal's end: (status name, error_code, error_string); None: topic.
+    goal_result: tuple | None = None
 
 
 def _stamp_ns(msg) -> int:
@@ -243,6 +248,13 @@ def make_recorder(recording: Recording, *, context=None):
             self.recording = recording
             self.active = True
             self.reference = self.create_publisher(JointTrajectory, TRAJECTORY_TOPIC, 10)
+            try:
+                from control_msgs.action import FollowJointTrajectory
+                from rclpy.action import ActionClient
+            except ImportError:                 # no control_msgs: the topic only
+                self.follow = None
+            else:
+                self.follow = ActionClient(self, FollowJointTrajectory, TRAJECTORY_ACTION)
             self.push = self.create_publisher(WrenchStamped, PUSH_TOPIC, 10)
             self.create_subscription(WrenchStamped, ESTIMATED_WRENCH_TOPIC, self._on_wrench, qos)
             self.create_subscription(Bool, CONTACT_TOPIC, self._on_contact, latched)
@@ -800,18 +812,28 @@ def run_demo(opts) -> tuple[Recording, DemoReport | None, list[str]]:
         executor, graph_alive, exited = run.executor, run.alive, run.exited
 
         # 1. The graph is up: joint states, a controller that answers them, a reference topic.
+        via_action = opts.via == 'action'
+        if via_action and recorder.follow is None:
+            return rec, None, ['--via action needs control_msgs (tools/build_interfaces.sh builds it)']
+
+        def reference_ready():
+            if via_action:
+                return recorder.follow.server_is_ready()
+            return recorder.reference.get_subscription_count() > 0
+
         ready = _spin_until(executor, lambda: (
             not graph_alive()
             or (rec.joint_states.values and rec.tracking_error.values and rec.commands.values
-                and recorder.reference.get_subscription_count() > 0)), opts.startup_timeout)
+                and reference_ready())), opts.startup_timeout)
         if not graph_alive():
             return rec, None, [f'during start-up: {exited()}']
         if not ready:
             missing = [topic for topic, s in ((JOINT_STATES_TOPIC, rec.joint_states),
                                               (TRACKING_ERROR_TOPIC, rec.tracking_error),
                                               (COMMANDS_TOPIC, rec.commands)) if not s.values]
-            if recorder.reference.get_subscription_count() == 0:
-                missing.append(f'a subscriber on {TRAJECTORY_TOPIC}')
+            if not reference_ready():
+                missing.append(f'the action server {TRAJECTORY_ACTION}' if via_action
+                               else f'a subscriber on {TRAJECTORY_TOPIC}')
             return rec, None, [f'no {", ".join(missing)} within {opts.startup_timeout:g} s']
         # The arm is at its initial pose, at rest, held there by the controller: the simulator
         # waited for the controller's first command before integrating (wait_for_command).
@@ -829,9 +851,14 @@ def run_demo(opts) -> tuple[Recording, DemoReport | None, list[str]]:
         knots = demo_trajectory(q0, opts.duration, opts.knot_step, lower=lower, upper=upper,
                                 velocity_limit=vmax)
         rec.t_start = time.monotonic()
-        recorder.reference.publish(trajectory_message(names, *knots))
+        trajectory = trajectory_message(names, *knots)
+        if via_action:
+            from control_msgs.action import FollowJointTrajectory
+            goal_sent = recorder.follow.send_goal_async(FollowJointTrajectory.Goal(trajectory=trajectory))
+        else:
+            recorder.reference.publish(trajectory)
         print(f'demo: sent a {opts.duration:g} s trajectory with {knots[0].size} knots to '
-              f'{TRAJECTORY_TOPIC}', file=sys.stderr, flush=True)
+              f'{TRAJECTORY_ACTION if via_action else TRAJECTORY_TOPIC}', file=sys.stderr, flush=True)
 
         # 3. Follow it, then hold for a moment: on the simulated clock when the states carry it
         # (an overloaded CPU makes the simulation slower than real time), else on the wall clock.
@@ -855,12 +882,32 @@ def run_demo(opts) -> tuple[Recording, DemoReport | None, list[str]]:
                 recorder.apply(then)
         rec.t_end = time.monotonic()
         recorder.active = False
+        if via_action and graph_alive():
+            rec.goal_result = _goal_result(executor, goal_sent)
         if not graph_alive():
             return rec, None, [f'during the trajectory: {exited()}']
         if not finished:
             return rec, None, [f'the simulation did not reach the end of the trajectory within '
                                f'{wall_limit:g} s']
     return rec, analyse(rec, max_error=opts.max_error), []
+
+
+def _goal_result(executor, goal_sent, timeout=10.0):
+    """(status name, error_code, error_string) of a sent FollowJointTrajectory goal."""
+    from action_msgs.msg import GoalStatus
+
+    if not _spin_until(executor, goal_sent.done, timeout):
+        return 'UNANSWERED', None, 'the goal was not answered'
+    handle = goal_sent.result()
+    if not handle.accepted:
+        return 'REJECTED', None, 'the goal was rejected'
+    result = handle.get_result_async()
+    if not _spin_until(executor, result.done, timeout):
+        return 'NO_RESULT', None, f'no result within {timeout:g} s of the trajectory end'
+    response = result.result()
+    names = {v: k[len('STATUS_'):] for k, v in vars(GoalStatus).items() if k.startswith('STATUS_')}
+    return (names.get(response.status, str(response.status)), response.result.error_code,
+            response.result.error_string)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -877,6 +924,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--output', default=os.path.join('out', 'demo.png'),
                         help='PNG file to write (default: out/demo.png)')
     parser.add_argument('--no-plot', action='store_true', help='do not draw the PNGs')
+    parser.add_argument('--via', choices=('action', 'topic'), default='action',
+                        help='send the trajectory as a FollowJointTrajectory goal (default, as MoveIt) '
+                             'or on the joint_trajectory topic')
     parser.add_argument('--no-push', dest='push', action='store_false',
                         help='do not push on the arm during the trajectory')
     parser.add_argument('--mode', choices=('bringup', 'processes', 'in-process'),
@@ -968,6 +1018,13 @@ def _joint_space_demo(opts) -> int:
             print(f'demo FAILED: {problem}', file=sys.stderr)
         return 1
     print(report_text(rec, report))
+    problems = list(report.problems)
+    if rec.goal_result is not None:
+        status, code, text = rec.goal_result
+        print(f'\nFollowJointTrajectory goal: {status}, error_code {code}'
+              f"{f' ({text})' if text else ''}")
+        if status != 'SUCCEEDED':
+            problems.append(f'the FollowJointTrajectory goal ended {status}: {text}')
     summary = contact_summary(rec) if opts.push else None
     if opts.push:
         print(contact_text(summary))
@@ -978,9 +1035,9 @@ def _joint_space_demo(opts) -> int:
             path = plot_contact(rec, Path(opts.output).with_name('contact.png'))
             print(f'plot: {path}')
     print(f'demo took {time.monotonic() - started:.1f} s')
-    for problem in report.problems:
+    for problem in problems:
         print(f'demo FAILED: {problem}', file=sys.stderr)
-    return 0 if report.ok else 1
+    return 0 if not problems else 1
 
 
 if __name__ == '__main__':
