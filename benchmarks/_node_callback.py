@@ -42,7 +42,7 @@ def main():
         while node.model is None and time.monotonic() < deadline:
             rclpy.spin_once(node, timeout_sec=0.1)
         assert node.model is not None, "dynamics_node loaded no model"
-        on_message = node._input._on_msg
+        on_message = node._input.subscription.callback     # what the executor calls (timing for /diagnostics)
         msgs = []
         for k in range(64):
             msg = JointState(name=list(PANDA_ARM_JOINTS), position=[float(x) for x in PANDA_READY + 1e-3 * k],

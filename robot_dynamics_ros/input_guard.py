@@ -6,7 +6,8 @@ with what a sender puts in its messages:
 - ``BadInput``: a ValueError with a ``kind``, one of a small fixed set of short strings written in
   the code ('nonfinite', 'length', ...), never message text. Nodes throttle per kind.
 - ``WarningThrottle``: one warning per key and ``period``; at most ``MAX_KEYS`` keys are kept, and
-  every line is cut to ``MAX_LOG_CHARS`` characters (``bounded``).
+  every line is cut to ``MAX_LOG_CHARS`` characters (``bounded``). It also counts every call per
+  key, logged or not (``counts``: what /diagnostics reports as messages dropped, by reason).
 - ``short_list``: a list of names for a log line: at most ``limit`` names, each cut short, then
   "… and N more".
 - ``StateLimits``: a measured joint state is physically possible for the model: positions within
@@ -34,13 +35,14 @@ import time
 import numpy as np
 
 __all__ = ['BadInput', 'WarningThrottle', 'StateLimits', 'StateContinuity', 'short_list', 'bounded',
-           'MAX_LOG_CHARS', 'MAX_KEYS', 'MAX_ABS_POSITION', 'MAX_ABS_VELOCITY']
+           'MAX_LOG_CHARS', 'MAX_KEYS', 'MAX_ABS_POSITION', 'MAX_ABS_VELOCITY', 'OTHER_KEYS']
 
 MAX_LOG_CHARS = 1000        # characters of one warning line (the rest is cut, with a count)
 MAX_KEYS = 256              # keys a WarningThrottle remembers (kinds are a fixed set: far fewer)
 MAX_NAME_CHARS = 64         # characters of one name quoted in a warning
 MAX_ABS_POSITION = 1e6      # rad or m: no joint, continuous or not, is measured beyond this
 MAX_ABS_VELOCITY = 1e6      # rad/s or m/s: the same for joints without a URDF velocity limit
+OTHER_KEYS = '(other kinds)'  # WarningThrottle.counts: where the calls of keys beyond max_keys go
 
 
 class BadInput(ValueError):
@@ -87,6 +89,10 @@ class WarningThrottle:
     model joint's name), never from message text; the throttle keeps at most ``max_keys`` of
     them anyway (the expired ones are forgotten first, then the oldest), and every message is
     cut to ``max_chars`` characters.
+
+    ``counts`` (key -> calls of ``warn``, ``once`` and ``count`` since the throttle was made, logged
+    or not; ``reset`` leaves it) is what /diagnostics reports as messages dropped, by reason. It
+    holds at most ``max_keys`` keys: the calls of keys beyond them are counted under OTHER_KEYS.
     """
 
     def __init__(self, logger, period=5.0, max_keys=MAX_KEYS, max_chars=MAX_LOG_CHARS):
@@ -96,13 +102,25 @@ class WarningThrottle:
         self.max_chars = max_chars
         self._last = {}          # key -> time of its last warning, oldest first
         self._once = {}          # key -> None (an insertion-ordered set)
+        self.counts = {}         # key -> calls since start (never forgotten: bounded by max_keys)
 
     def __len__(self):
         """Number of keys remembered."""
         return len(self._last) + len(self._once)
 
+    def count(self, key):
+        """Count a call of ``key`` without logging anything (input ignored silently, by design)."""
+        counts = self.counts
+        if key in counts:
+            counts[key] += 1
+        elif len(counts) < self.max_keys - 1:       # (room for OTHER_KEYS)
+            counts[key] = 1
+        else:
+            counts[OTHER_KEYS] = counts.get(OTHER_KEYS, 0) + 1
+
     def warn(self, key, message):
         """Log ``message`` unless ``key`` was reported within the last ``period`` seconds."""
+        self.count(key)
         now = time.monotonic()
         if now - self._last.get(key, -math.inf) < self.period:
             return False
@@ -117,6 +135,7 @@ class WarningThrottle:
 
     def once(self, key, message):
         """Log ``message`` the first time ``key`` is seen (until ``reset(key)``)."""
+        self.count(key)
         if key in self._once:
             return False
         while len(self._once) >= self.max_keys:
@@ -126,7 +145,8 @@ class WarningThrottle:
         return True
 
     def reset(self, key=None):
-        """Forget ``key`` (or everything): its next warning is logged immediately."""
+        """Forget ``key`` (or everything): its next warning is logged immediately (``counts``
+        keeps counting)."""
         if key is None:
             self._last.clear()
             self._once.clear()

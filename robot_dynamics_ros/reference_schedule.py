@@ -132,6 +132,17 @@ class ReferenceSchedule:
         self.generation += 1
         return int(now_ns) + round(trajectory.end_time * 1e9)
 
+    def moving(self, now_ns):
+        """True while the reference in force at ``now_ns`` has not reached its last knot, or a
+        newer one waits to start (for a controller's mode: tracking rather than holding)."""
+        if self.empty:
+            return False
+        k = self._index_in_force(now_ns)
+        if k < len(self._entries) - 1:
+            return True
+        start_ns, trajectory = self._entries[k]
+        return (now_ns - start_ns) * 1e-9 < trajectory.end_time
+
     def pending(self, now_ns):
         """Number of entries that wait for their start at ``now_ns`` (newer than the one in
         force)."""

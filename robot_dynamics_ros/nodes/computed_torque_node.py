@@ -33,6 +33,22 @@ Topics (joint vectors in the controller's joint order: ``joints`` parameter, els
 - out ``effort_controller/commands`` (std_msgs/Float64MultiArray): τ, for ros2_control's
   JointGroupEffortController (or simulator_node).
 - out ``~/tracking_error`` (sensor_msgs/JointState): position = e, velocity = ė.
+- action ``~/follow_joint_trajectory`` (control_msgs/action/FollowJointTrajectory) and out
+  ``~/controller_state`` (control_msgs/msg/JointTrajectoryControllerState): JointTrajectoryController's
+  interfaces, for MoveIt and the ros2_control tools (``nodes/trajectory_action.py``; the goals' checks
+  and tolerances: ``robot_dynamics_ros.trajectory_goal``). A goal's trajectory is scheduled as a topic
+  reference is; invalid goals are accepted and aborted at once with JTC's error code and the reason;
+  one goal at a time; cancel decelerates the desired motion to rest. Parameters
+  ``allow_partial_joints_goal`` (false), ``action_monitor_rate`` (Hz, 20), ``state_publish_rate`` (Hz,
+  50; 0 = off), ``stop_deceleration`` (rad/s² or m/s², 5), ``constraints.stopped_velocity_tolerance``
+  (0.01), ``constraints.goal_time`` (s, 1; 0 = no limit), ``constraints.<joint>.trajectory`` and
+  ``constraints.<joint>.goal`` (rad or m, 0 = no limit; declared once the model is known).
+- out ``/diagnostics`` (diagnostic_msgs/DiagnosticArray), ``diagnostics_period`` (s, default 1; 0 =
+  none), ``diagnostics_min_rate`` (Hz, default 0 = no check): one status
+  ``computed_torque_controller: control`` (nodes/diagnostics.py: model, joint-state rate and age, drops
+  by reason (refused goals under ``goal/<code>``), compute time, and ``mode``: disabled, holding,
+  tracking, following a goal, stopping a cancelled goal or stale-hold); ERROR without a model or when
+  the joint states are older than ``state_timeout``.
 
 Services:
 
@@ -80,6 +96,7 @@ Parameters: the model parameters of model_source, plus (settable at run time unl
 """
 
 import collections
+import math
 import queue
 import threading
 
@@ -372,7 +389,10 @@ class ComputedTorqueController(Controller):
         self._reference_seq += 1
         self._drop_next_job('a goal was cancelled')
         now_ns = self.get_clock().now().nanoseconds
-        rest_ns = self._schedule.stop(now_ns, float(self.get_parameter('stop_deceleration').value))
+        deceleration = float(self.get_parameter('stop_deceleration').value)
+        if not (math.isfinite(deceleration) and deceleration > 0.0):   # (a start-up value)
+            deceleration = 5.0
+        rest_ns = self._schedule.stop(now_ns, deceleration)
         self.get_logger().info(f'goal cancelled: stopping within {(rest_ns - now_ns) * 1e-9:.3f} s, '
                                'then holding')
 
@@ -551,6 +571,16 @@ class ComputedTorqueController(Controller):
         was replaced or dropped."""
         if self._action is not None:
             self._action.end_goals(ErrorCode.INVALID_GOAL, reason)
+
+    # -- diagnostics ------------------------------------------------------------------------
+    def _mode(self):
+        goal = self._action.describe_goal() if self._action is not None else None
+        if goal is not None and self.enabled and not self._stale:
+            return goal
+        return super()._mode()
+
+    def _tracking(self):
+        return self._schedule.moving(self.get_clock().now().nanoseconds)
 
     def destroy_node(self):
         if self._action is not None:

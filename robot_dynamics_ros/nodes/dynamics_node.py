@@ -47,6 +47,13 @@ ixx, ixy, ixz, iyy, iyz, izz, residual_rms, condition, consistent, frame, sample
 parameters. The efforts, less ``effort_offset``, must be the joint torques the model's dynamics
 explain (without friction the model does not have); the model is the one with the armature.
 
+Diagnostics: ``diagnostics_period`` (s, default 1; 0 = none), ``diagnostics_min_rate`` (Hz, default
+0 = no check), ``diagnostics_max_age`` (s, default 0.5; 0 = no check), settable at run time:
+``/diagnostics`` (diagnostic_msgs/DiagnosticArray), one status ``dynamics_node: dynamics``
+(nodes/diagnostics.py: model, joint-state rate and age, drops by reason, compute time per state);
+ERROR without a model, WARN when the joint states are older than ``diagnostics_max_age``, slower
+than ``diagnostics_min_rate``, none yet, or some were dropped in the last period.
+
 Nothing non-finite is published: an output with a NaN or inf is skipped with a warning.
 """
 
@@ -62,6 +69,7 @@ from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.input_guard import bounded
 from robot_dynamics_ros.nodes.common import WarningThrottle, describe, run_node
 from robot_dynamics_ros.nodes.conversions import index_map, make_joint_state, matrix_to_multiarray
+from robot_dynamics_ros.nodes.diagnostics import NodeDiagnostics
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
 from robot_dynamics_ros.nodes.model_source import ModelSource
 from robot_dynamics_ros.nodes.serialized import SerializedMessage
@@ -126,6 +134,8 @@ class DynamicsNode(Node):
                                    effort_offset_use='~/identify_payload subtracts it from the logged '
                                                      'efforts.')
         self._source.start()
+        self._diagnostics = NodeDiagnostics(self, 'dynamics', self._throttle, self._source, self._input,
+                                            self._input.compute, self._input.subscription.topic_name)
 
     # -- parameters -------------------------------------------------------------------------
     def _validate_parameters(self, params):

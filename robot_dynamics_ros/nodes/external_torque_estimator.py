@@ -41,6 +41,15 @@ negative or non-finite value is refused with the reason; at start-up an error, a
 
 the plausibility bounds of joint_state_input.
 
+Diagnostics: ``diagnostics_period`` (s, default 1; 0 = none), ``diagnostics_min_rate`` (Hz, default
+0 = no check), ``diagnostics_max_age`` (s, default 0.5; 0 = no check), settable at run time:
+``/diagnostics`` (diagnostic_msgs/DiagnosticArray), one status ``external_torque_estimator:
+estimation`` (nodes/diagnostics.py: model, joint-state rate and age, drops by reason, compute time
+per state, and ``contact``, ``external torque norm (N m)`` = |τ̂_ext|, ``observer restarts (since
+start)``); ERROR without a model (or with gains that do not fit it), WARN when the joint states are
+older than ``diagnostics_max_age``, slower than ``diagnostics_min_rate``, none yet, or some were
+dropped in the last period.
+
 Nothing non-finite is published.
 """
 
@@ -57,8 +66,10 @@ from std_srvs.srv import Trigger
 
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.contact_estimation import ContactEstimation
+from robot_dynamics_ros.diagnostics import ERROR, number
 from robot_dynamics_ros.nodes.common import WarningThrottle, describe, float_array, gain_vector, run_node
 from robot_dynamics_ros.nodes.conversions import index_map, make_joint_state
+from robot_dynamics_ros.nodes.diagnostics import Details, NodeDiagnostics
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
 from robot_dynamics_ros.nodes.model_source import ModelSource
 from robot_dynamics_ros.nodes.serialized import SerializedMessage
@@ -108,6 +119,9 @@ class ExternalTorqueEstimator(Node):
                                    effort_offset_use='Subtracted from the measured efforts before the '
                                                      'observer.')
         self._source.start()
+        self._diagnostics = NodeDiagnostics(self, 'estimation', self._throttle, self._source, self._input,
+                                            self._input.compute, self._input.subscription.topic_name,
+                                            details=self._diagnostic_details)
 
     # -- parameters -------------------------------------------------------------------------
     def _validate_parameters(self, params):
@@ -231,6 +245,22 @@ class ExternalTorqueEstimator(Node):
     def _on_discontinuity(self, description):
         if self._estimation is not None:
             self._estimation.restart(description)
+
+    def _diagnostic_details(self):
+        """The estimator's part of its /diagnostics status: the contact flag, |τ̂_ext| of the last
+        estimate published, the observer's restarts."""
+        norm = None
+        if self._estimation is not None and self._contact is not None:
+            values = self._torques_out.values      # (the last estimate; finite when published)
+            norm = float(np.linalg.norm(values)) if np.isfinite(values).all() else None
+        problems = ()
+        if self.model is not None and self._estimation is None:
+            problems = ((ERROR, 'no estimate: observer_gain or contact_threshold do not fit the model'),)
+        contact = 'unknown' if self._contact is None else str(self._contact).lower()
+        return Details(values=(('contact', contact), ('external torque norm (N m)', number(norm, 3)),
+                               ('observer restarts (since start)',
+                                str(self._throttle.counts.get('estimate/restart', 0)))),
+                       summary=f'contact: {contact}', problems=problems)
 
     # -- services ---------------------------------------------------------------------------
     def _on_zero(self, request, response):

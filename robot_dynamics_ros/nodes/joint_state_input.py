@@ -15,7 +15,8 @@ What is not a new state (no output, no control step; warnings throttled per kind
   (|q̇| >= 1e6 for joints without one): dropped with a warning naming the joint, the value and
   the bound. Such a state never reaches the nodes, so it never becomes a hold target;
 - a message naming none of the model's joints: ignored, with a warning;
-- an empty message (no names), or one without positions and velocities: ignored silently.
+- an empty message (no names), or one without positions and velocities: ignored silently (counted
+  under 'joint_states/empty' on /diagnostics, as every drop is under its warning's key).
 
 Joints the model does not track (a gripper's) are ignored entirely: their values, NaN or not,
 do not matter.
@@ -26,6 +27,11 @@ what the node then does), the node gets the parameters ``max_state_jump`` (rad) 
 ``max_state_jump_prismatic`` (m) (>= 0; 0 = never), and a complete state that does not continue the
 previous one (its stamp goes backwards, a joint jumps: ``input_guard.StateContinuity``) calls
 ``on_discontinuity(description)`` before ``on_state(msg)``.
+
+For /diagnostics (nodes/diagnostics.py): ``received`` (states accepted: they updated a model joint),
+``age()`` (s since the least recently updated joint's last state, node clock; None before any),
+``problems()`` (the joints never heard of) and ``compute`` (robot_dynamics_ros.diagnostics.ComputeTimes:
+the time from a message's arrival to the end of its callback, the node's outputs included).
 
 Parameters (declared on the node; settable at run time, >= 0):
 
@@ -38,6 +44,7 @@ import math
 from rcl_interfaces.msg import SetParametersResult
 from sensor_msgs.msg import JointState
 
+from robot_dynamics_ros.diagnostics import WARN, ComputeTimes
 from robot_dynamics_ros.input_guard import BadInput, StateContinuity, StateLimits, short_list
 from robot_dynamics_ros.nodes.common import describe
 from robot_dynamics_ros.nodes.conversions import JointStateCache
@@ -63,6 +70,8 @@ class JointStateInput:
         self.cache = None
         self.last_msg = None
         self.last_ns = 0          # node-clock time at which last_msg was received
+        self.received = 0         # states accepted since start
+        self.compute = ComputeTimes()
         node.declare_parameter('position_tolerance', 0.1, describe(
             'rad a revolute joint may be measured beyond its URDF position limits; a state '
             'further out is dropped as impossible.', min_value=0.0))
@@ -84,7 +93,8 @@ class JointStateInput:
         node.add_on_set_parameters_callback(self._validate_parameters)
         node.add_post_set_parameters_callback(self._apply_parameters)
         self._model = None
-        self.subscription = node.create_subscription(JointState, topic, self._on_msg, qos)
+        self.subscription = node.create_subscription(JointState, topic, self.compute.timed(self._on_msg),
+                                                     qos)
 
     # -- parameters -------------------------------------------------------------------------
     @staticmethod
@@ -145,15 +155,32 @@ class JointStateInput:
                 self._throttle.warn('joint_states/unknown', (
                     f'ignoring a JointState that names none of the joints '
                     f'{short_list(self.cache.joint_names)} (it names {merged.ignored} others)'))
+            else:
+                self._throttle.count('joint_states/empty')
             return
         self.last_msg = msg
         self.last_ns = now_ns
+        self.received += 1
         if not self.check_complete():
             return
         if merged.discontinuity is not None and self._on_discontinuity is not None:
             self._on_discontinuity(merged.discontinuity)
         if self._on_state is not None:
             self._on_state(msg)
+
+    def age(self):
+        """Seconds (node clock) since the least recently updated joint's last state (of the last
+        state while some joint was never heard of); None before the first state."""
+        if self.cache is None or self.last_msg is None:
+            return None
+        since_ns = self.cache.oldest_update_ns() if self.cache.complete else self.last_ns
+        return (self.now_ns() - since_ns) * 1e-9
+
+    def problems(self):
+        """(level, text) for /diagnostics: the joints never heard of, once some state came."""
+        if self.cache is None or self.cache.complete or self.last_msg is None:
+            return ()
+        return ((WARN, f'no state yet for joints {short_list(self.cache.missing(), 4)}: no output'),)
 
     @property
     def complete(self):

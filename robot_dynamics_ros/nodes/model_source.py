@@ -213,8 +213,9 @@ class ModelSource:
     kernels are compiled or loaded before the first control cycle. After ``start()``: ``model``
     (with the payload), ``base_model`` (without), ``joint_order``, ``urdf_xml`` (the text of the
     description in use) and ``origin`` ('parameter', 'file' or 'topic'); ``building`` is True while
-    a topic description is built. ``on_payload(model)`` (default: ``on_model(model, joint_order)``)
-    is called when the payload or armature parameters change the model of the same robot: the node
+    a topic description is built; ``where`` says where the model comes from, in words.
+    ``on_payload(model)`` (default: ``on_model(model, joint_order)``) is called when the payload or
+    armature parameters change the model of the same robot: the node
     swaps the model and keeps its state. ``base_model`` has the armature, not the payload;
     ``effort_offset`` is the effort_offset parameter in model order (zeros for []; None without a
     model): the node reads it when it needs it; ``effort_offset_use`` says in the parameter's
@@ -388,6 +389,17 @@ class ModelSource:
     @property
     def building(self):
         return self._builder is not None
+
+    @property
+    def where(self):
+        """Where the model comes from, in words (/diagnostics): 'robot_description parameter',
+        'urdf_path <path>' or '<topic> topic' (the parameters are read-only: fixed at start-up)."""
+        if self._param('robot_description'):
+            return 'robot_description parameter'
+        if self._param('urdf_path'):
+            return f"urdf_path {bounded(self._param('urdf_path'), 200)}"
+        topic = self._subscription.topic_name if self._subscription is not None else 'robot_description'
+        return f'{topic} topic'
 
     def _too_large(self, size, origin):
         limit = int(self._param('max_description_bytes'))

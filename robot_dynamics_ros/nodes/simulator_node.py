@@ -64,6 +64,15 @@ Parameters: the model parameters of model_source, plus
   on); ``effort_offset`` (double array, N·m or N, same order; [] = zeros): the simulated effort
   sensors' constant offset, ADDED to the efforts published in ``joint_states`` (measured effort =
   applied torque + effort_offset, as on a real arm); the torques applied are unchanged.
+- ``diagnostics_period`` (s, default 1; 0 = none), ``diagnostics_min_rate`` (Hz, default 0 = no
+  check), ``diagnostics_max_age`` (s, default 0.5; 0 = no check), settable at run time:
+  ``/diagnostics`` (diagnostic_msgs/DiagnosticArray), one status ``simulator_node: simulation``
+  (nodes/diagnostics.py: model; the effort commands' rate and age; drops by reason (commands,
+  external wrenches); compute time = a timer tick that stepped: the integration and the joint state
+  it publishes; ``state`` (paused, still or running), ``simulated time (s)``, ``simulated time
+  dropped (s)``); ERROR without a model, WARN when the last command is older than
+  ``diagnostics_max_age`` (wall time), commands are slower than ``diagnostics_min_rate``, none came
+  yet, or some were dropped in the last period. Paused, the commands are not checked.
 
 The stepping runs in a steady-clock timer (never the ROS clock: with use_sim_time the simulator
 would wait for its own /clock): each tick advances the simulation by the elapsed wall time ×
@@ -100,10 +109,12 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
 
+from robot_dynamics_ros.diagnostics import ComputeTimes, InputMeter, number
 from robot_dynamics_ros.dynamics.limits import clip_positions
 from robot_dynamics_ros.input_guard import MAX_ABS_POSITION, BadInput, bounded
 from robot_dynamics_ros.nodes.common import WarningThrottle, describe, float_array, run_node
 from robot_dynamics_ros.nodes.conversions import all_finite, index_map, make_joint_state, multiarray_to_vector
+from robot_dynamics_ros.nodes.diagnostics import Details, NodeDiagnostics
 from robot_dynamics_ros.nodes.model_source import ROBOT_DESCRIPTION_QOS, ModelSource
 from robot_dynamics_ros.simulation import (
     DEFAULT_SETTINGS,
@@ -186,6 +197,8 @@ class SimulatorNode(Node):
         self._pub_clock = (self.create_publisher(ClockMsg, '/clock', 10)
                            if self._publish_clock else None)
         self._pub_description = None
+        self._commands = InputMeter()           # effort commands accepted (/diagnostics)
+        self._tick_times = ComputeTimes()       # ticks that stepped (/diagnostics)
         self._sub_command = self.create_subscription(
             Float64MultiArray, 'effort_controller/commands', self._on_command, 10)
         # The stepping, on the steady clock (never the ROS clock: with use_sim_time the simulator
@@ -206,6 +219,9 @@ class SimulatorNode(Node):
         self._source.start()
         self._timer = None
         self._make_timer()
+        self._diagnostics = NodeDiagnostics(self, 'simulation', self._throttle, self._source, self._commands,
+                                            self._tick_times, self._sub_command.topic_name, 'effort commands',
+                                            details=self._diagnostic_details)
 
     # The simulation's state, read by tests and tools.
     model = property(lambda self: self.sim.model)
@@ -315,9 +331,11 @@ class SimulatorNode(Node):
                                 f'{list(self.joint_order)})')
             return
         self.sim.command(tau[self._to_model])
+        self._commands.add()
 
     def _on_wrench(self, msg):
         if self.model is None:
+            self._throttle.warn('wrench/no_model', 'external wrench ignored: no robot model yet')
             return
         if self._wrench_frame is None:
             self._throttle.warn('wrench/no_tip', f'dropping an external wrench: '
@@ -362,9 +380,23 @@ class SimulatorNode(Node):
 
     # -- simulation loop --------------------------------------------------------------------
     def _tick(self):
-        if self.sim.tick() and self._pub_clock is not None and self._clock_steps != self.steps:
+        start = time.perf_counter_ns()
+        if not self.sim.tick():
+            return
+        if self._pub_clock is not None and self._clock_steps != self.steps:
             self._clock_steps = self.steps
             self._pub_clock.publish(ClockMsg(clock=self._stamp()))
+        self._tick_times.record(time.perf_counter_ns() - start)
+
+    def _diagnostic_details(self):
+        """The simulator's part of its /diagnostics status; paused, the commands are not expected."""
+        sim = self.sim
+        state = ('paused' if sim.paused else 'still: waiting for an effort command' if sim.still
+                 else 'running')
+        return Details(values=(('state', state), ('simulated time (s)', number(sim.sim_time, 3)),
+                               ('simulated time dropped (s)', number(sim.dropped, 3)),
+                               ('real_time_factor', f"{sim.settings['real_time_factor']:g}")),
+                       summary=state, idle='paused' if sim.paused else None)
 
     def _stamp(self):
         if self._publish_clock:

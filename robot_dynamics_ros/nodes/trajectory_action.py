@@ -22,12 +22,22 @@ belongs to a ComputedTorqueController, which calls it where a goal can begin, go
 - **Feedback** at ``action_monitor_rate`` (desired, actual, error; ``index`` where the message has
   it, Kilted), from the last control step.
 - **controller_state** at ``state_publish_rate`` (0 = off): reference, feedback, error, output (τ).
+
+**No waiting task.** rclpy awaits a Future by yielding to the executor at every turn, so an execute
+callback that awaited the goal's end would keep the executor busy (measured: the controller's process
+at 100 % CPU, its 1 kHz commands delayed by milliseconds). Instead a goal is begun in the
+accepted-callback and marked executing (``ServerGoalHandle._update_state(EXECUTE)``, rclpy's own step
+in ``execute()``; where a future rclpy lacks it, the goal shows ACCEPTED until it ends); when it ends,
+a one-shot execute callback sets the terminal state and returns the result (``GoalRun.finish``), so
+nothing runs in between.
 """
 
 import math
 
+from action_msgs.msg import GoalStatus
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
-from rclpy.task import Future
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
+from rclpy.parameter import Parameter
 
 from robot_dynamics_ros.nodes.common import describe, float_array
 from robot_dynamics_ros.nodes.controller import stamp
@@ -56,31 +66,47 @@ STATE_TOPIC = '~/controller_state'
 _CODE_NAMES = {value: name for name, value in vars(ErrorCode).items() if not name.startswith('_')}
 
 
-class GoalRun:
-    """One goal from acceptance to its result: ``finish`` sets the goal handle's state and
-    resolves the future the execute callback awaits (at most once)."""
+def _mark_executing(handle):
+    """ACCEPTED -> EXECUTING, the step rclpy's ServerGoalHandle.execute() takes before it runs the
+    execute callback (module docstring: here the callback runs only at the end)."""
+    update = getattr(handle, '_update_state', None)
+    event = getattr(getattr(_rclpy, 'GoalEvent', None), 'EXECUTE', None)
+    if update is not None and event is not None and not handle.is_cancel_requested:
+        update(event)
 
-    def __init__(self, handle, tolerances=None):
+
+class GoalRun:
+    """One goal from acceptance to its result (``finish``, at most once)."""
+
+    def __init__(self, server, handle, tolerances=None):
+        self._server = server
         self.handle = handle
-        self.done = Future()
+        self.finished = False
         self.tolerances = tolerances
         self.monitor = None             # a GoalMonitor once its trajectory is scheduled
         self.stopping = False           # cancel accepted: the arm is being brought to rest
 
-    @property
-    def finished(self):
-        return self.done.done()
-
     def finish(self, code, message, state='abort'):
-        """End the goal: ``state`` 'succeed', 'abort' or 'canceled'; False if already ended."""
-        if self.done.done():
+        """End the goal: ``state`` 'succeed', 'abort' or 'canceled', with the result (code,
+        message). A one-shot execute callback sets the state and returns the result (rclpy then
+        answers the client); False if it had ended already."""
+        if self.finished:
             return False
+        self.finished = True
         result = FollowJointTrajectory.Result(error_code=int(code), error_string=message)
-        try:
-            getattr(self.handle, state)()
-        except Exception:       # the handle's state machine refused (e.g. the server went away)
-            pass
-        self.done.set_result(result)
+
+        def end(handle):
+            try:
+                getattr(handle, state)()
+            except Exception:       # (a state the goal cannot go to from where it is: aborted)
+                if handle.is_active:
+                    handle.abort()
+            return result
+
+        if self.handle.status == GoalStatus.STATUS_EXECUTING:
+            self._server.notify_execute(self.handle, end)
+        else:       # ACCEPTED (-> EXECUTING, then the end) or CANCELING (stays until the end)
+            self.handle.execute(end)
         return True
 
 
@@ -101,7 +127,8 @@ class TrajectoryAction:
             'Rate (Hz) of the action feedback and of the cancel handling.', min_value=0.1,
             max_value=1000.0))
         node.declare_parameter('state_publish_rate', 50.0, describe(
-            'Rate (Hz) of ~/controller_state (0 = not published).', min_value=0.0, max_value=1000.0))
+            'Rate (Hz) of ~/controller_state (0 = not published).', min_value=0.0, max_value=1000.0,
+            additional_constraints='0, or 0.1 to 1000'))
         node.declare_parameter('stop_deceleration', 5.0, describe(
             'Deceleration (rad/s^2 or m/s^2) with which a cancelled goal brings the desired motion '
             'to rest (stronger only where a position limit is closer).', min_value=1e-3))
@@ -113,8 +140,9 @@ class TrajectoryAction:
             'gives no goal_time_tolerance (0 = no limit, as JTC: the goal may then never end).',
             min_value=0.0))
         self._server = ActionServer(node, FollowJointTrajectory, ACTION_NAME,
-                                    execute_callback=self._execute,
+                                    execute_callback=_never_called,
                                     goal_callback=lambda _goal: GoalResponse.ACCEPT,
+                                    handle_accepted_callback=self._on_accepted,
                                     cancel_callback=self._on_cancel)
         self._state_msg = JointTrajectoryControllerState()
         self._feedback_msg = FollowJointTrajectory.Feedback()
@@ -133,6 +161,8 @@ class TrajectoryAction:
             low = {'action_monitor_rate': 0.1, 'stop_deceleration': 1e-3}.get(p.name, 0.0)
             if not (math.isfinite(value) and value >= low):
                 raise ValueError(f'{p.name} must be finite and >= {low}, got {value}')
+            if p.name == 'state_publish_rate' and 0.0 < value < 0.1:
+                raise ValueError(f'state_publish_rate must be 0 (off) or at least 0.1 Hz, got {value}')
             if p.name.endswith('_rate') and value > 1000.0:
                 raise ValueError(f'{p.name} must be at most 1000 Hz, got {value}')
             return True
@@ -149,15 +179,15 @@ class TrajectoryAction:
         if 'action_monitor_rate' in names:
             if self._monitor_timer is not None:
                 node.destroy_timer(self._monitor_timer)
-            self._monitor_timer = node.create_timer(
-                1.0 / float(node.get_parameter('action_monitor_rate').value), self._monitor)
+            self._monitor_timer = node.create_timer(1.0 / self._rate('action_monitor_rate', 20.0),
+                                                    self._monitor)
             if not self._goals:
                 self._monitor_timer.cancel()            # runs only while a goal is unfinished
         if 'state_publish_rate' in names:
             if self._state_timer is not None:
                 node.destroy_timer(self._state_timer)
                 self._state_timer = None
-            rate = float(node.get_parameter('state_publish_rate').value)
+            rate = self._rate('state_publish_rate', 50.0)
             if rate > 0.0:
                 if not hasattr(self, '_state_pub'):
                     self._state_pub = node.create_publisher(JointTrajectoryControllerState,
@@ -166,6 +196,17 @@ class TrajectoryAction:
         if not self._declaring and names & (self._joint_parameters | {
                 'constraints.stopped_velocity_tolerance', 'constraints.goal_time'}):
             self._read_defaults()
+
+    def _rate(self, name, default):
+        """A rate parameter's value (Hz); a start-up value that is not acceptable (start-up values
+        do not go through check_parameter) is logged and replaced by ``default``."""
+        value = self._node.get_parameter(name).value
+        try:
+            self.check_parameter(Parameter(name, value=value))
+        except (ValueError, TypeError) as exc:
+            self._node.get_logger().error(f'{exc}: using {default} Hz')
+            return default
+        return float(value)
 
     def _read_defaults(self):
         node = self._node
@@ -178,11 +219,16 @@ class TrajectoryAction:
             return [float(node.get_parameter(f'constraints.{name}.{kind}').value)
                     for name in model.joint_names]
 
-        self._defaults = Tolerances.defaults(
-            model.joint_names, path_position=per_joint('trajectory'),
-            goal_position=per_joint('goal'),
-            goal_time=float(node.get_parameter('constraints.goal_time').value),
-            stopped_velocity=float(node.get_parameter('constraints.stopped_velocity_tolerance').value))
+        try:
+            self._defaults = Tolerances.defaults(
+                model.joint_names, path_position=per_joint('trajectory'),
+                goal_position=per_joint('goal'),
+                goal_time=float(node.get_parameter('constraints.goal_time').value),
+                stopped_velocity=float(node.get_parameter(
+                    'constraints.stopped_velocity_tolerance').value))
+        except ValueError as exc:       # a start-up value (not checked by check_parameter)
+            node.get_logger().error(f'constraints.*: {exc}: using JTC\'s defaults')
+            self._defaults = Tolerances.defaults(model.joint_names, goal_time=1.0)
 
     # -- the controller's events ------------------------------------------------------------
     def on_model(self, model, joint_order):
@@ -240,16 +286,17 @@ class TrajectoryAction:
         return code != ErrorCode.SUCCESSFUL
 
     # -- the action server ------------------------------------------------------------------
-    async def _execute(self, handle):
-        """Execute callback: begin the goal, then await its end (a GoalRun's future)."""
-        run = GoalRun(handle)
+    def _on_accepted(self, handle):
+        """A goal accepted: executing from now on; checked and handed to the controller (or ended
+        at once with the reason)."""
+        run = GoalRun(self._server, handle)
+        _mark_executing(handle)
         self._goals.append(run)
         self._monitor_timer.reset()
         try:
             self._begin(run)
         except GoalError as exc:
             self._finish(run, exc.code, str(exc))
-        return await run.done
 
     def _begin(self, run):
         """Check the goal; hand its trajectory to the controller (GoalError: refused)."""
@@ -322,7 +369,7 @@ class TrajectoryAction:
         if not self._goals or self._last_step is None:
             return
         run = self._goals[-1]
-        if run.monitor is None or not run.handle.is_active:
+        if run.monitor is None or run.finished:
             return
         now_ns, q, qd, q_d, qd_d, qdd_d, _ = self._last_step
         order = self._node.to_order
@@ -360,6 +407,13 @@ class TrajectoryAction:
     def destroy(self):
         self.end_goals(ErrorCode.INVALID_GOAL, 'the controller is shutting down')
         self._server.destroy()
+
+
+def _never_called(handle):
+    """The ActionServer's required execute callback: GoalRun.finish passes its own."""
+    handle.abort()
+    return FollowJointTrajectory.Result(error_code=ErrorCode.INVALID_GOAL,
+                                        error_string='internal: goal executed without a run')
 
 
 def _fill(point, positions, velocities, accelerations=None):
