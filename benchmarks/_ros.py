@@ -20,6 +20,10 @@ Matching responses to requests (the send time of k is taken just before publish(
   the rounding noise is about 1e-13). Arrival order is not trusted; it is checked (a decoded k
   below an earlier one counts as out of order; a k seen before is a duplicate, e.g. the
   controller's stale-state watchdog republishing g(q) of the last state after a stall).
+- computed_torque_node with a FollowJointTrajectory goal active ('controller_goal'): the same, after
+  the probe sent a goal (through the action, as MoveIt does) whose trajectory holds the ready pose (a
+  point at 0 s and one after the run), with path tolerances of 1 rad on every joint: the goal's tolerances are then
+  checked at every step, its feedback published at 20 Hz, and the command is still g(q_k).
 Round trip = arrival - send of the same k; "lost" = requests sent inside the window without any
 response by the end of a 0.5 s drain. Node CPU = (utime + stime) from /proc/<pid>/stat over the
 window / window wall time.
@@ -273,12 +277,37 @@ def measure_ready(probe, env, log_dir, runs, timeout=30.0):
             "target_s": 1.0, "met": (float(np.median(times)) < 1.0) if times else None, "notes": notes}
 
 
+def _send_holding_goal(probe, node_name, seconds, timeout=10.0):
+    """A FollowJointTrajectory goal that holds the ready pose for ``seconds``, path tolerance 1 rad
+    on every joint; returns (goal handle or None, why not)."""
+    from builtin_interfaces.msg import Duration
+    from control_msgs.action import FollowJointTrajectory
+    from control_msgs.msg import JointTolerance
+    from rclpy.action import ActionClient
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    client = ActionClient(probe.node, FollowJointTrajectory, f"/{node_name}/follow_joint_trajectory")
+    if not probe.spin_until(client.server_is_ready, timeout):
+        return None, "no action server"
+    # The ready pose at 0 s and at the end: the desired state is that pose, at rest, throughout
+    # (q̈_d = 0, so the command stays g(q_k) with kp = kd = 0).
+    trajectory = JointTrajectory(joint_names=list(probe.names), points=[
+        JointTrajectoryPoint(positions=list(probe.base), time_from_start=Duration(sec=t))
+        for t in (0, int(seconds))])
+    goal = FollowJointTrajectory.Goal(trajectory=trajectory, path_tolerance=[
+        JointTolerance(name=name, position=1.0) for name in probe.names])
+    sent = client.send_goal_async(goal)
+    if not probe.spin_until(sent.done, timeout) or not sent.result().accepted:
+        return None, "goal not accepted"
+    return sent.result(), None
+
+
 def measure_round_trip(probe, kind, env, log_dir, duration, warmup=1.0, drain=0.5, timeout=30.0):
-    """kind 'controller' (computed_torque_node), 'task_space' (task_space_controller), 'dynamics'
-    (dynamics_node), 'estimator' (external_torque_estimator) or 'echo' (_echo_node: rclpy's floor)
-    at 1 kHz."""
+    """kind 'controller' (computed_torque_node), 'controller_goal' (the same, with a goal active),
+    'task_space' (task_space_controller), 'dynamics' (dynamics_node), 'estimator'
+    (external_torque_estimator) or 'echo' (_echo_node: rclpy's floor) at 1 kHz."""
     probe.publishing = True
-    if kind == "controller":
+    if kind in ("controller", "controller_goal"):
         module = "robot_dynamics_ros.nodes.computed_torque_node"
         params = _node_params({"kp": "[0.0]", "kd": "[0.0]", "control_rate": "0.0"})
         log = probe.commands
@@ -320,6 +349,13 @@ def measure_round_trip(probe, kind, env, log_dir, duration, warmup=1.0, drain=0.
             result["error"] = f"no message on {topic} within {timeout} s; log tail:\n{node.tail()}"
             return result
         result["ready_s"] = (log[0][0] - node.t_spawn) * 1e-9
+        if kind == "controller_goal":
+            handle, why = _send_holding_goal(probe, "computed_torque_controller",
+                                             warmup + duration + drain + 30.0)
+            if handle is None:
+                result["error"] = f"{why}; log tail:\n{node.tail()}"
+                return result
+            result["goal"] = "active (holding the ready pose, path tolerance 1 rad per joint)"
         probe.spin(warmup)
         s0, w0, c0 = probe.seq, time.monotonic_ns(), cpu_seconds(node.pid)
         probe.spin(duration)
@@ -330,7 +366,7 @@ def measure_round_trip(probe, kind, env, log_dir, duration, warmup=1.0, drain=0.
     finally:
         node.stop()
     wall = (w1 - w0) * 1e-9
-    if kind in ("controller", "task_space"):
+    if kind in ("controller", "controller_goal", "task_space"):
         decoded = Decoder(probe).decode(received, seq_at_start, probe.seq)
         method = "command value decoded against the table g(q_k) (kp = kd = 0)"
     else:
@@ -424,6 +460,8 @@ def run(domain_id, *, duration, sim_duration, ready_runs, do_node=True, do_sim=T
                 out["ready"] = measure_ready(probe, env, log_dir, ready_runs)
                 out["echo"] = measure_round_trip(probe, "echo", env, log_dir, duration)
                 out["controller"] = measure_round_trip(probe, "controller", env, log_dir, duration)
+                out["controller_goal"] = measure_round_trip(probe, "controller_goal", env, log_dir,
+                                                            duration)
                 out["task_space"] = measure_round_trip(probe, "task_space", env, log_dir, duration)
                 out["dynamics"] = measure_round_trip(probe, "dynamics", env, log_dir, duration)
                 out["estimator"] = measure_round_trip(probe, "estimator", env, log_dir, duration)

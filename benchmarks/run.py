@@ -782,11 +782,13 @@ def print_ros(r):
         for note in rd_["notes"]:
             print("  " + note)
     rows = []
-    for key in ("echo", "controller", "task_space", "dynamics", "estimator"):
+    for key in ("echo", "controller", "controller_goal", "task_space", "dynamics", "estimator"):
         if key not in r:
             continue
         x = r[key]
         label = f"{x['node'].rsplit('.', 1)[-1]}: {x['topic']}"
+        if key == "controller_goal":
+            label += " (FollowJointTrajectory goal active)"
         if "error" in x:
             rows.append((label, "-", "-", "-", "-", "-", "-", "-", "-", "-", x["error"].splitlines()[0]))
             continue
