@@ -21,9 +21,10 @@ Matching responses to requests (the send time of k is taken just before publish(
   below an earlier one counts as out of order; a k seen before is a duplicate, e.g. the
   controller's stale-state watchdog republishing g(q) of the last state after a stall).
 - computed_torque_node with a FollowJointTrajectory goal active ('controller_goal'): the same, after
-  the probe sent a goal (through the action, as MoveIt does) whose trajectory holds the ready pose (a
-  point at 0 s and one after the run), with path tolerances of 1 rad on every joint: the goal's tolerances are then
-  checked at every step, its feedback published at 20 Hz, and the command is still g(q_k).
+  the probe sent a goal (through the action, as MoveIt does) whose trajectory holds the ready pose
+  (a point at 0 s and one after the run), with path tolerances of 1 rad on every joint: the goal's
+  tolerances are then checked at every step, its feedback published at 20 Hz, and the command is
+  still g(q_k).
 Round trip = arrival - send of the same k; "lost" = requests sent inside the window without any
 response by the end of a 0.5 s drain. Node CPU = (utime + stime) from /proc/<pid>/stat over the
 window / window wall time.

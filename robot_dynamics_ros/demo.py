@@ -681,8 +681,13 @@ def plot(rec: Recording, report: DemoReport, path) -> Path:
     total = float(np.sqrt(np.mean(report.rms**2))) if report.rms.size else math.nan
     js_rate = report.rates.get(JOINT_STATES_TOPIC, 0.0)
     rtf = report.real_time_factor
+    if rec.goal_result is not None:
+        status, code, _ = rec.goal_result
+        sent = f'sent as a FollowJointTrajectory goal: {status}, error_code {code}'
+    else:
+        sent = 'sent on ~/joint_trajectory'
     fig.suptitle(
-        f'{rec.robot_name}: computed-torque tracking of the {rec.duration:g} s demo trajectory — '
+        f'{rec.robot_name}: computed-torque tracking of the {rec.duration:g} s demo trajectory ({sent}) — '
         f'RMS error {1e3 * total:.3f} mrad over all joints\n'
         f'/joint_states {js_rate:.0f} Hz'
         + (f', simulation at {rtf:.2f}× real time' if math.isfinite(rtf) else '')

@@ -57,16 +57,21 @@ def ros2(env, *args, timeout=60.0):
 
 
 @pytest.fixture(scope='module')
-def launched(env):
+def launched(env, tmp_path_factory):
     """`ros2 launch robot_dynamics_ros simulation.launch.py`, running until the module ends, then
-    SIGINT; yields the process (its exit checked by the last test)."""
-    proc = subprocess.Popen([_ros2(), 'launch', 'robot_dynamics_ros', 'simulation.launch.py'],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+    SIGINT; yields the process (its exit checked by the last test). Its output goes to a file
+    (``proc.output()`` reads it): a pipe nobody reads until the end fills up on a loaded machine
+    (the simulator's lag warnings) and blocks the launch, which then cannot handle Ctrl-C."""
+    log_path = tmp_path_factory.mktemp('launch') / 'launch.log'
+    with open(log_path, 'w') as log:
+        proc = subprocess.Popen([_ros2(), 'launch', 'robot_dynamics_ros', 'simulation.launch.py'],
+                                env=env, stdout=log, stderr=subprocess.STDOUT, text=True,
+                                start_new_session=True)
+    proc.output = lambda: log_path.read_text(errors='replace')
     yield proc
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
+        proc.wait()
 
 
 def _echo_once(env, topic, timeout=START_TIMEOUT_S):
@@ -174,7 +179,13 @@ def test_ros2_action_send_goal(env, launched):
 def test_ctrl_c_ends_the_launch_with_exit_code_0(env, launched):
     _echo_once(env, '/joint_states')
     launched.send_signal(signal.SIGINT)
-    out, _ = launched.communicate(timeout=30)
+    try:
+        launched.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(launched.pid, signal.SIGKILL)
+        launched.wait()
+        pytest.fail(f'the launch did not end within 30 s of Ctrl-C:\n{launched.output()[-6000:]}')
+    out = launched.output()
     assert launched.returncode == 0, out[-4000:]
     assert 'Traceback' not in out, out[-4000:]
     assert 'SIGKILL' not in out and 'SIGTERM' not in out, out[-4000:]

@@ -193,10 +193,20 @@ def _tolerances(position):
     return [JointTolerance(name=j, position=position) for j in UR5E_JOINTS]
 
 
-def test_push_breaks_the_path_tolerance_and_the_arm_holds(loop):
+@pytest.mark.parametrize('source', ['goal', 'parameters'])
+def test_push_breaks_the_path_tolerance_and_the_arm_holds(loop, source):
+    """The path tolerance from the goal, or (a goal with empty tolerances, as MoveIt sends) from the
+    controller's constraints.<joint>.trajectory parameters."""
     ros, ctrl, sim, states, client = loop
     wrench = ros.publisher(WrenchStamped, f'/{sim.get_name()}/external_wrench')
-    handle = client.send(_trajectory([(4.0, TARGET)]), path_tolerance=_tolerances(0.01))
+    if source == 'goal':
+        handle = client.send(_trajectory([(4.0, TARGET)]), path_tolerance=_tolerances(0.01))
+    else:
+        from rclpy.parameter import Parameter
+        result = ctrl.set_parameters([Parameter(f'constraints.{joint}.trajectory', value=0.01)
+                                      for joint in UR5E_JOINTS])
+        assert all(r.successful for r in result)
+        handle = client.send(_trajectory([(4.0, TARGET)]))
     ros.spin(1.0)
     push = WrenchStamped()
     push.wrench.force.x = 400.0         # N at the tool: more than kp = 400 holds within 0.01 rad
