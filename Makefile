@@ -11,6 +11,8 @@
 #   make soak                     benchmarks/soak.py: the three nodes at 1 kHz for 10 min with bad
 #                                 input mixed in; RSS growth, CPU, rates, losses (SOAK_ARGS='--minutes 2')
 #   make colcon                   optional: colcon build into build/ install/ log/
+#   make docs                     the documentation site (doc/, Sphinx + MyST) into doc/_build/html,
+#                                 warnings as errors; installs requirements/docs.txt on first use
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 
@@ -33,8 +35,9 @@ PYTEST_ARGS ?=
 BENCH_ARGS ?=
 SOAK_ARGS ?=
 COLCON_ARGS ?=
+DOCS_ARGS ?=
 
-.PHONY: all bootstrap demo test bench soak colcon clean
+.PHONY: all bootstrap demo test bench soak colcon docs clean
 all: test
 
 bootstrap:
@@ -71,5 +74,18 @@ colcon: bootstrap $(VENV)/.stamp-colcon
 	colcon build --build-base build --install-base install $(COLCON_ARGS); \
 	echo "make colcon: done. Use: export AMENT_PREFIX_PATH=\$$PWD/$(VENV); source install/setup.bash"
 
+# The documentation site: Sphinx in doc/ (doc/conf.py; the layout rosdoc2 builds for docs.ros.org),
+# warnings as errors. The node reference is read from the nodes themselves, created in process (hence
+# the isolated ROS domain, as for the tests); the performance page from benchmarks/results/*.json.
+# requirements/docs.txt is installed every time (a no-op of a few seconds once it is there): a
+# re-install of the pinned requirements may have moved docutils since.
+docs: bootstrap
+	@$(RUN) $(PY) -m pip install --quiet --disable-pip-version-check -r requirements/docs.txt
+	@$(RUN) unset ROS_LOCALHOST_ONLY ROS_STATIC_PEERS; \
+	export ROS_DOMAIN_ID=$${TEST_DOMAIN_ID:-$$(( RANDOM % 101 + 1 ))}; \
+	export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST; \
+	$(PY) -m sphinx -W --keep-going -b html doc doc/_build/html $(DOCS_ARGS) && \
+	echo "make docs: doc/_build/html/index.html"
+
 clean:
-	rm -rf build install log out .pytest_cache .ruff_cache .hypothesis *.egg-info
+	rm -rf build install log out doc/_build .pytest_cache .ruff_cache .hypothesis *.egg-info

@@ -22,7 +22,6 @@ RUNTIME = [
     'rosbags>=0.9.20',          # reading and writing bags without ROS
     'pyyaml>=5.4',              # bring-up --set, identify's parameter file
     'matplotlib>=3.5',          # the demos' figures
-    'urdfdom-py>=1.2',          # the demo's joint limits (ROS 2's urdf_parser_py)
 ]
 # The ROS 2 wheels on PyPI, one distribution per environment: pip install '.[jazzy]' or '.[kilted]'.
 ROS_PACKAGES = ('rclpy', 'rmw-fastrtps-cpp', 'sensor-msgs', 'std-msgs', 'geometry-msgs', 'std-srvs',
@@ -47,13 +46,13 @@ class BuildWithoutCaches(build_py):
 
 class InstallAndPrecompile(install):
     """install, then compile the installed copy's kernels into numba's cache beside them
-    (``python -m robot_dynamics_ros.precompile``), so that the installed nodes start at once:
+    (``python -m robot_dynamics_ros.cli.precompile``), so that the installed nodes start at once:
     numba keeps its cache beside the sources (kernels/__pycache__): the source tree's is copied
     first, then whatever it lacks is compiled. ROBOT_DYNAMICS_ROS_NO_PRECOMPILE=1 skips this (the
     nodes then compile on their first start). A failure is reported and does not fail the install.
     Not while building a wheel (`pip install .` and `pip wheel` do): a wheel carries no numba cache
     (CPU-specific), and the installation compiles on first use, saying so (kernels/entries.py), or
-    ahead with `python -m robot_dynamics_ros.precompile`.
+    ahead with `python -m robot_dynamics_ros.cli.precompile`.
     """
 
     def run(self):
@@ -114,8 +113,8 @@ ENTRY_POINTS = [
     'simulator_node = robot_dynamics_ros.nodes.launcher:simulator_node',
     'external_torque_estimator = robot_dynamics_ros.nodes.launcher:external_torque_estimator',
     'task_space_controller = robot_dynamics_ros.nodes.launcher:task_space_controller',
-    'bringup = robot_dynamics_ros.bringup:main',
-    'demo = robot_dynamics_ros.demo:main',
+    'bringup = robot_dynamics_ros.cli.bringup:main',
+    'demo = robot_dynamics_ros.demos.__main__:main',
 ]
 
 setup(
@@ -140,7 +139,7 @@ setup(
     license='Apache-2.0',
     # setuptools >= 72 ignores tests_require; colcon reads the 'test' extra.
     extras_require={
-        'test': ['pytest<9', 'pin', 'example-robot-data', 'hypothesis', 'modern-robotics'],
+        'test': ['pytest<9', 'pin', 'example-robot-data', 'hypothesis', 'modern-robotics', 'urdfdom-py'],
         'jazzy': [f'ros-jazzy-{name}' for name in ROS_PACKAGES],
         'kilted': [f'ros-kilted-{name}' for name in ROS_PACKAGES],
     },

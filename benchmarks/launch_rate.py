@@ -31,7 +31,7 @@ CONFIG = ROOT / 'config' / 'simulation.yaml'
 def configured_rate():
     """/joint_states per second the config file asks for: the simulator's publish_rate (Hz)."""
     sys.path.insert(0, str(ROOT))
-    from robot_dynamics_ros import bringup
+    from robot_dynamics_ros.cli import bringup
 
     return float(bringup.config_parameters(CONFIG)['simulator_node']['publish_rate'])
 

@@ -680,19 +680,20 @@ def section_startup(opts):
             out["cold"]["numba_cache_dir"] = "empty temporary directory"
         finally:
             shutil.rmtree(cache, ignore_errors=True)
-        # every kernel, as the set-up compiles them (robot_dynamics_ros.precompile, one worker per core)
+        # every kernel, as the set-up compiles them (robot_dynamics_ros.cli.precompile, one worker per core)
         cache = tempfile.mkdtemp(prefix="rdr-bench-numba-all-")
         try:
             t_all = time.perf_counter()
-            run = subprocess.run([sys.executable, "-m", "robot_dynamics_ros.precompile", "--quiet"],
+            run = subprocess.run([sys.executable, "-m", "robot_dynamics_ros.cli.precompile", "--quiet"],
                                  env=dict(base, NUMBA_CACHE_DIR=cache), capture_output=True, text=True,
                                  timeout=3600)
             out["cold_all_kernels_s"] = time.perf_counter() - t_all if run.returncode == 0 else None
         finally:
             shutil.rmtree(cache, ignore_errors=True)
         seconds = out["cold_all_kernels_s"]
-        print(f"  cold compile of every kernel (python -m robot_dynamics_ros.precompile, {os.cpu_count()} "
-              f"cores): {'failed: ' + run.stderr[-500:] if seconds is None else f'{seconds:.0f} s'}")
+        print(f"  cold compile of every kernel (python -m robot_dynamics_ros.cli.precompile, "
+              f"{os.cpu_count()} cores): "
+              f"{'failed: ' + run.stderr[-500:] if seconds is None else f'{seconds:.0f} s'}")
     else:
         out["cold"] = {"skipped": "--quick: the cold compile (minutes) is skipped; add --cold to run it"}
     run_child(base)                                         # make sure the normal cache is populated

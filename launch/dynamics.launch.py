@@ -14,7 +14,7 @@ as robot_state_publisher publishes it on a ros2_control robot). Topic names are 
 namespace:=arm the nodes are /arm/dynamics_node and /arm/external_torque_estimator and read
 /arm/joint_states and /arm/robot_description (remap the joint states with joint_states_topic:=,
 e.g. /joint_states); the config file's sections are keyed /**/<node> and apply under any
-namespace. The same graph as `python -m robot_dynamics_ros.bringup --graph dynamics [--urdf FILE]`,
+namespace. The same graph as `python -m robot_dynamics_ros.cli.bringup --graph dynamics [--urdf FILE]`,
 from the same parameter file, config/dynamics.yaml.
 """
 

@@ -13,8 +13,8 @@ with the dynamics node and the external torque estimator.
           |                         |        ~/external_wrench, ~/contact
           +------------- effort_controller/commands -------------------+
 
-The same graph as `python -m robot_dynamics_ros.bringup --graph simulation` (nodes listed in
-robot_dynamics_ros/bringup.py, GRAPHS['simulation'] and CONTROLLERS), from the same parameter file,
+The same graph as `python -m robot_dynamics_ros.cli.bringup --graph simulation` (nodes listed in
+robot_dynamics_ros/cli/bringup.py, GRAPHS['simulation'] and CONTROLLERS), from the same parameter file,
 config/simulation.yaml. Exactly one controller commands the simulator. Send a trajectory to
 /computed_torque_controller/joint_trajectory (trajectory_msgs/JointTrajectory), or with
 controller:=task_space a tool pose to /task_space_controller/target_pose (geometry_msgs/PoseStamped),
@@ -25,7 +25,7 @@ still apply; joint_states_topic:= and effort_command_topic:= remap the two topic
 its loop through. /clock stays global.
 
 By default the four nodes run in ONE process (the `bringup` executable, one EventsExecutor: the same
-graph as `python -m robot_dynamics_ros.bringup`), which holds the configured 500 Hz on a 2-core machine
+graph as `python -m robot_dynamics_ros.cli.bringup`), which holds the configured 500 Hz on a 2-core machine
 where four processes fell behind real time (README, "Launch and bring-up", for the rates measured);
 processes:=true starts one process per node instead (each node its own launch action).
 """

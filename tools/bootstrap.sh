@@ -21,7 +21,7 @@
 #      data_files in the venv's share/ (ament index marker, package.xml, launch/, config/, urdf/) and
 #      for its console scripts in its lib/robot_dynamics_ros: the venv is an ament prefix.
 #      Redone when setup.py, setup.cfg, package.xml or the set of data files changes.
-#   3. every kernel compiled into numba's cache (python -m robot_dynamics_ros.precompile), when a
+#   3. every kernel compiled into numba's cache (python -m robot_dynamics_ros.cli.precompile), when a
 #      kernel source changed: nodes then start without compiling.
 set -euo pipefail
 
@@ -206,7 +206,7 @@ fi
 
 # --- 3. the kernels, compiled into numba's cache -------------------------------------------------
 # Every compiled entry point of robot_dynamics_ros/dynamics/kernels, in worker processes, into
-# numba's cache beside the sources (robot_dynamics_ros/precompile.py), so that no node compiles at
+# numba's cache beside the sources (robot_dynamics_ros/cli/precompile.py), so that no node compiles at
 # run time: about a minute on two cores after a change to a kernel source, nothing otherwise.
 KERNEL_STAMP="$VENV/.stamp-kernels"
 shopt -s nullglob
@@ -215,8 +215,8 @@ cached=(robot_dynamics_ros/dynamics/kernels/__pycache__/entries.*.nbi)
 shopt -u nullglob
 if [[ "${BOOTSTRAP_FORCE:-0}" == 1 || ${#cached[@]} -eq 0 ||
       "$(cat "$KERNEL_STAMP" 2>/dev/null)" != "$kernel_hash" ]]; then
-    log "compiling the dynamics kernels into numba's cache (python -m robot_dynamics_ros.precompile)"
+    log "compiling the dynamics kernels into numba's cache (python -m robot_dynamics_ros.cli.precompile)"
     rm -f "$KERNEL_STAMP"
-    "$VPY" -m robot_dynamics_ros.precompile --quiet
+    "$VPY" -m robot_dynamics_ros.cli.precompile --quiet
     echo "$kernel_hash" >"$KERNEL_STAMP"
 fi

@@ -698,3 +698,24 @@ def _model_arguments(parsed, root_link, tip_link, locked, use_mimic=True):
                 damping=[dynamics(j, "damping") for j in bodies],
                 friction=[dynamics(j, "friction") for j in bodies],
                 mimic={j["name"]: mimic_of[j["name"]] for j in bodies if j["name"] in mimic_of})
+
+
+def robot_name(urdf_xml, limit=65536, max_chars=64):
+    """The ``name`` attribute of a URDF's root ``<robot>`` element (at most ``max_chars``
+    characters), '' when there is none or the first ``limit`` characters do not hold its start tag.
+    Reads only as far as the root's start tag (a pull parser): cheap on any description.
+
+    >>> robot_name('<robot name="ur5e"><link name="base_link"/></robot>')
+    'ur5e'
+    """
+    if not urdf_xml:
+        return ''
+    parser = ElementTree.XMLPullParser(events=('start',))
+    try:
+        for at in range(0, min(len(urdf_xml), limit), 4096):
+            parser.feed(urdf_xml[at:at + 4096])
+            for _, element in parser.read_events():
+                return element.get('name', '')[:max_chars]
+    except ElementTree.ParseError:
+        pass
+    return ''

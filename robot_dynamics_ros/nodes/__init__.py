@@ -1,7 +1,23 @@
-"""rclpy nodes around robot_dynamics_ros.dynamics: parameters, robot_description, name mapping,
-messages. No dynamics here (the core they call is robot_dynamics_ros.dynamics; see README.md).
+"""The rclpy nodes around robot_dynamics_ros.dynamics: parameters, robot_description, joints matched
+by name, messages in and out. No dynamics and no node logic here: the core they call is
+robot_dynamics_ros.dynamics, what they do between messages is robot_dynamics_ros.logic.
 
-- dynamics_node.DynamicsNode ('dynamics_node'): g(q), c(q, q̇), M(q), Λ(q) of /joint_states.
-- computed_torque_node.ComputedTorqueController ('computed_torque_controller').
-- simulator_node.SimulatorNode ('simulator_node').
+The nodes (module.Class, 'executable and default node name'):
+
+- dynamics_node.DynamicsNode ('dynamics_node'): g(q), c(q, q̇), M(q), Λ(q) of /joint_states, and
+  payload identification (~/identify_payload).
+- computed_torque_node.ComputedTorqueController ('computed_torque_controller'): joint-space
+  computed-torque control; trajectories on ~/joint_trajectory or ~/follow_joint_trajectory
+  (FollowJointTrajectory, trajectory_action.py), ~/controller_state.
+- task_space_controller.TaskSpaceController ('task_space_controller'): task-space control of
+  tip_link to a PoseStamped target.
+- external_torque_estimator.ExternalTorqueEstimator ('external_torque_estimator'): external joint
+  torques and tip wrench from the measured efforts; contact flag.
+- simulator_node.SimulatorNode ('simulator_node'): the forward dynamics integrated; /joint_states,
+  /clock.
+
+What they share: common.py (parameters, executor, spin, run_node), stop.py (SIGINT/SIGTERM from the
+first moment), launcher.py (the executables), model_source.py (the model from parameters or
+/robot_description), joint_state_input.py, controller.py (the controllers' base), effort_command.py,
+conversions.py and serialized.py (messages), diagnostics_publisher.py (/diagnostics).
 """

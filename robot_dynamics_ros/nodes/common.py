@@ -1,6 +1,6 @@
 """Helpers shared by the nodes: parameter descriptors and validation, throttled warnings, main().
 
-Nothing here computes dynamics. ``WarningThrottle`` is robot_dynamics_ros.input_guard's (ROS-free:
+Nothing here computes dynamics. ``WarningThrottle`` is robot_dynamics_ros.logic.input_guard's (ROS-free:
 keys from a fixed set of problem kinds, bounded lines, bounded memory), re-exported here.
 """
 
@@ -12,14 +12,14 @@ import time
 import numpy as np
 import rclpy
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 
-from robot_dynamics_ros.input_guard import WarningThrottle, bounded
+from robot_dynamics_ros.logic.input_guard import WarningThrottle, bounded
 from robot_dynamics_ros.nodes import stop
 
 __all__ = ['describe', 'float_array', 'gain_vector', 'string_list', 'WarningThrottle',
-           'make_executor', 'run_node', 'spin_for', 'control_rate_error', 'control_timer',
+           'make_executor', 'run_node', 'spin_for', 'spin_until', 'control_rate_error', 'control_timer',
            'MIN_CONTROL_RATE', 'MAX_CONTROL_RATE']
 
 MIN_CONTROL_RATE = 0.1          # Hz: the slowest timer rate accepted (0 = on every joint state)
@@ -123,22 +123,26 @@ def string_list(name, value):
     return values
 
 
-def make_executor(context=None):
-    """The EventsExecutor when this rclpy has one (fastest), else a SingleThreadedExecutor.
+def make_executor(context=None, kind='events'):
+    """The executor of a node process, of bring-up and of the demos: ``kind`` 'events' (rclpy's
+    EventsExecutor, the fastest; a SingleThreadedExecutor where this rclpy has none), 'single'
+    (SingleThreadedExecutor) or 'multi' (MultiThreadedExecutor).
 
     rclpy 9.1.2's EventsExecutor hangs in spin() and in spin_once() without a timeout: only ever
-    call ``spin_once(timeout_sec=...)`` on the returned executor.
+    call ``spin_once(timeout_sec=...)`` on the returned executor (``spin_for``, ``spin_until``).
     """
-    events_executor = None
-    for module in ('rclpy.executors', 'rclpy.experimental'):
-        try:
-            events_executor = __import__(module, fromlist=['EventsExecutor']).EventsExecutor
-            break
-        except (ImportError, AttributeError):
-            continue
-    if events_executor is not None:
-        return events_executor(context=context)
-    return SingleThreadedExecutor(context=context)
+    if kind == 'events':
+        for module in ('rclpy.executors', 'rclpy.experimental'):
+            try:
+                return __import__(module, fromlist=['EventsExecutor']).EventsExecutor(context=context)
+            except (ImportError, AttributeError):
+                continue
+        kind = 'single'
+    if kind == 'single':
+        return SingleThreadedExecutor(context=context)
+    if kind == 'multi':
+        return MultiThreadedExecutor(context=context)
+    raise ValueError(f"executor must be 'events', 'single' or 'multi', got {kind!r}")
 
 
 def spin_for(executor, seconds, timeout_sec=0.05):
@@ -146,6 +150,17 @@ def spin_for(executor, seconds, timeout_sec=0.05):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         executor.spin_once(timeout_sec=min(timeout_sec, max(deadline - time.monotonic(), 0.0)))
+
+
+def spin_until(executor, condition, timeout, timeout_sec=0.05):
+    """Spin ``executor`` (finite timeouts) until ``condition()`` or ``timeout`` s of wall time have
+    passed; True when the condition was met."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() >= deadline:
+            return False
+        executor.spin_once(timeout_sec=timeout_sec)
+    return True
 
 
 def run_node(node_class, args=None):

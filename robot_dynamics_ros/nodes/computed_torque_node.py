@@ -20,10 +20,10 @@ Topics (joint vectors in the controller's joint order: ``joints`` parameter, els
   interpolated segment between two points that overshoots either (its extrema, found from the
   roots of the polynomial's derivatives: ``interpolation.check_limits``); continuous joints have
   no position limits. (The scheduling is
-  ``robot_dynamics_ros.reference_schedule.ReferenceSchedule``, ROS-free; this node is its wiring.)
+  ``robot_dynamics_ros.logic.reference_schedule.ReferenceSchedule``, ROS-free; this node is its wiring.)
   The subscription takes the serialized message: a trajectory with more than
   ``max_trajectory_points`` points (or more joint names than the controller controls) is refused
-  before rclpy converts it (``robot_dynamics_ros.cdr``), so converting it never stalls control.
+  before rclpy converts it (``robot_dynamics_ros.logic.cdr``), so converting it never stalls control.
   One with more than ``INLINE_POINTS`` (200) points is interpolated in a worker thread while
   control goes on with the current reference, then takes over (its time still counts from its
   stamp, or its arrival); a newer reference, a hold, ``~/enable`` or a new model arriving
@@ -36,7 +36,7 @@ Topics (joint vectors in the controller's joint order: ``joints`` parameter, els
 - action ``~/follow_joint_trajectory`` (control_msgs/action/FollowJointTrajectory) and out
   ``~/controller_state`` (control_msgs/msg/JointTrajectoryControllerState): JointTrajectoryController's
   interfaces, for MoveIt and the ros2_control tools (``nodes/trajectory_action.py``; the goals' checks
-  and tolerances: ``robot_dynamics_ros.trajectory_goal``). A goal's trajectory is scheduled as a topic
+  and tolerances: ``robot_dynamics_ros.logic.trajectory_goal``). A goal's trajectory is scheduled as a topic
   reference is; invalid goals are accepted and aborted at once with JTC's error code and the reason;
   one goal at a time; cancel decelerates the desired motion to rest. Parameters
   ``allow_partial_joints_goal`` (false), ``action_monitor_rate`` (Hz, 20), ``state_publish_rate`` (Hz,
@@ -45,8 +45,8 @@ Topics (joint vectors in the controller's joint order: ``joints`` parameter, els
   ``constraints.<joint>.goal`` (rad or m, 0 = no limit; declared once the model is known).
 - out ``/diagnostics`` (diagnostic_msgs/DiagnosticArray), ``diagnostics_period`` (s, default 1; 0 =
   none), ``diagnostics_min_rate`` (Hz, default 0 = no check): one status
-  ``computed_torque_controller: control`` (nodes/diagnostics.py: model, joint-state rate and age, drops
-  by reason (refused goals under ``goal/<code>``), compute time, and ``mode``: disabled, holding,
+  ``computed_torque_controller: control`` (nodes/diagnostics_publisher.py: model, joint-state rate and
+  age, drops by reason (refused goals under ``goal/<code>``), compute time, and ``mode``: disabled, holding,
   tracking, following a goal, stopping a cancelled goal or stale-hold); ERROR without a model or when
   the joint states are older than ``state_timeout``.
 
@@ -107,14 +107,21 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
 from robot_dynamics_ros import dynamics as rd
-from robot_dynamics_ros.cdr import (
+from robot_dynamics_ros.logic.cdr import (
     MIN_POINT_BYTES,
     header_stamp_ns,
     joint_trajectory_sizes,
     read_joint_trajectory,
 )
-from robot_dynamics_ros.input_guard import BadInput, bounded, short_list
-from robot_dynamics_ros.interpolation import JointLimits
+from robot_dynamics_ros.logic.input_guard import BadInput, bounded, short_list
+from robot_dynamics_ros.logic.interpolation import JointLimits
+from robot_dynamics_ros.logic.reference_schedule import (
+    DEFAULT_MAX_PENDING,
+    ReferenceSchedule,
+    Superseded,
+    TooManyPending,
+)
+from robot_dynamics_ros.logic.trajectory_goal import ErrorCode
 from robot_dynamics_ros.nodes.common import (
     MAX_CONTROL_RATE,
     MIN_CONTROL_RATE,
@@ -131,13 +138,6 @@ from robot_dynamics_ros.nodes.conversions import (
     make_joint_state,
 )
 from robot_dynamics_ros.nodes.trajectory_action import AVAILABLE as ACTION_AVAILABLE, TrajectoryAction
-from robot_dynamics_ros.reference_schedule import (
-    DEFAULT_MAX_PENDING,
-    ReferenceSchedule,
-    Superseded,
-    TooManyPending,
-)
-from robot_dynamics_ros.trajectory_goal import ErrorCode
 
 __all__ = ['ComputedTorqueController', 'main', 'MIN_CONTROL_RATE', 'MAX_CONTROL_RATE',
            'INLINE_POINTS', 'DISABLED_MODES']
@@ -382,9 +382,11 @@ class ComputedTorqueController(Controller):
         self._on_reference(msg, len(msg.points), stamp_ns, goal)
 
     def stop_motion(self):
-        """A cancelled goal: the desired motion decelerates to rest and is held there
-        (ReferenceSchedule.stop); a reference being prepared is superseded."""
-        if self._schedule.empty:
+        """A cancelled goal: the arm's measured motion decelerates to rest and is held there
+        (ReferenceSchedule.stop from the measured q, q̇: where the arm is, not where the trajectory
+        was, so a tracking error at that moment is not made up with a lunge); a reference being
+        prepared is superseded."""
+        if self._schedule.empty or not self._input.complete:
             return
         self._reference_seq += 1
         self._drop_next_job('a goal was cancelled')
@@ -392,7 +394,8 @@ class ComputedTorqueController(Controller):
         deceleration = float(self.get_parameter('stop_deceleration').value)
         if not (math.isfinite(deceleration) and deceleration > 0.0):   # (a start-up value)
             deceleration = 5.0
-        rest_ns = self._schedule.stop(now_ns, deceleration)
+        q, qd = self._input.cache.arrays()
+        rest_ns = self._schedule.stop(now_ns, deceleration, (q, qd, np.zeros_like(q)))
         self.get_logger().info(f'goal cancelled: stopping within {(rest_ns - now_ns) * 1e-9:.3f} s, '
                                'then holding')
 

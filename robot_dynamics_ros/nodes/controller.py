@@ -27,8 +27,8 @@ from rclpy.node import Node
 from std_srvs.srv import SetBool, Trigger
 
 from robot_dynamics_ros import dynamics as rd
-from robot_dynamics_ros.diagnostics import ERROR
-from robot_dynamics_ros.input_guard import bounded
+from robot_dynamics_ros.logic.diagnostics import ERROR
+from robot_dynamics_ros.logic.input_guard import bounded
 from robot_dynamics_ros.nodes.common import (
     MAX_CONTROL_RATE,
     MIN_CONTROL_RATE,
@@ -37,7 +37,7 @@ from robot_dynamics_ros.nodes.common import (
     control_timer,
     describe,
 )
-from robot_dynamics_ros.nodes.diagnostics import Details, NodeDiagnostics
+from robot_dynamics_ros.nodes.diagnostics_publisher import Details, NodeDiagnostics
 from robot_dynamics_ros.nodes.effort_command import EffortCommand
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
 from robot_dynamics_ros.nodes.model_source import ModelSource

@@ -23,7 +23,7 @@ import numpy as np
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
-from robot_dynamics_ros.input_guard import BadInput, short_list
+from robot_dynamics_ros.logic.input_guard import BadInput, short_list
 
 __all__ = ['JointStateCache', 'Merged', 'joint_state_values', 'make_joint_state',
            'matrix_to_multiarray', 'multiarray_to_matrix', 'vector_to_multiarray',

@@ -13,7 +13,7 @@ model order):
   (``tip_link`` / model.tip_frame), twist/wrench order angular first (ω, v) / (m, f),
   in the ``task_space_reference`` frame convention. Not published for a robot with several
   tips (a tree: a gripper's fingers, two arms) and no ``tip_link``: the node warns once, naming
-  the tips (``robot_dynamics_ros.task_frame``).
+  the tips (``robot_dynamics_ros.logic.task_frame``).
 
 Parameters: the model parameters of model_source, and (settable at run time)
 ``publish_gravity``, ``publish_coriolis``, ``publish_mass_matrix``, ``publish_task_space_inertia``
@@ -50,7 +50,7 @@ explain (without friction the model does not have); the model is the one with th
 Diagnostics: ``diagnostics_period`` (s, default 1; 0 = none), ``diagnostics_min_rate`` (Hz, default
 0 = no check), ``diagnostics_max_age`` (s, default 0.5; 0 = no check), settable at run time:
 ``/diagnostics`` (diagnostic_msgs/DiagnosticArray), one status ``dynamics_node: dynamics``
-(nodes/diagnostics.py: model, joint-state rate and age, drops by reason, compute time per state);
+(nodes/diagnostics_publisher.py: model, joint-state rate and age, drops by reason, compute time per state);
 ERROR without a model, WARN when the joint states are older than ``diagnostics_max_age``, slower
 than ``diagnostics_min_rate``, none yet, or some were dropped in the last period.
 
@@ -66,21 +66,21 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 
 from robot_dynamics_ros import dynamics as rd
-from robot_dynamics_ros.input_guard import bounded
-from robot_dynamics_ros.nodes.common import WarningThrottle, describe, run_node
-from robot_dynamics_ros.nodes.conversions import index_map, make_joint_state, matrix_to_multiarray
-from robot_dynamics_ros.nodes.diagnostics import NodeDiagnostics
-from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
-from robot_dynamics_ros.nodes.model_source import ModelSource
-from robot_dynamics_ros.nodes.serialized import SerializedMessage
-from robot_dynamics_ros.payload_log import (
+from robot_dynamics_ros.logic.input_guard import bounded
+from robot_dynamics_ros.logic.payload_log import (
     PAYLOAD_PARAMETERS,
     StateLog,
     estimate_summary,
     identify_recent,
     payload_parameter_values,
 )
-from robot_dynamics_ros.task_frame import task_frame
+from robot_dynamics_ros.logic.task_frame import task_frame
+from robot_dynamics_ros.nodes.common import WarningThrottle, describe, run_node
+from robot_dynamics_ros.nodes.conversions import index_map, make_joint_state, matrix_to_multiarray
+from robot_dynamics_ros.nodes.diagnostics_publisher import NodeDiagnostics
+from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
+from robot_dynamics_ros.nodes.model_source import ModelSource
+from robot_dynamics_ros.nodes.serialized import SerializedMessage
 
 __all__ = ['DynamicsNode', 'main']
 

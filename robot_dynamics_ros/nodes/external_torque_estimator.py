@@ -1,7 +1,7 @@
 """external_torque_estimator: contact sensing from the joint states, without a force sensor.
 
 A generalized-momentum observer (robot_dynamics_ros.dynamics.MomentumObserver; the logic in
-robot_dynamics_ros.contact_estimation) estimates the external joint torques τ_ext, defined by
+robot_dynamics_ros.logic.contact_estimation) estimates the external joint torques τ_ext, defined by
 M q̈ + c + g (+ friction) = τ + τ_ext, from each joint state's position, velocity and effort.
 
 - in  ``joint_states`` (sensor_msgs/JointState): position, velocity and **effort = the measured
@@ -44,7 +44,7 @@ the plausibility bounds of joint_state_input.
 Diagnostics: ``diagnostics_period`` (s, default 1; 0 = none), ``diagnostics_min_rate`` (Hz, default
 0 = no check), ``diagnostics_max_age`` (s, default 0.5; 0 = no check), settable at run time:
 ``/diagnostics`` (diagnostic_msgs/DiagnosticArray), one status ``external_torque_estimator:
-estimation`` (nodes/diagnostics.py: model, joint-state rate and age, drops by reason, compute time
+estimation`` (nodes/diagnostics_publisher.py: model, joint-state rate and age, drops by reason, compute time
 per state, and ``contact``, ``external torque norm (N m)`` = |τ̂_ext|, ``observer restarts (since
 start)``); ERROR without a model (or with gains that do not fit it), WARN when the joint states are
 older than ``diagnostics_max_age``, slower than ``diagnostics_min_rate``, none yet, or some were
@@ -65,15 +65,15 @@ from std_msgs.msg import Bool
 from std_srvs.srv import Trigger
 
 from robot_dynamics_ros import dynamics as rd
-from robot_dynamics_ros.contact_estimation import ContactEstimation
-from robot_dynamics_ros.diagnostics import ERROR, number
+from robot_dynamics_ros.logic.contact_estimation import ContactEstimation
+from robot_dynamics_ros.logic.diagnostics import ERROR, number
+from robot_dynamics_ros.logic.task_frame import task_frame
 from robot_dynamics_ros.nodes.common import WarningThrottle, describe, float_array, gain_vector, run_node
 from robot_dynamics_ros.nodes.conversions import index_map, make_joint_state
-from robot_dynamics_ros.nodes.diagnostics import Details, NodeDiagnostics
+from robot_dynamics_ros.nodes.diagnostics_publisher import Details, NodeDiagnostics
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
 from robot_dynamics_ros.nodes.model_source import ModelSource
 from robot_dynamics_ros.nodes.serialized import SerializedMessage
-from robot_dynamics_ros.task_frame import task_frame
 
 __all__ = ['ExternalTorqueEstimator', 'main']
 

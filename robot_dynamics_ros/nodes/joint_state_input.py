@@ -28,9 +28,9 @@ what the node then does), the node gets the parameters ``max_state_jump`` (rad) 
 previous one (its stamp goes backwards, a joint jumps: ``input_guard.StateContinuity``) calls
 ``on_discontinuity(description)`` before ``on_state(msg)``.
 
-For /diagnostics (nodes/diagnostics.py): ``received`` (states accepted: they updated a model joint),
+For /diagnostics (nodes/diagnostics_publisher.py): ``received`` (states accepted: they updated a model joint),
 ``age()`` (s since the least recently updated joint's last state, node clock; None before any),
-``problems()`` (the joints never heard of) and ``compute`` (robot_dynamics_ros.diagnostics.ComputeTimes:
+``problems()`` (the joints never heard of) and ``compute`` (robot_dynamics_ros.logic.diagnostics.ComputeTimes:
 the time from a message's arrival to the end of its callback, the node's outputs included).
 
 Parameters (declared on the node; settable at run time, >= 0):
@@ -44,8 +44,8 @@ import math
 from rcl_interfaces.msg import SetParametersResult
 from sensor_msgs.msg import JointState
 
-from robot_dynamics_ros.diagnostics import WARN, ComputeTimes
-from robot_dynamics_ros.input_guard import BadInput, StateContinuity, StateLimits, short_list
+from robot_dynamics_ros.logic.diagnostics import WARN, ComputeTimes
+from robot_dynamics_ros.logic.input_guard import BadInput, StateContinuity, StateLimits, short_list
 from robot_dynamics_ros.nodes.common import describe
 from robot_dynamics_ros.nodes.conversions import JointStateCache
 

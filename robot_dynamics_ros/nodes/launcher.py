@@ -80,6 +80,8 @@ def task_space_controller():
 EXECUTABLES = {'dynamics_node': 'dynamics_node', 'computed_torque_controller': 'computed_torque_node',
                'simulator_node': 'simulator_node', 'external_torque_estimator': 'external_torque_estimator',
                'task_space_controller': 'task_space_controller'}
+# the other executables: their modules
+TOOLS = {'bringup': 'robot_dynamics_ros.cli.bringup', 'demo': 'robot_dynamics_ros.demos.__main__'}
 
 
 def main(argv=None):
@@ -87,7 +89,7 @@ def main(argv=None):
     <prefix>/lib/robot_dynamics_ros run after a wheel install (setup.py writes them; a wheel cannot put
     console scripts there): a node, or bringup / demo."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    names = (*EXECUTABLES, 'bringup', 'demo')
+    names = (*EXECUTABLES, *TOOLS)
     if not argv or argv[0] not in names:
         print(f'usage: python -m robot_dynamics_ros.nodes.launcher {{{",".join(names)}}} [arguments]',
               file=sys.stderr)
@@ -96,7 +98,7 @@ def main(argv=None):
     sys.argv[0] = name
     if name in EXECUTABLES:
         return _run(EXECUTABLES[name])
-    return importlib.import_module(f'robot_dynamics_ros.{name}').main()
+    return importlib.import_module(TOOLS[name]).main()
 
 
 if __name__ == '__main__':

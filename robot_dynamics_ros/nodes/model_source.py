@@ -64,10 +64,10 @@ from rclpy.serialization import deserialize_message
 from std_msgs.msg import String
 
 from robot_dynamics_ros import dynamics as rd
-from robot_dynamics_ros.input_guard import WarningThrottle, bounded, short_list
+from robot_dynamics_ros.logic.input_guard import WarningThrottle, bounded, short_list
+from robot_dynamics_ros.logic.payload_log import PAYLOAD_PARAMETERS, inertia_matrix
 from robot_dynamics_ros.nodes.common import describe, float_array, string_list
 from robot_dynamics_ros.nodes.conversions import index_map
-from robot_dynamics_ros.payload_log import PAYLOAD_PARAMETERS, inertia_matrix
 
 __all__ = ['build_model', 'ModelSource', 'ROBOT_DESCRIPTION_QOS', 'DEFAULT_MAX_DESCRIPTION_BYTES',
            'payload_settings', 'attach_payload', 'joint_parameter', 'with_joint_armature',
@@ -519,7 +519,7 @@ class ModelSource:
         elapsed = time.monotonic() - start
         if error is None and elapsed > 5.0:     # loading from numba's cache takes milliseconds
             return (f'dynamics kernels ready after {elapsed:.1f} s: compiled, there was no compiled '
-                    'copy for these sources (`python -m robot_dynamics_ros.precompile`, which the '
+                    'copy for these sources (`python -m robot_dynamics_ros.cli.precompile`, which the '
                     "README's set-up and colcon build run, makes nodes start at once)")
         if error is None and elapsed > 0.5:
             return f'dynamics kernels ready after {elapsed:.1f} s (compiled or loaded)'

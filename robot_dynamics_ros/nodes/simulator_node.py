@@ -3,7 +3,7 @@
 Every step (``dt`` of simulated time) it integrates M(q) q̈ + c + g + friction + Jᵀ F_tip = τ with
 the core's ``rk4_step`` / ``semi_implicit_euler_step`` / ``euler_step``, then enforces the joint
 position limits (hard stops: ``limits.enforce_position_limits``). Simulated time = steps × dt.
-The stepping, pacing and lock-step below are ``robot_dynamics_ros.simulation.Simulation``
+The stepping, pacing and lock-step below are ``robot_dynamics_ros.logic.simulation.Simulation``
 (ROS-free, tested without DDS); this node holds its parameters, topics, services and timer.
 
 Joint vectors are in the simulator's joint order (``joints`` parameter, else model order).
@@ -20,7 +20,7 @@ Topics:
   next message (a zero wrench removes it) or, if ``external_wrench_timeout`` > 0, for that long.
   A wrench with a NaN, inf or a component of 1e6 N (N·m) or more is dropped with a warning. A
   robot with several tips (a tree) and no ``tip_link`` has no tip frame: wrenches are dropped,
-  with a warning naming the tips (``robot_dynamics_ros.task_frame``).
+  with a warning naming the tips (``robot_dynamics_ros.logic.task_frame``).
 - out ``joint_states`` (sensor_msgs/JointState, /joint_states in the root namespace) every
   1/``publish_rate`` s of simulated time: position, velocity, effort = the applied (saturated)
   effort plus ``effort_offset`` (what a real arm's torque sensors would read); never a NaN or inf
@@ -67,7 +67,7 @@ Parameters: the model parameters of model_source, plus
 - ``diagnostics_period`` (s, default 1; 0 = none), ``diagnostics_min_rate`` (Hz, default 0 = no
   check), ``diagnostics_max_age`` (s, default 0.5; 0 = no check), settable at run time:
   ``/diagnostics`` (diagnostic_msgs/DiagnosticArray), one status ``simulator_node: simulation``
-  (nodes/diagnostics.py: model; the effort commands' rate and age; drops by reason (commands,
+  (nodes/diagnostics_publisher.py: model; the effort commands' rate and age; drops by reason (commands,
   external wrenches); compute time = a timer tick that stepped: the integration and the joint state
   it publishes; ``state`` (paused, still or running), ``simulated time (s)``, ``simulated time
   dropped (s)``); ERROR without a model, WARN when the last command is older than
@@ -109,14 +109,10 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
 
-from robot_dynamics_ros.diagnostics import ComputeTimes, InputMeter, number
 from robot_dynamics_ros.dynamics.limits import clip_positions
-from robot_dynamics_ros.input_guard import MAX_ABS_POSITION, BadInput, bounded
-from robot_dynamics_ros.nodes.common import WarningThrottle, describe, float_array, run_node
-from robot_dynamics_ros.nodes.conversions import all_finite, index_map, make_joint_state, multiarray_to_vector
-from robot_dynamics_ros.nodes.diagnostics import Details, NodeDiagnostics
-from robot_dynamics_ros.nodes.model_source import ROBOT_DESCRIPTION_QOS, ModelSource
-from robot_dynamics_ros.simulation import (
+from robot_dynamics_ros.logic.diagnostics import ComputeTimes, InputMeter, number
+from robot_dynamics_ros.logic.input_guard import MAX_ABS_POSITION, BadInput, bounded
+from robot_dynamics_ros.logic.simulation import (
     DEFAULT_SETTINGS,
     FAST_BUDGET,
     INTEGRATORS,
@@ -124,7 +120,11 @@ from robot_dynamics_ros.simulation import (
     Simulation,
     mimic_joint_states,
 )
-from robot_dynamics_ros.task_frame import task_frame
+from robot_dynamics_ros.logic.task_frame import task_frame
+from robot_dynamics_ros.nodes.common import WarningThrottle, describe, float_array, run_node
+from robot_dynamics_ros.nodes.conversions import all_finite, index_map, make_joint_state, multiarray_to_vector
+from robot_dynamics_ros.nodes.diagnostics_publisher import Details, NodeDiagnostics
+from robot_dynamics_ros.nodes.model_source import ROBOT_DESCRIPTION_QOS, ModelSource
 
 __all__ = ['SimulatorNode', 'main', 'INTEGRATORS', 'FAST_BUDGET', 'LOCKSTEP_STREAK']
 

@@ -17,6 +17,7 @@ while numba compiles), the handler does not raise; the request is kept (checked 
 run_node) and the deadline ends the process. A second signal changes nothing (Ctrl-C under
 ``ros2 launch`` reaches a node twice: from the terminal, and forwarded by launch).
 """
+import contextlib
 import faulthandler
 import os
 import signal
@@ -31,20 +32,26 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 class StopRequest:
-    """The handler of SIGINT and SIGTERM (module docstring)."""
+    """The handler of SIGINT and SIGTERM (module docstring). ``deadline_s``: exit 0 that long after
+    the first signal whatever the process does (None: no deadline, for a process that waits for its
+    children to stop: bring-up's one process per node); ``signum``: the first signal received."""
 
-    def __init__(self):
+    def __init__(self, deadline_s=STOP_DEADLINE_S, interrupt=True):
         self.requested = False
-        self.interrupt = True       # raise KeyboardInterrupt (start-up), or only set the flag
+        self.signum = None
+        self.deadline_s = deadline_s
+        self.interrupt = interrupt  # raise KeyboardInterrupt (start-up), or only set the flag
 
     def __call__(self, signum, frame):
         if self.requested:          # a second signal: the first one's clean-up goes on
             return
         self.requested = True
-        deadline = threading.Timer(STOP_DEADLINE_S, exit_now)
-        deadline.daemon = True
-        deadline.start()
-        faulthandler.dump_traceback_later(STOP_BACKSTOP_S, exit=True)
+        self.signum = signum
+        if self.deadline_s is not None:
+            deadline = threading.Timer(self.deadline_s, exit_now)
+            deadline.daemon = True
+            deadline.start()
+            faulthandler.dump_traceback_later(max(STOP_BACKSTOP_S, 2 * self.deadline_s), exit=True)
         if self.interrupt and not in_foreign_callback(frame):
             raise KeyboardInterrupt
 
@@ -60,6 +67,25 @@ def install():
     for sig in SIGNALS:
         signal.signal(sig, _current)
     return _current
+
+
+@contextlib.contextmanager
+def handling(deadline_s=STOP_DEADLINE_S):
+    """SIGINT and SIGTERM handled by a StopRequest (flag only: the caller's loop polls ``requested``)
+    for the duration of the block, the previous handlers restored after it. Outside the main thread
+    (where signals cannot be handled) the request is only what the caller makes of it. Bring-up's
+    loops use it: the same semantics as a node process (a second signal, as a Ctrl-C under
+    ``ros2 launch`` delivers, changes nothing; the deadline ends the process)."""
+    request = StopRequest(deadline_s, interrupt=False)
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in SIGNALS:
+            previous[sig] = signal.signal(sig, request)
+    try:
+        yield request
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def in_foreign_callback(frame):

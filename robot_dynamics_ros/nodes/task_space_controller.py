@@ -4,7 +4,7 @@
 
 (robot_dynamics_ros.dynamics.task_space_control, in the body frame {b} of the tip frame, angular
 first); the desired pose moves to each target along a screw motion with a quintic time scaling
-(robot_dynamics_ros.pose_profile, ROS-free); efforts saturated at the URDF effort limits.
+(robot_dynamics_ros.logic.pose_profile, ROS-free); efforts saturated at the URDF effort limits.
 
 Topics (joint vectors in the controller's joint order: ``joints`` parameter, else model order):
 
@@ -60,8 +60,8 @@ several tips needs it), plus, settable at run time and validated:
   plausibility bounds of joint_state_input.
 - ``diagnostics_period`` (s, default 1; 0 = none), ``diagnostics_min_rate`` (Hz, default 0 = no
   check): ``/diagnostics`` (diagnostic_msgs/DiagnosticArray), one status
-  ``task_space_controller: control`` (nodes/diagnostics.py: model, joint-state rate and age, drops by
-  reason, compute time, and ``mode``: disabled, holding, tracking or stale-hold); ERROR without a
+  ``task_space_controller: control`` (nodes/diagnostics_publisher.py: model, joint-state rate and age,
+  drops by reason, compute time, and ``mode``: disabled, holding, tracking or stale-hold); ERROR without a
   model or when the joint states are older than ``state_timeout``.
 """
 
@@ -71,7 +71,9 @@ import numpy as np
 from geometry_msgs.msg import PoseStamped, TwistStamped
 
 from robot_dynamics_ros import dynamics as rd
-from robot_dynamics_ros.input_guard import BadInput, bounded
+from robot_dynamics_ros.logic.input_guard import BadInput, bounded
+from robot_dynamics_ros.logic.pose_profile import PoseReference, reach
+from robot_dynamics_ros.logic.task_frame import task_frame
 from robot_dynamics_ros.nodes.common import (
     describe,
     float_array,
@@ -80,8 +82,6 @@ from robot_dynamics_ros.nodes.common import (
 )
 from robot_dynamics_ros.nodes.controller import COMPUTE_ERRORS, Controller, stamp
 from robot_dynamics_ros.nodes.conversions import index_map, pose_to_matrix, set_pose
-from robot_dynamics_ros.pose_profile import PoseReference, reach
-from robot_dynamics_ros.task_frame import task_frame
 
 __all__ = ['TaskSpaceController', 'main', 'task_gains']
 

@@ -2,7 +2,7 @@
 (control_msgs/action/FollowJointTrajectory) and ``~/controller_state``
 (control_msgs/msg/JointTrajectoryControllerState), as JointTrajectoryController serves them.
 
-The goals' checks and tolerances are ``robot_dynamics_ros.trajectory_goal`` (ROS-free); the
+The goals' checks and tolerances are ``robot_dynamics_ros.logic.trajectory_goal`` (ROS-free); the
 trajectory itself goes the way of a ``~/joint_trajectory`` message (the controller's reference
 schedule: same interpolation, same limit check). This module is the wiring: ``TrajectoryAction``
 belongs to a ComputedTorqueController, which calls it where a goal can begin, go on or end.
@@ -14,9 +14,10 @@ belongs to a ComputedTorqueController, which calls it where a goal can begin, go
   (``INVALID_GOAL``, "preempted by a new goal", as JTC's preemption); so does a trajectory on
   ``~/joint_trajectory``, ``~/hold``, ``~/enable false``, a joint-state discontinuity (a reset),
   stale states, a new robot model. The arm then does what that event makes it do.
-- **Cancel**: the desired motion decelerates to rest (``stop_deceleration``, within the position
-  limits: ``reference_schedule.ReferenceSchedule.stop``) and is held there; result canceled
-  (``SUCCESSFUL``). No jump (the stop starts from the desired state in force), no swing.
+- **Cancel**: the arm's measured motion decelerates to rest (``stop_deceleration``, within the
+  position limits: ``reference_schedule.ReferenceSchedule.stop``) and is held there; result canceled
+  (``SUCCESSFUL``). No jump (the stop starts from the measured state: the arm is not pulled to where
+  the trajectory was), no swing.
 - **Tolerances**: checked at every control step (``GoalMonitor``); a path or goal tolerance
   violation aborts the goal and holds the measured position (as JTC).
 - **Feedback** at ``action_monitor_rate`` (desired, actual, error; ``index`` where the message has
@@ -39,10 +40,7 @@ from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.parameter import Parameter
 
-from robot_dynamics_ros.nodes.common import describe, float_array
-from robot_dynamics_ros.nodes.controller import stamp
-from robot_dynamics_ros.nodes.conversions import float64_field
-from robot_dynamics_ros.trajectory_goal import (
+from robot_dynamics_ros.logic.trajectory_goal import (
     ErrorCode,
     GoalError,
     GoalMonitor,
@@ -51,6 +49,9 @@ from robot_dynamics_ros.trajectory_goal import (
     goal_joint_error,
     old_stamp_error,
 )
+from robot_dynamics_ros.nodes.common import describe, float_array
+from robot_dynamics_ros.nodes.controller import stamp
+from robot_dynamics_ros.nodes.conversions import float64_field
 
 try:    # control_msgs has no wheel: a ROS installation's, or tools/build_interfaces.sh's
     from control_msgs.action import FollowJointTrajectory

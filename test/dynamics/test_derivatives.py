@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from test_mimic import ROBOTS as MIMIC_ROBOTS, _urdf
 
-from robot_dynamics_ros import dynamics as rd, resources
+from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.cli import resources
 
 from _random_trees import random_tree
 

@@ -11,7 +11,8 @@ import time
 import numpy as np
 import pytest
 
-from robot_dynamics_ros import dynamics as rd, resources
+from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.cli import resources
 from robot_dynamics_ros.dynamics.base_parameters import base_parameters, full_regressor
 from robot_dynamics_ros.dynamics.excitation import (
     ACCELERATION_PER_VELOCITY,

@@ -11,7 +11,8 @@ import sysconfig
 import numpy as np
 import pytest
 
-from robot_dynamics_ros import bringup, dynamics as rd, resources
+from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.cli import bringup, resources
 from robot_dynamics_ros.dynamics.base_parameters import full_regressor, random_states
 from robot_dynamics_ros.dynamics.consistency import pseudo_inertia
 

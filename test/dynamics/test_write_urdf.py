@@ -10,7 +10,8 @@ from xml.etree import ElementTree
 import numpy as np
 import pytest
 
-from robot_dynamics_ros import dynamics as rd, resources
+from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.cli import resources
 from robot_dynamics_ros.dynamics.urdf_writer import write_urdf
 
 from _random_trees import chain_to, random_rotation, random_state, random_tree

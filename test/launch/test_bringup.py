@@ -2,7 +2,7 @@
 
 - the command-line plumbing (ROS argument splitting, parameter arguments, file lookup);
 - the launch files describe the same graph as bringup.GRAPHS (read with ast: launch is absent);
-- `python -m robot_dynamics_ros.bringup --graph simulation` in one process and as processes:
+- `python -m robot_dynamics_ros.cli.bringup --graph simulation` in one process and as processes:
   /joint_states, /dynamics_node/gravity_torques and /effort_controller/commands arrive with finite
   values, and SIGINT stops everything with exit code 0 within a few seconds;
 - `--graph dynamics` (real-robot mode) takes the URDF from the /robot_description topic.
@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from robot_dynamics_ros import bringup, resources
+from robot_dynamics_ros.cli import bringup, resources
 
 sys.path.insert(0, os.path.dirname(__file__))
 from _topic_helpers import message_values, node_executor, wait_for_messages
@@ -226,7 +226,7 @@ def _start_bringup(tmp_path, *args):
     env = dict(os.environ)
     env['PYTHONPATH'] = os.pathsep.join(p for p in (str(ROOT), env.get('PYTHONPATH')) if p)
     log = open(tmp_path / 'bringup.log', 'w+b')
-    proc = subprocess.Popen([sys.executable, '-m', 'robot_dynamics_ros.bringup', *args],
+    proc = subprocess.Popen([sys.executable, '-m', 'robot_dynamics_ros.cli.bringup', *args],
                             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     return proc, log
 

@@ -75,7 +75,7 @@ def test_colcon_build_installs_the_executables(tmp_path):
     env['AMENT_PREFIX_PATH'] = os.pathsep.join((str(prefix), env['AMENT_PREFIX_PATH']))
     env['PYTHONPATH'] = os.pathsep.join(p for p in (str(site), env.get('PYTHONPATH')) if p)
     found = subprocess.run(
-        [sys.executable, '-c', 'from robot_dynamics_ros import resources; '
+        [sys.executable, '-c', 'from robot_dynamics_ros.cli import resources; '
          'print(resources.default_urdf()); print(resources.config_file("simulation.yaml"))'],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert found.returncode == 0, found.stderr
@@ -83,7 +83,7 @@ def test_colcon_build_installs_the_executables(tmp_path):
                                     str(share / 'config' / 'simulation.yaml')]
 
     # The build compiled the installed copy's kernels (setup.py's install step runs
-    # robot_dynamics_ros.precompile): a fresh process loads every entry point from the cache beside
+    # robot_dynamics_ros.cli.precompile): a fresh process loads every entry point from the cache beside
     # the installed sources and compiles none.
     loaded = subprocess.run(
         [sys.executable, '-c', 'from robot_dynamics_ros.dynamics.kernels import entries; '

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from robot_dynamics_ros import bringup
+from robot_dynamics_ros.cli import bringup
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = sorted((ROOT / 'config').glob('*.yaml'))

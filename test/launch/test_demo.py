@@ -9,14 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from robot_dynamics_ros import demo
+from robot_dynamics_ros.demos import joint_space_demo as demo, recording
 
 ROOT = Path(__file__).resolve().parents[2]
 HOME = np.array([0.0, -1.5708, 1.5708, -1.5708, -1.5708, 0.0])
 
 
 def test_trajectory_starts_and_ends_at_rest_at_q0():
-    t, q, qd, qdd = demo.demo_trajectory(HOME, duration=8.0, knot_step=0.5)
+    t, q, qd, qdd = recording.demo_trajectory(HOME, duration=8.0, knot_step=0.5)
     assert t[0] == 0.0 and t[-1] == 8.0 and np.all(np.diff(t) > 0)
     assert q.shape == qd.shape == qdd.shape == (t.size, 6)
     np.testing.assert_allclose(q[[0, -1]], [HOME, HOME], atol=1e-12)
@@ -27,7 +27,7 @@ def test_trajectory_starts_and_ends_at_rest_at_q0():
 
 
 def test_trajectory_derivatives_are_consistent():
-    t, q, qd, qdd = demo.demo_trajectory(HOME, duration=4.0, knot_step=1e-3)
+    t, q, qd, qdd = recording.demo_trajectory(HOME, duration=4.0, knot_step=1e-3)
     np.testing.assert_allclose(np.gradient(q, t, axis=0)[1:-1], qd[1:-1], atol=1e-4)
     np.testing.assert_allclose(np.gradient(qd, t, axis=0)[1:-1], qdd[1:-1], atol=1e-3)
 
@@ -37,19 +37,19 @@ def test_trajectory_respects_position_and_velocity_limits():
     lower, upper = np.full(n, -np.pi), np.full(n, np.pi)
     q0 = np.array([np.pi - 0.3, -np.pi + 0.3, 0.0, 3.0, 0.0, 0.0])
     vmax = np.full(n, 0.5)
-    _, q, qd, _ = demo.demo_trajectory(q0, duration=2.0, knot_step=0.01, lower=lower,
+    _, q, qd, _ = recording.demo_trajectory(q0, duration=2.0, knot_step=0.01, lower=lower,
                                        upper=upper, velocity_limit=vmax)
-    assert np.all(q >= lower + demo.LIMIT_MARGIN - 1e-12)
-    assert np.all(q <= upper - demo.LIMIT_MARGIN + 1e-12)
+    assert np.all(q >= lower + recording.LIMIT_MARGIN - 1e-12)
+    assert np.all(q <= upper - recording.LIMIT_MARGIN + 1e-12)
     assert np.all(np.abs(qd) <= 0.5 * vmax + 1e-9)
     # Joint 0 starts near its upper limit: it moves down instead of up.
     assert q[:, 0].min() < q0[0] - 0.1
 
 
 def test_trajectory_message():
-    knots = demo.demo_trajectory(HOME, duration=2.0, knot_step=0.75)
+    knots = recording.demo_trajectory(HOME, duration=2.0, knot_step=0.75)
     names = [f'j{i}' for i in range(6)]
-    msg = demo.trajectory_message(names, *knots)
+    msg = recording.trajectory_message(names, *knots)
     assert msg.joint_names == names
     assert msg.header.stamp.sec == 0 and msg.header.stamp.nanosec == 0
     times = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in msg.points]
@@ -119,11 +119,11 @@ def _demo_env():
 @pytest.mark.ros
 @pytest.mark.slow
 def test_demo_runs(tmp_path):
-    """`python -m robot_dynamics_ros.demo` on a short trajectory: exit 0, report and PNG."""
+    """`python -m robot_dynamics_ros.demos` on a short trajectory: exit 0, report and PNG."""
     env = _demo_env()
     png = tmp_path / 'demo.png'
     result = subprocess.run(
-        [sys.executable, '-m', 'robot_dynamics_ros.demo', '--duration', '3', '--settle', '0.5',
+        [sys.executable, '-m', 'robot_dynamics_ros.demos', '--duration', '3', '--settle', '0.5',
          '--output', str(png)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -136,10 +136,10 @@ def test_demo_runs(tmp_path):
 
 
 def test_task_space_square_corners_and_turns():
-    from robot_dynamics_ros import demo_task_space
+    from robot_dynamics_ros.demos import task_space_demo
     from robot_dynamics_ros.dynamics.spatial import exp_coordinates, inverse_transform, log_transform
     start = exp_coordinates([0.3, -0.2, 0.5, 0.4, -0.1, 0.5])
-    targets = demo_task_space.square_targets(start, side=0.1, turn=0.25)
+    targets = task_space_demo.square_targets(start, side=0.1, turn=0.25)
     assert len(targets) == 5
     np.testing.assert_array_equal(targets[-1], start)
     corners = np.array([T[:3, 3] - start[:3, 3] for T in targets[:4]])
@@ -153,10 +153,10 @@ def test_task_space_square_corners_and_turns():
 @pytest.mark.ros
 @pytest.mark.slow
 def test_task_space_demo_runs(tmp_path):
-    """`python -m robot_dynamics_ros.demo --task-space`: exit 0, every corner reached, the PNG."""
+    """`python -m robot_dynamics_ros.demos --task-space`: exit 0, every corner reached, the PNG."""
     env = _demo_env()
     result = subprocess.run(
-        [sys.executable, '-m', 'robot_dynamics_ros.demo', '--task-space', '--side', '0.06', '--dwell', '0.2',
+        [sys.executable, '-m', 'robot_dynamics_ros.demos', '--task-space', '--side', '0.06', '--dwell', '0.2',
          '--output', str(tmp_path / 'demo.png')],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -169,11 +169,11 @@ def test_task_space_demo_runs(tmp_path):
 @pytest.mark.ros
 @pytest.mark.slow
 def test_payload_demo_runs(tmp_path):
-    """`python -m robot_dynamics_ros.demo --payload`: exit 0 (the estimate within 5 % and 1 cm, the
+    """`python -m robot_dynamics_ros.demos --payload`: exit 0 (the estimate within 5 % and 1 cm, the
     tracking error at least halved once the controller knows it), the report and the PNG."""
     env = _demo_env()
     result = subprocess.run(
-        [sys.executable, '-m', 'robot_dynamics_ros.demo', '--payload', '--duration', '6',
+        [sys.executable, '-m', 'robot_dynamics_ros.demos', '--payload', '--duration', '6',
          '--output', str(tmp_path / 'demo.png')],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -188,12 +188,12 @@ def test_payload_demo_runs(tmp_path):
 @pytest.mark.ros
 @pytest.mark.slow
 def test_identify_demo_runs(tmp_path):
-    """`python -m robot_dynamics_ros.demo --identify`: exit 0 (the held-out torque error at least 5 times
+    """`python -m robot_dynamics_ros.demos --identify`: exit 0 (the held-out torque error at least 5 times
     smaller, the phantom external torque on the moving arm below the contact threshold), the identified
     URDF and YAML, the bag, the report and the PNG."""
     env = _demo_env()
     result = subprocess.run(
-        [sys.executable, '-m', 'robot_dynamics_ros.demo', '--identify', '--duration', '6',
+        [sys.executable, '-m', 'robot_dynamics_ros.demos', '--identify', '--duration', '6',
          '--excitation-duration', '16', '--output', str(tmp_path / 'demo.png')],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -29,7 +29,8 @@ from launch.launch_description_sources import PythonLaunchDescriptionSource
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from robot_dynamics_ros import bringup, dynamics as rd
+from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.cli import bringup
 
 sys.path.insert(0, os.path.dirname(__file__))
 

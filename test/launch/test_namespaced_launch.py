@@ -27,7 +27,7 @@ from rcl_interfaces.srv import GetParameters
 from rclpy.parameter import parameter_value_to_python
 from sensor_msgs.msg import JointState
 
-from robot_dynamics_ros import bringup
+from robot_dynamics_ros.cli import bringup
 
 sys.path.insert(0, os.path.dirname(__file__))
 

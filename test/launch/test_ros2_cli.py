@@ -176,15 +176,29 @@ def test_ros2_action_send_goal(env, launched):
     assert 'gripper' in out, out
 
 
+def _signal_status(pid):
+    """The signal masks of process ``pid`` (/proc/<pid>/status: blocked, ignored, caught), to tell
+    a lost Ctrl-C from a stuck shutdown."""
+    try:
+        lines = Path(f'/proc/{pid}/status').read_text().splitlines()
+    except OSError as exc:
+        return f'no status: {exc}'
+    return ', '.join(line for line in lines if line.startswith(('State', 'SigBlk', 'SigIgn', 'SigCgt')))
+
+
 def test_ctrl_c_ends_the_launch_with_exit_code_0(env, launched):
     _echo_once(env, '/joint_states')
-    launched.send_signal(signal.SIGINT)
+    # Ctrl-C in a terminal: SIGINT to the whole foreground process group (launch and the nodes it
+    # started; launch forwards it too, so a node sees it twice)
+    os.killpg(launched.pid, signal.SIGINT)
     try:
         launched.wait(timeout=30)
     except subprocess.TimeoutExpired:
+        status = _signal_status(launched.pid)
         os.killpg(launched.pid, signal.SIGKILL)
         launched.wait()
-        pytest.fail(f'the launch did not end within 30 s of Ctrl-C:\n{launched.output()[-6000:]}')
+        pytest.fail(f'the launch did not end within 30 s of Ctrl-C ({status}):\n'
+                    f'{launched.output()[-6000:]}')
     out = launched.output()
     assert launched.returncode == 0, out[-4000:]
     assert 'Traceback' not in out, out[-4000:]

@@ -1,4 +1,4 @@
-"""robot_dynamics_ros.cdr without ROS: the sizes, stamp and waypoints of a serialized
+"""robot_dynamics_ros.logic.cdr without ROS: the sizes, stamp and waypoints of a serialized
 JointTrajectory, from bytes built here by hand in both byte orders (test/nodes/test_cdr_messages.py
 checks them against rclpy's own serialization)."""
 
@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from robot_dynamics_ros.cdr import (
+from robot_dynamics_ros.logic.cdr import (
     MIN_POINT_BYTES,
     header_stamp_ns,
     joint_trajectory_sizes,

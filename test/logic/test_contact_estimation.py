@@ -1,4 +1,4 @@
-"""robot_dynamics_ros.contact_estimation without ROS: when the observer starts again, the time step
+"""robot_dynamics_ros.logic.contact_estimation without ROS: when the observer starts again, the time step
 from the stamps, the tare, the contact flag and the wrench, on the pendulum and a 6-joint arm."""
 
 from pathlib import Path
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from robot_dynamics_ros import dynamics as rd
-from robot_dynamics_ros.contact_estimation import ContactEstimation
+from robot_dynamics_ros.logic.contact_estimation import ContactEstimation
 
 UR5E = Path(__file__).resolve().parents[2] / 'urdf' / 'ur5e.urdf'
 MS = 1_000_000          # ns

@@ -1,13 +1,13 @@
-"""robot_dynamics_ros.diagnostics without ROS: the drop counts of WarningThrottle, the compute-time
+"""robot_dynamics_ros.logic.diagnostics without ROS: the drop counts of WarningThrottle, the compute-time
 window, the input meter, the per-period differences, the level decision and the status values."""
 
 import logging
 import math
-import time
 
 import pytest
 
-from robot_dynamics_ros.diagnostics import (
+from robot_dynamics_ros.dynamics.urdf import robot_name
+from robot_dynamics_ros.logic.diagnostics import (
     ERROR,
     MAX_LISTED,
     OK,
@@ -22,9 +22,8 @@ from robot_dynamics_ros.diagnostics import (
     make_status,
     number,
     parameter_error,
-    robot_name,
 )
-from robot_dynamics_ros.input_guard import OTHER_KEYS, WarningThrottle
+from robot_dynamics_ros.logic.input_guard import OTHER_KEYS, WarningThrottle
 
 
 class _Log:
@@ -238,7 +237,5 @@ def test_robot_name():
     assert robot_name('not xml at all') == ''
     assert robot_name(None) == '' and robot_name('') == ''
     assert len(robot_name(f'<robot name="{"r" * 10000}"/>')) < 100
-    # the root's start tag is found at the start of the text: a huge description costs nothing
-    start = time.perf_counter()
-    assert robot_name('<robot name="big">' + '<link name="l"/>' * 1_000_000 + '</robot>') == 'big'
-    assert time.perf_counter() - start < 0.5
+    # only the root's start tag is read: text after it, even malformed, does not matter
+    assert robot_name('<robot name="big">' + '<link name="l"/>' * 1000 + '<unclosed') == 'big'

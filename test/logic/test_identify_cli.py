@@ -1,4 +1,4 @@
-"""`python -m robot_dynamics_ros.identify` on real bags: a simulated recording of a UR5e carrying a known
+"""`python -m robot_dynamics_ros.cli.identify` on real bags: a simulated recording of a UR5e carrying a known
 payload, written with rosbags' Writer (sqlite3 and mcap), read back by the tool in a subprocess."""
 
 import json
@@ -13,7 +13,7 @@ import pytest
 
 import robot_dynamics_ros
 from robot_dynamics_ros import dynamics as rd
-from robot_dynamics_ros.identify import IdentifyError, joint_log, main, param_commands
+from robot_dynamics_ros.cli.identify import IdentifyError, joint_log, main, param_commands
 
 REPO = pathlib.Path(robot_dynamics_ros.__file__).resolve().parents[1]
 URDF = REPO / 'urdf' / 'ur5e.urdf'
@@ -111,8 +111,8 @@ def _run(*args):
     """The tool in a fresh interpreter, as a user runs it (this source tree first on the path)."""
     env = dict(os.environ)
     env['PYTHONPATH'] = os.pathsep.join(p for p in (str(REPO), env.get('PYTHONPATH')) if p)
-    return subprocess.run([sys.executable, '-m', 'robot_dynamics_ros.identify', *map(str, args)], cwd=REPO,
-                          env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, '-m', 'robot_dynamics_ros.cli.identify', *map(str, args)],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
 
 
 @pytest.mark.parametrize('storage', ['sqlite3', 'mcap'])

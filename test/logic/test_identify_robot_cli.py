@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from test_identify_cli import REPO, START_SEC, _run, _write_bag
 
-from robot_dynamics_ros import bringup, dynamics as rd
+from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.cli import bringup
 
 STOCK = REPO / 'urdf' / 'ur5e.urdf'
 REAL_URDF = REPO / 'urdf' / 'ur5e_real_arm.urdf'

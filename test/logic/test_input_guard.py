@@ -1,4 +1,4 @@
-"""robot_dynamics_ros.input_guard without ROS: warnings throttled per kind with bounded lines and
+"""robot_dynamics_ros.logic.input_guard without ROS: warnings throttled per kind with bounded lines and
 bounded memory, short name lists, and which joint states are physically possible."""
 
 import logging
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from robot_dynamics_ros.input_guard import (
+from robot_dynamics_ros.logic.input_guard import (
     MAX_ABS_POSITION,
     MAX_LOG_CHARS,
     BadInput,
@@ -121,7 +121,7 @@ def _states(continuity, *states):
 
 
 def test_state_continuity_a_jump_no_motion_explains():
-    from robot_dynamics_ros.input_guard import StateContinuity
+    from robot_dynamics_ros.logic.input_guard import StateContinuity
     c = StateContinuity(['a', 'b'], [0.05, 0.05])
     said = _states(c, ([0, 1], [0.0, 0.0], [0.0, 0.0], 1.0),       # first state: nothing to compare
                    ([0, 1], [0.04, 0.0], [0.0, 0.0], 1.01),          # 0.04: within max_jump
@@ -142,7 +142,7 @@ def test_state_continuity_a_jump_no_motion_explains():
 
 
 def test_state_continuity_stamps_going_backwards_per_joint():
-    from robot_dynamics_ros.input_guard import StateContinuity
+    from robot_dynamics_ros.logic.input_guard import StateContinuity
     c = StateContinuity(['a', 'b'], [0.05, 0.05])
     # two publishers, each with its own joints and its own clock: compared each with its own
     said = _states(c, ([0], [0.0], None, 100.0), ([1], [0.0], None, 5.0),
@@ -154,7 +154,7 @@ def test_state_continuity_stamps_going_backwards_per_joint():
 
 
 def test_state_continuity_off_and_partial_messages():
-    from robot_dynamics_ros.input_guard import StateContinuity
+    from robot_dynamics_ros.logic.input_guard import StateContinuity
     c = StateContinuity(['a', 'b'], [0.0, 0.05])        # 0: joint a is never a jump
     said = _states(c, ([0, 1], [0.0, 0.0], None, 1.0), ([0], [3.0], None, 1.01),
                    ([1], None, [0.0], 1.02),            # velocities only

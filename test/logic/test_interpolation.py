@@ -1,9 +1,9 @@
-"""Unit tests of robot_dynamics_ros.interpolation (no ROS): boundary conditions and holding."""
+"""Unit tests of robot_dynamics_ros.logic.interpolation (no ROS): boundary conditions and holding."""
 
 import numpy as np
 import pytest
 
-from robot_dynamics_ros.interpolation import PiecewisePolynomial, hold
+from robot_dynamics_ros.logic.interpolation import PiecewisePolynomial, hold
 
 RNG = np.random.default_rng(20261121)
 
@@ -122,7 +122,7 @@ def test_rejects_bad_input(kwargs, match):
 
 
 def test_from_waypoints_starts_from_the_start_state_when_first_point_is_later():
-    from robot_dynamics_ros.interpolation import from_waypoints
+    from robot_dynamics_ros.logic.interpolation import from_waypoints
     start = (np.array([0.0, 1.0]), np.array([0.5, 0.0]), np.array([0.1, 0.0]))
     traj = from_waypoints(start, [1.0], [[1.0, 2.0]], velocities=[[0.0, 0.0]])
     q, qd, _ = traj.sample(0.0)
@@ -135,7 +135,7 @@ def test_from_waypoints_starts_from_the_start_state_when_first_point_is_later():
 
 
 def test_from_waypoints_partial_columns_hold_the_other_joints():
-    from robot_dynamics_ros.interpolation import from_waypoints
+    from robot_dynamics_ros.logic.interpolation import from_waypoints
     start = (np.array([0.3, 0.4, 0.5]), np.zeros(3), np.zeros(3))
     traj = from_waypoints(start, [0.0, 2.0], [[0.0], [1.0]], columns=[1])
     for t in (0.0, 1.0, 3.0):
@@ -146,7 +146,7 @@ def test_from_waypoints_partial_columns_hold_the_other_joints():
 
 
 def test_from_waypoints_start_time_skips_past_waypoints():
-    from robot_dynamics_ros.interpolation import from_waypoints
+    from robot_dynamics_ros.logic.interpolation import from_waypoints
     start = (np.array([5.0]), np.zeros(1), np.zeros(1))
     traj = from_waypoints(start, [1.0, 2.0, 3.0], [[1.0], [2.0], [3.0]], start_time=1.5)
     assert traj.start_time == 1.5
@@ -159,13 +159,13 @@ def test_from_waypoints_start_time_skips_past_waypoints():
 # -- limits: points, and the extrema between them -------------------------------------------------
 
 def _limits(n=2, lower=-1.0, upper=1.0, velocity=2.0, types=None):
-    from robot_dynamics_ros.interpolation import JointLimits
+    from robot_dynamics_ros.logic.interpolation import JointLimits
     return JointLimits([f'j{k}' for k in range(n)], np.full(n, lower), np.full(n, upper),
                        np.full(n, velocity), types)
 
 
 def _refused(trajectory, limits, *fragments):
-    from robot_dynamics_ros.interpolation import LimitViolation, check_limits
+    from robot_dynamics_ros.logic.interpolation import LimitViolation, check_limits
     with pytest.raises(LimitViolation) as error:
         check_limits(trajectory, limits)
     assert error.value.kind == 'limits'
@@ -178,7 +178,7 @@ def _refused(trajectory, limits, *fragments):
 def test_polynomial_extrema_are_those_of_the_polynomial_on_the_unit_interval(degree):
     """The roots of p' give the extrema: never below a dense sampling's, never beyond it by
     more than the sampling's own resolution, and attained where they are reported."""
-    from robot_dynamics_ros.interpolation import _horner, polynomial_extrema
+    from robot_dynamics_ros.logic.interpolation import _horner, polynomial_extrema
     a = RNG.normal(size=(500, degree + 1)) * RNG.uniform(0.01, 100.0, size=(500, 1))
     low, u_low, high, u_high = polynomial_extrema(a)
     u = np.linspace(0.0, 1.0, 20001)
@@ -199,7 +199,7 @@ def test_polynomial_extrema_are_those_of_the_polynomial_on_the_unit_interval(deg
 
 
 def test_points_beyond_the_position_or_velocity_limits_are_named():
-    from robot_dynamics_ros.interpolation import check_limits, from_waypoints
+    from robot_dynamics_ros.logic.interpolation import check_limits, from_waypoints
     start = (np.zeros(2), np.zeros(2), np.zeros(2))
     limits = _limits()
     ok = from_waypoints(start, [1.0, 2.0], [[0.5, -0.5], [1.0, -1.0]])     # at the limits: fine
@@ -247,12 +247,12 @@ def test_an_interpolated_velocity_beyond_the_limit_is_refused():
     traj = from_waypoints_1d(start, [0.5], [0.9])
     _refused(traj, _limits(n=1, velocity=2.0), 'between the start state and point 0 (at 0.250 s)',
              'would move at 2.7 rad/s', 'velocity limit 2 rad/s')
-    from robot_dynamics_ros.interpolation import check_limits
+    from robot_dynamics_ros.logic.interpolation import check_limits
     assert check_limits(traj, _limits(n=1, velocity=2.7 + 1e-6)) is None
 
 
 def test_continuous_joints_and_unlimited_velocities_are_not_checked():
-    from robot_dynamics_ros.interpolation import JointLimits, check_limits
+    from robot_dynamics_ros.logic.interpolation import JointLimits, check_limits
     start = (np.zeros(1), np.zeros(1), np.zeros(1))
     limits = JointLimits(['c'], [-np.inf], [np.inf], [0.0], ['continuous'])
     assert check_limits(from_waypoints_1d(start, [0.1], [100.0]), limits) is None
@@ -261,7 +261,7 @@ def test_continuous_joints_and_unlimited_velocities_are_not_checked():
 def test_the_start_state_may_be_beyond_a_limit_the_trajectory_may_not_go_further():
     """A measured position held slightly beyond a limit: leaving it inwards, or holding it for a
     joint the trajectory does not name, is fine; a waypoint beyond the limit is not."""
-    from robot_dynamics_ros.interpolation import check_limits, from_waypoints
+    from robot_dynamics_ros.logic.interpolation import check_limits, from_waypoints
     start = (np.array([1.05, 1.05]), np.zeros(2), np.zeros(2))
     limits = _limits(velocity=10.0)
     assert check_limits(from_waypoints(start, [1.0], [[0.5]], columns=[0]), limits) is None
@@ -273,7 +273,7 @@ def test_the_start_state_may_be_beyond_a_limit_the_trajectory_may_not_go_further
 
 
 def test_the_first_violation_is_reported_with_a_count_of_the_others():
-    from robot_dynamics_ros.interpolation import from_waypoints
+    from robot_dynamics_ros.logic.interpolation import from_waypoints
     start = (np.zeros(2), np.zeros(2), np.zeros(2))
     traj = from_waypoints(start, [1.0, 2.0, 3.0], [[0.1, 0.0], [1.5, 0.0], [1.6, -1.5]])
     message = _refused(traj, _limits(velocity=100.0), 'point 1', "joint 'j0'")
@@ -281,7 +281,7 @@ def test_the_first_violation_is_reported_with_a_count_of_the_others():
 
 
 def from_waypoints_1d(start, times, positions, velocities=None, accelerations=None):
-    from robot_dynamics_ros.interpolation import from_waypoints
+    from robot_dynamics_ros.logic.interpolation import from_waypoints
 
     def column(values):
         return None if values is None else [[v] for v in values]

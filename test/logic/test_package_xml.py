@@ -103,7 +103,7 @@ def imports_of(source, filename='<string>'):
 def _sources():
     """(kind, path) of the code: 'runtime' (the package, launch files), 'demo', 'test' (with benchmarks)."""
     for path in sorted((REPO / PACKAGE).rglob('*.py')):
-        is_demo = path.parent == REPO / PACKAGE and path.name.startswith('demo')
+        is_demo = path.parent == REPO / PACKAGE / 'demos'
         yield ('demo' if is_demo else 'runtime'), path
     for path in sorted((REPO / 'launch').glob('*.launch.py')):
         yield 'runtime', path

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 
 from robot_dynamics_ros import dynamics as rd
-from robot_dynamics_ros.payload_log import MAX_CONDITION, StateLog, estimate_summary, identify_recent
+from robot_dynamics_ros.logic.payload_log import MAX_CONDITION, StateLog, estimate_summary, identify_recent
 
 UR5E = Path(__file__).resolve().parents[2] / "urdf" / "ur5e.urdf"
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from robot_dynamics_ros.dynamics.spatial import exp_coordinates, inverse_transform, log_transform
-from robot_dynamics_ros.pose_profile import (
+from robot_dynamics_ros.logic.pose_profile import (
     MIN_DURATION,
     PoseReference,
     ScrewProfile,
@@ -120,7 +120,7 @@ def test_reach_bounds_the_frame_over_every_configuration():
     from pathlib import Path
 
     from robot_dynamics_ros import dynamics as rd
-    from robot_dynamics_ros.pose_profile import reach
+    from robot_dynamics_ros.logic.pose_profile import reach
     model = rd.load_urdf(str(Path(__file__).resolve().parents[2] / "urdf" / "ur5e.urdf"), tip_link="tool0")
     bound = reach(model, "tool0")
     rng = np.random.default_rng(0)

@@ -1,4 +1,4 @@
-"""robot_dynamics_ros.reference_schedule without ROS: which trajectory is in force when, stamps,
+"""robot_dynamics_ros.logic.reference_schedule without ROS: which trajectory is in force when, stamps,
 chaining of future-stamped references, pruning, and no recursion however long the chain."""
 
 import sys
@@ -6,8 +6,8 @@ import sys
 import numpy as np
 import pytest
 
-from robot_dynamics_ros.interpolation import hold
-from robot_dynamics_ros.reference_schedule import (
+from robot_dynamics_ros.logic.interpolation import hold
+from robot_dynamics_ros.logic.reference_schedule import (
     DEFAULT_MAX_PENDING,
     ReferenceSchedule,
     Superseded,
@@ -229,8 +229,8 @@ def test_plan_trajectory_commit_is_add_waypoints_in_three_steps():
 def test_a_reference_beyond_the_limits_is_refused_whole_and_the_schedule_is_unchanged():
     """With limits, a trajectory with one point beyond them (or one that overshoots them
     between points) is refused before anything is scheduled: what was in force stays."""
-    from robot_dynamics_ros.interpolation import JointLimits
-    from robot_dynamics_ros.reference_schedule import LimitViolation
+    from robot_dynamics_ros.logic.interpolation import JointLimits
+    from robot_dynamics_ros.logic.reference_schedule import LimitViolation
     limits = JointLimits(['a', 'b'], [-1.0, -1.0], [1.0, 1.0], [5.0, 5.0])
     schedule = _held(0.0, limits=limits)
     schedule.add_waypoints(0, 0, times=[1.0], positions=[[0.5, 0.5]])

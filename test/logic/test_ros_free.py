@@ -1,21 +1,26 @@
-"""The logic the nodes use imports no ROS: these modules and their tests run without rclpy."""
+"""The logic the nodes use imports no ROS: every module of robot_dynamics_ros.logic (found by walking
+the package), the identify command line, and the tests of test/logic run without rclpy."""
 
 import os
 import pathlib
+import pkgutil
 import subprocess
 import sys
 import textwrap
 
 import robot_dynamics_ros
+import robot_dynamics_ros.logic
 
 HERE = pathlib.Path(__file__).parent
-MODULES = ('robot_dynamics_ros.simulation', 'robot_dynamics_ros.reference_schedule',
-           'robot_dynamics_ros.interpolation', 'robot_dynamics_ros.input_guard', 'robot_dynamics_ros.cdr',
-           'robot_dynamics_ros.task_frame', 'robot_dynamics_ros.contact_estimation',
-           'robot_dynamics_ros.pose_profile', 'robot_dynamics_ros.payload_log', 'robot_dynamics_ros.identify',
-           'robot_dynamics_ros.trajectory_goal', 'robot_dynamics_ros.diagnostics')
+MODULES = tuple(sorted(f'robot_dynamics_ros.logic.{m.name}'
+                       for m in pkgutil.iter_modules(robot_dynamics_ros.logic.__path__))) + (
+    'robot_dynamics_ros.cli.identify',)
 ROS_PACKAGES = ('rclpy', 'rcl_interfaces', 'rosidl_runtime_py', 'builtin_interfaces',
                 'sensor_msgs', 'std_msgs', 'trajectory_msgs', 'geometry_msgs', 'diagnostic_msgs')
+
+
+def test_the_logic_package_is_found_whole():
+    assert len(MODULES) >= 12 and 'robot_dynamics_ros.logic.interpolation' in MODULES
 
 
 def test_logic_modules_and_their_tests_import_no_ros():

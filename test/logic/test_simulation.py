@@ -1,4 +1,4 @@
-"""robot_dynamics_ros.simulation without ROS: a fake wall clock drives the pacing, lock-step,
+"""robot_dynamics_ros.logic.simulation without ROS: a fake wall clock drives the pacing, lock-step,
 timeouts, pause/reset, waiting for the first command and failure handling that simulator_node
 wires to topics and a timer."""
 
@@ -10,7 +10,7 @@ import pytest
 
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.dynamics.limits import enforce_position_limits, saturate_effort
-from robot_dynamics_ros.simulation import FAST_BUDGET, LOCKSTEP_STREAK, Simulation
+from robot_dynamics_ros.logic.simulation import FAST_BUDGET, LOCKSTEP_STREAK, Simulation
 
 DT = 0.001
 # A pendulum swinging about y under gravity from q = 0 (horizontal), stops at ±0.5 rad.

@@ -1,4 +1,4 @@
-"""robot_dynamics_ros.task_frame without ROS: the frame of task-space outputs on chains and on
+"""robot_dynamics_ros.logic.task_frame without ROS: the frame of task-space outputs on chains and on
 trees with several tips (the Panda with its fingers)."""
 
 import sys
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from robot_dynamics_ros import dynamics as rd
-from robot_dynamics_ros.task_frame import leaf_links, task_frame
+from robot_dynamics_ros.logic.task_frame import leaf_links, task_frame
 
 ROOT = Path(__file__).resolve().parents[2]
 PANDA_URDF = (Path(sysconfig.get_paths()['purelib']) / 'cmeel.prefix' / 'share'

@@ -6,10 +6,10 @@ import math
 import numpy as np
 import pytest
 
-from robot_dynamics_ros.input_guard import BadInput
-from robot_dynamics_ros.interpolation import JointLimits, LimitViolation, stopping
-from robot_dynamics_ros.reference_schedule import ReferenceSchedule
-from robot_dynamics_ros.trajectory_goal import (
+from robot_dynamics_ros.logic.input_guard import BadInput
+from robot_dynamics_ros.logic.interpolation import JointLimits, LimitViolation, stopping
+from robot_dynamics_ros.logic.reference_schedule import ReferenceSchedule
+from robot_dynamics_ros.logic.trajectory_goal import (
     ErrorCode,
     GoalError,
     GoalMonitor,
@@ -163,3 +163,16 @@ def test_schedule_stop_replaces_the_reference_from_the_desired_state():
     assert rest_ns == 1 * S + round(abs(mid[1][0]) / 10.0 * S)
     final = schedule.sample(5 * S)
     assert final[1][0] == 0.0 and final[0][0] < 1.0                      # stopped short
+
+
+def test_schedule_stop_from_the_measured_state():
+    """A cancel while the arm lags its trajectory: the stop starts where the arm is, at its speed."""
+    schedule = ReferenceSchedule()
+    schedule.hold(np.zeros(1), 0)
+    schedule.add_waypoints(0, 0, times=[2.0], positions=[[1.0]])
+    measured = (np.array([0.1]), np.array([0.3]), np.zeros(1))      # behind the desired 0.5 rad
+    schedule.stop(1 * S, deceleration=3.0, start=measured)
+    q, qd, _ = schedule.sample(1 * S)
+    assert q[0] == 0.1 and qd[0] == 0.3
+    final = schedule.sample(5 * S)
+    assert final[0][0] == pytest.approx(0.1 + 0.3 * 0.1 / 2) and final[1][0] == 0.0

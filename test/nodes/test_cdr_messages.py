@@ -1,4 +1,4 @@
-"""robot_dynamics_ros.cdr against the middleware's own serialization (rclpy.serialization, message
+"""robot_dynamics_ros.logic.cdr against the middleware's own serialization (rclpy.serialization, message
 types only: no node, no DDS): the sizes read from the bytes of every shape of JointTrajectory, and
 the waypoints read from them equal those of the deserialized message."""
 
@@ -11,8 +11,8 @@ from builtin_interfaces.msg import Duration
 from rclpy.serialization import deserialize_message, serialize_message
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from robot_dynamics_ros.cdr import MIN_POINT_BYTES, joint_trajectory_sizes, read_joint_trajectory
-from robot_dynamics_ros.input_guard import BadInput
+from robot_dynamics_ros.logic.cdr import MIN_POINT_BYTES, joint_trajectory_sizes, read_joint_trajectory
+from robot_dynamics_ros.logic.input_guard import BadInput
 from robot_dynamics_ros.nodes.conversions import joint_trajectory_arrays
 
 

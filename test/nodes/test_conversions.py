@@ -10,7 +10,7 @@ from builtin_interfaces.msg import Duration
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from robot_dynamics_ros.input_guard import MAX_LOG_CHARS, BadInput, StateLimits
+from robot_dynamics_ros.logic.input_guard import MAX_LOG_CHARS, BadInput, StateLimits
 from robot_dynamics_ros.nodes.common import float_array, gain_vector, string_list
 from robot_dynamics_ros.nodes.conversions import (
     JointStateCache,

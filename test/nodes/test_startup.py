@@ -61,7 +61,7 @@ def test_the_nodes_are_executables_of_the_ament_prefix():
 
 
 def test_every_kernel_loads_from_the_cache_after_set_up():
-    """The README's set-up compiled every kernel entry point (robot_dynamics_ros.precompile): a
+    """The README's set-up compiled every kernel entry point (robot_dynamics_ros.cli.precompile): a
     fresh process loads each from numba's cache, none compiles."""
     run = subprocess.run([sys.executable, '-c', '''
 from robot_dynamics_ros.dynamics.kernels import entries

@@ -21,9 +21,9 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from robot_dynamics_ros.logic.trajectory_goal import ErrorCode
 from robot_dynamics_ros.nodes.computed_torque_node import ComputedTorqueController
 from robot_dynamics_ros.nodes.simulator_node import SimulatorNode
-from robot_dynamics_ros.trajectory_goal import ErrorCode
 
 from _node_harness import UR5E_HOME, UR5E_JOINTS
 

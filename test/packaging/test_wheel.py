@@ -22,7 +22,7 @@ PACKAGE = 'robot_dynamics_ros'
 EXECUTABLES = ('dynamics_node', 'computed_torque_controller', 'simulator_node', 'external_torque_estimator',
                'task_space_controller', 'bringup', 'demo')
 # what the package imports outside ROS and the standard library, by distribution name
-RUNTIME = ('numpy', 'numba', 'scipy', 'cvxpy', 'rosbags', 'pyyaml', 'matplotlib', 'urdfdom-py')
+RUNTIME = ('numpy', 'numba', 'scipy', 'cvxpy', 'rosbags', 'pyyaml', 'matplotlib')
 
 
 @pytest.fixture(scope='module')
@@ -79,7 +79,7 @@ def test_pip_install_into_a_clean_environment_works_at_once(wheel, tmp_path):
     use = subprocess.run([str(python), '-c', '''
 import numpy as np
 import robot_dynamics_ros.dynamics as rd
-from robot_dynamics_ros import resources
+from robot_dynamics_ros.cli import resources
 model = rd.load_urdf(resources.default_urdf())
 q = np.array([0.0, -1.2, 1.5, -1.0, -1.57, 0.0])
 print(resources.default_urdf())

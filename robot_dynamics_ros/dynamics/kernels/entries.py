@@ -121,7 +121,7 @@ def _compile_notice(name):
                 NOTICE["shown"] = True
                 print(f"robot_dynamics_ros: compiling the dynamics kernels (first {name}): they are not in "
                       "numba's cache yet, the first use after installing; this takes seconds per kernel, "
-                      "once. `python -m robot_dynamics_ros.precompile` compiles all of them ahead "
+                      "once. `python -m robot_dynamics_ros.cli.precompile` compiles all of them ahead "
                       "(about 20 s on 2 cores).", file=sys.stderr, flush=True)
 
         def on_end(self, ev):

@@ -1,4 +1,4 @@
-"""Demo (``python -m robot_dynamics_ros.demo --task-space``, ``make demo DEMO_ARGS=--task-space``): the
+"""Demo (``python -m robot_dynamics_ros.demos --task-space``, ``make demo DEMO_ARGS=--task-space``): the
 simulated UR5e's tool visits the corners of a square under task-space control.
 
 1. Starts the simulation graph with task_space_controller commanding the simulator (bringup's
@@ -28,12 +28,12 @@ from pathlib import Path
 
 import numpy as np
 
-from robot_dynamics_ros import bringup
-from robot_dynamics_ros.demo import (
+from robot_dynamics_ros.cli import bringup
+from robot_dynamics_ros.demos.recording import (
     GraphRun,
     Series,
-    _spin_for,
     save_figure,
+    spin_for,
     urdf_joint_limits,
     urdf_robot_name,
 )
@@ -152,7 +152,7 @@ def run(opts):
                                 f'{opts.startup_timeout:g} s'
                                 + (f' ({graph.exited()})' if not graph.alive() else '')]
         rec.effort_limit = urdf_joint_limits(gc.urdf, rec.joint_names)[3]
-        _spin_for(graph.executor, 0.5)                       # the first hold, for the plot
+        spin_for(graph.executor, 0.5)                       # the first hold, for the plot
         T_start = rd.frame_pose(model, np.asarray(rec.joint_states.values[-1])[_to_model_order(model, rec)],
                                 TOOL)
         for k, T in enumerate(square_targets(T_start, opts.side, opts.turn)):

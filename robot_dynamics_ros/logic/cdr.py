@@ -37,7 +37,7 @@ import struct
 
 import numpy as np
 
-from robot_dynamics_ros.input_guard import BadInput, short_list
+from robot_dynamics_ros.logic.input_guard import BadInput, short_list
 
 __all__ = ['joint_trajectory_sizes', 'header_stamp_ns', 'read_joint_trajectory', 'TrajectoryArrays',
            'MIN_POINT_BYTES']

@@ -1,4 +1,4 @@
-"""Demo (``python -m robot_dynamics_ros.demo --identify``, ``make demo DEMO_ARGS=--identify``): the real
+"""Demo (``python -m robot_dynamics_ros.demos --identify``, ``make demo DEMO_ARGS=--identify``): the real
 arm is not its URDF; identify it from a recording and run the controllers on what was identified.
 
 1. The simulation graph with a simulator_node that plays the "real arm" (urdf/ur5e_real_arm.urdf with
@@ -33,8 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from robot_dynamics_ros import bringup, resources
-from robot_dynamics_ros.demo import (
+from robot_dynamics_ros.cli import bringup, resources
+from robot_dynamics_ros.demos.recording import (
     GraphRun,
     Series,
     demo_trajectory,
@@ -292,7 +292,7 @@ def _identify(opts, rec):
     import contextlib
     import io
 
-    from robot_dynamics_ros import identify
+    from robot_dynamics_ros.cli import identify
 
     output = Path(opts.output).with_name('identified_ur5e.urdf')
     argv = ['robot', '--bag', str(rec.bag), '--urdf', str(resources.default_urdf() if opts.urdf is None
@@ -303,7 +303,7 @@ def _identify(opts, rec):
         code = identify.main(argv)
     if code != 0:
         return None, f'identify robot failed: {stderr.getvalue().strip()}'
-    print(f'demo: python -m robot_dynamics_ros.identify {" ".join(argv)}', file=sys.stderr, flush=True)
+    print(f'demo: python -m robot_dynamics_ros.cli.identify {" ".join(argv)}', file=sys.stderr, flush=True)
     return json.loads(stdout.getvalue()), None
 
 
@@ -312,8 +312,8 @@ def _held_out(rec, stock_urdf, parameters):
     it: measured efforts and the torques the stock URDF and the identified model predict, through the
     fit's low-pass, and where each joint moves (robot_identification.torque_prediction)."""
     from robot_dynamics_ros import dynamics as rd
+    from robot_dynamics_ros.cli.identify import read_joint_states
     from robot_dynamics_ros.dynamics.robot_identification import torque_prediction
-    from robot_dynamics_ros.identify import read_joint_states
 
     stock = rd.load_urdf(stock_urdf)
     identified = rd.load_urdf(rec.report['output'], armature=parameters['armature'])

@@ -44,7 +44,7 @@ import math
 import numpy as np
 
 from robot_dynamics_ros.dynamics.spatial import ad, exp_coordinates, inverse_transform, log_transform
-from robot_dynamics_ros.interpolation import PiecewisePolynomial
+from robot_dynamics_ros.logic.interpolation import PiecewisePolynomial
 
 __all__ = ['ScrewProfile', 'PoseReference', 'screw_duration', 'body_twist_of_exponential',
            'MIN_DURATION', 'reach']

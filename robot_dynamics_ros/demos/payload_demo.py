@@ -1,4 +1,4 @@
-"""Demo (``python -m robot_dynamics_ros.demo --payload``, ``make demo DEMO_ARGS=--payload``): the simulated
+"""Demo (``python -m robot_dynamics_ros.demos --payload``, ``make demo DEMO_ARGS=--payload``): the simulated
 UR5e carries a payload the controller does not know of; the dynamics node identifies it from the joint
 states, the controller is told, and the tracking error drops.
 
@@ -30,8 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from robot_dynamics_ros import bringup
-from robot_dynamics_ros.demo import (
+from robot_dynamics_ros.cli import bringup
+from robot_dynamics_ros.demos.recording import (
     GraphRun,
     Series,
     demo_trajectory,

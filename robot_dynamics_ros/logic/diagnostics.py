@@ -1,6 +1,6 @@
 """What a node reports on /diagnostics, ROS-free: its bookkeeping and the level a supervisor acts on.
 
-``nodes/diagnostics.py`` publishes it once per ``diagnostics_period`` as a
+``nodes/diagnostics_publisher.py`` publishes it once per ``diagnostics_period`` as a
 diagnostic_msgs/DiagnosticArray with diagnostic_updater's conventions (one DiagnosticStatus per node,
 named ``"<node name>: <task>"``, ``hardware_id`` the robot's name, values as strings, units in the
 keys). Here, without rclpy:
@@ -28,7 +28,6 @@ keys). Here, without rclpy:
 
   A node whose input is not expected (the simulator paused) skips the input checks (``idle``).
 - ``make_status``: the whole status (level, name, message, hardware_id, key/value pairs).
-- ``robot_name``: the ``name`` of a URDF's ``<robot>`` element.
 - ``parameter_error``: why a value of ``diagnostics_period``, ``diagnostics_min_rate`` or
   ``diagnostics_max_age`` is refused (None: accepted).
 
@@ -54,23 +53,21 @@ Example:
 import collections
 import math
 import time
-from xml.etree import ElementTree
 
 import numpy as np
 
-from robot_dynamics_ros.input_guard import OTHER_KEYS, bounded
+from robot_dynamics_ros.logic.input_guard import OTHER_KEYS, bounded
 
 __all__ = ['OK', 'WARN', 'ERROR', 'LEVEL_NAMES', 'WINDOW', 'MAX_LISTED', 'NOT_DROPPED', 'PARAMETERS',
            'MAX_VALUE', 'MIN_PERIOD',
            'ComputeTimes', 'InputMeter', 'Periods', 'Facts', 'Status', 'assess', 'is_dropped',
-           'make_status', 'number', 'parameter_error', 'robot_name']
+           'make_status', 'number', 'parameter_error']
 
 OK, WARN, ERROR = 0, 1, 2           # diagnostic_msgs/DiagnosticStatus levels (bytes there)
 LEVEL_NAMES = {OK: 'OK', WARN: 'WARN', ERROR: 'ERROR'}
 WINDOW = 1000                       # messages whose compute time the median and p99 are of
 MAX_LISTED = 8                      # drop reasons listed one by one; the others are summed
 MAX_MESSAGE_CHARS = 300             # characters of a status message
-MAX_NAME_CHARS = 64                 # characters of a robot name
 #: Throttle keys that are not input dropped: conditions reported otherwise. Exact keys, or prefixes
 #: ending in '/'.
 NOT_DROPPED = ('stale', 'lag', 'lockstep', 'estimate/restart', 'joint_states/missing', 'saturated/',
@@ -286,19 +283,3 @@ def make_status(name, robot, facts, model_values, input_name, total, compute, de
               ('compute time p99 (ms)', number(p99, 3)),
               *((key, value if isinstance(value, str) else str(value)) for key, value in details)]
     return Status(level, name, message, robot, values)
-
-
-def robot_name(urdf_xml, limit=65536):
-    """The ``name`` attribute of a URDF's root element (cut to MAX_NAME_CHARS), '' when there is none
-    or the first ``limit`` characters do not hold the root's start tag."""
-    if not urdf_xml:
-        return ''
-    parser = ElementTree.XMLPullParser(events=('start',))
-    try:
-        for at in range(0, min(len(urdf_xml), limit), 4096):
-            parser.feed(urdf_xml[at:at + 4096])
-            for _, element in parser.read_events():
-                return bounded(element.get('name', ''), MAX_NAME_CHARS)
-    except ElementTree.ParseError:
-        pass
-    return ''

@@ -1,6 +1,6 @@
-"""Demo (``python -m robot_dynamics_ros.demo --lqr``, ``make demo DEMO_ARGS=--lqr``): an LQR designed from the
-analytical linearisation holds the UR5e at a pose, from a start knocked away from it (ROS-free: the core's
-``linearize`` and ``simulate``).
+"""Demo (``python -m robot_dynamics_ros.demos --lqr``, ``make demo DEMO_ARGS=--lqr``): an LQR designed
+from the analytical linearisation holds the UR5e at a pose, from a start knocked away from it (ROS-free:
+the core's ``linearize`` and ``simulate``).
 
 1. Linearises one RK4 step of the arm (dt = 2 ms) at the pose, held by its gravity torque:
    x⁺ ≈ A x + B τ, x = (q, q̇) (``linearize``), and checks A and B against central differences of the step.
@@ -21,7 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from robot_dynamics_ros import dynamics as rd, resources
+from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.cli import resources
 
 DT = 0.002                                  # s, the step the LQR is designed on and simulated with
 DURATION = 3.0                              # s
@@ -97,7 +98,7 @@ def draw(run_lqr, tau_lqr, tau_eq, names, final_error, check, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from robot_dynamics_ros.demo import save_figure
+    from robot_dynamics_ros.demos.recording import save_figure
 
     fig, axes = plt.subplots(3, 1, figsize=(9, 9), sharex=True)
     for j, name in enumerate(names):

@@ -38,7 +38,7 @@ Example:
 
 import numpy as np
 
-from robot_dynamics_ros.input_guard import BadInput
+from robot_dynamics_ros.logic.input_guard import BadInput
 
 __all__ = ['PiecewisePolynomial', 'hold', 'stopping', 'from_waypoints', 'JointLimits', 'LimitViolation',
            'check_limits', 'polynomial_extrema']

@@ -41,7 +41,7 @@ import math
 
 import numpy as np
 
-from robot_dynamics_ros.input_guard import BadInput, short_list
+from robot_dynamics_ros.logic.input_guard import BadInput, short_list
 
 __all__ = ['ErrorCode', 'Tolerances', 'GoalMonitor', 'goal_joint_error', 'old_stamp_error',
            'error_code_of', 'GoalError']

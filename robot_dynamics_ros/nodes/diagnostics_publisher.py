@@ -2,7 +2,7 @@
 
 ``NodeDiagnostics(node, task, ...)`` publishes, every ``diagnostics_period`` s of steady time, one
 DiagnosticStatus named ``"<node name>: <task>"`` with ``hardware_id`` = the robot's name ('' before a
-model), the level and message of ``robot_dynamics_ros.diagnostics.assess`` and these values
+model), the level and message of ``robot_dynamics_ros.logic.diagnostics.assess`` and these values
 (strings; units in the keys):
 
 - ``robot``, ``joints``, ``model source`` (``ModelSource.where``);
@@ -29,7 +29,8 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 
-from robot_dynamics_ros.diagnostics import (
+from robot_dynamics_ros.dynamics.urdf import robot_name
+from robot_dynamics_ros.logic.diagnostics import (
     MAX_VALUE,
     MIN_PERIOD,
     PARAMETERS,
@@ -38,9 +39,8 @@ from robot_dynamics_ros.diagnostics import (
     Periods,
     make_status,
     parameter_error,
-    robot_name,
 )
-from robot_dynamics_ros.input_guard import bounded
+from robot_dynamics_ros.logic.input_guard import bounded
 from robot_dynamics_ros.nodes.common import describe
 
 __all__ = ['NodeDiagnostics', 'Details', 'TOPIC']
@@ -150,7 +150,7 @@ class NodeDiagnostics:
                                           f'{bounded(exc, 300)}', throttle_duration_sec=10.0)
 
     def status(self):
-        """The node's status now (robot_dynamics_ros.diagnostics.Status); starts a new period."""
+        """The node's status now (robot_dynamics_ros.logic.diagnostics.Status); starts a new period."""
         model = self._source.model
         received = self._meter.received
         rate, total, period = self._periods.update(time.monotonic(), received)

@@ -30,7 +30,7 @@ Example:
 
 import numpy as np
 
-from robot_dynamics_ros.input_guard import short_list
+from robot_dynamics_ros.logic.input_guard import short_list
 
 __all__ = ['leaf_links', 'task_frame']
 

@@ -4,9 +4,10 @@ Times are integer nanoseconds on the controller's clock; joint vectors are in mo
 A trajectory (an ``interpolation.PiecewisePolynomial``) has its time 0 at its entry's start.
 
 - ``hold(q, now)``: hold q from now on; everything scheduled before is discarded.
-- ``stop(now, deceleration)``: bring the desired state in force now to rest, decelerating
-  uniformly along the current motion (``interpolation.stopping``, within ``limits``), then hold;
-  everything scheduled before is discarded. A cancelled motion ends without a jump or a swing.
+- ``stop(now, deceleration, start)``: bring a state (the measured one, or the desired one in force
+  now) to rest, decelerating uniformly along its motion (``interpolation.stopping``, within
+  ``limits``), then hold; everything scheduled before is discarded. A cancelled motion ends without
+  a jump or a swing.
 - ``add_waypoints(now, stamp, ...)``: a new trajectory through waypoints, starting at ``stamp``
   (0 = now). It leaves the desired state in force when it takes over (at its stamp, or now if
   the stamp is already past: then the waypoints already past are skipped). Stamped in the
@@ -45,7 +46,13 @@ Example:
 
 import collections
 
-from robot_dynamics_ros.interpolation import LimitViolation, check_limits, from_waypoints, hold, stopping
+from robot_dynamics_ros.logic.interpolation import (
+    LimitViolation,
+    check_limits,
+    from_waypoints,
+    hold,
+    stopping,
+)
 
 __all__ = ['ReferenceSchedule', 'Plan', 'TooManyPending', 'Superseded', 'LimitViolation',
            'DEFAULT_MAX_PENDING']
@@ -123,11 +130,14 @@ class ReferenceSchedule:
         self._entries = [(int(now_ns), hold(q))]
         self.generation += 1
 
-    def stop(self, now_ns, deceleration):
-        """Bring the desired state in force at ``now_ns`` to rest (``interpolation.stopping`` at
-        ``deceleration``, within ``limits``), replacing everything; return when it is at rest
-        (ns). ValueError when nothing is scheduled."""
-        trajectory = stopping(self.sample(now_ns), deceleration, self.limits)
+    def stop(self, now_ns, deceleration, start=None):
+        """Bring ``start`` = (q, q̇, q̈) (default: the desired state in force at ``now_ns``; a
+        controller passes the measured state, so that a tracking error at that moment is not made
+        up with a lunge) to rest (``interpolation.stopping`` at ``deceleration``, within
+        ``limits``), replacing everything; return when it is at rest (ns). ValueError when nothing
+        is scheduled and no ``start`` is given."""
+        trajectory = stopping(self.sample(now_ns) if start is None else start, deceleration,
+                              self.limits)
         self._entries = [(int(now_ns), trajectory)]
         self.generation += 1
         return int(now_ns) + round(trajectory.end_time * 1e9)

@@ -1,0 +1,235 @@
+"""What the demos share: the demo trajectory, recorded series, figures, and a running graph.
+
+- ``demo_trajectory`` / ``trajectory_message``: the joint-space demo trajectory (smooth out-and-back
+  bumps from a start pose, within the joint limits) as knots and as a trajectory_msgs/JointTrajectory;
+- ``urdf_joint_limits``, ``urdf_robot_name``: what a demo needs of a URDF, read by the package's own
+  URDF reader (``dynamics.load_urdf``, ``dynamics.urdf.robot_name``);
+- ``Series``: the messages of one topic as receive times, stamps and values;
+- ``save_figure``: a matplotlib figure to a PNG;
+- ``GraphRun``: the simulation graph running (one bring-up process, one process per node, or in this
+  process) with an executor for the demo's own nodes; ``spin_until`` / ``spin_for`` (finite timeouts,
+  as the EventsExecutor needs: ``nodes.common``).
+
+Each demo is a module of its own (joint_space_demo, task_space_demo, payload_demo, lqr_demo,
+identify_demo) with ``main(opts)``; ``python -m robot_dynamics_ros.demos`` picks one
+(``demos/__main__.py``). Nothing here imports a demo.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.cli import bringup
+from robot_dynamics_ros.dynamics.urdf import robot_name
+from robot_dynamics_ros.nodes.common import make_executor, spin_for, spin_until
+
+__all__ = ['AMPLITUDES', 'BUMPS', 'GraphRun', 'Series', 'demo_trajectory', 'save_figure', 'spin_for',
+           'spin_until', 'trajectory_message', 'urdf_joint_limits', 'urdf_robot_name']
+
+
+# Per joint (cycled for arms with more joints): excursion A [rad] and number of out-and-back
+# bumps k over the trajectory. Chosen for the UR5e's home pose: every joint visibly moves,
+# velocities stay below half the 3.14 rad/s limit for an 8 s trajectory.
+AMPLITUDES = (0.9, -0.6, 0.8, -1.0, 1.0, 1.5)
+
+
+BUMPS = (1, 2, 1, 2, 2, 1)
+
+
+#: Kept away from the position limits [rad].
+LIMIT_MARGIN = 0.1
+
+
+#: The largest |q̇| of A sin^4(x) is A x' * max(4 sin^3 x cos x) = A x' * 3 sqrt(3) / 4.
+_SIN4_PEAK_SLOPE = 3.0 * math.sqrt(3.0) / 4.0
+
+
+#: Label of the bringup process in bringup.stop_processes' messages.
+_BRINGUP = bringup.NodeSpec('bringup', 'bringup', 'robot_dynamics_ros.cli.bringup', '')
+
+
+def demo_trajectory(q0, duration=8.0, knot_step=0.5, *, lower=None, upper=None,
+                    velocity_limit=None):
+    """Knots of the demo trajectory: (times (N,), positions, velocities, accelerations (N, n)).
+
+    q_j(t) = q0_j + A_j sin^4(x_j), x_j = pi k_j t / T: k_j smooth out-and-back bumps, starting and
+    ending at q0 at rest (q̇ = q̈ = 0). Derivatives, with s = sin x, c = cos x, x' = pi k / T:
+    q̇ = 4 A s^3 c x',  q̈ = 4 A x'^2 (3 s^2 c^2 - s^4).
+    A_j is flipped in sign or shrunk to keep q within [lower + 0.1, upper - 0.1] and |q̇| within
+    half of ``velocity_limit`` (arrays (n,), inf where unlimited).
+    """
+    q0 = np.asarray(q0, dtype=np.float64)
+    n = q0.size
+    if duration <= 0 or knot_step <= 0:
+        raise ValueError('duration and knot_step must be > 0')
+    lower = np.full(n, -np.inf) if lower is None else np.asarray(lower, dtype=np.float64)
+    upper = np.full(n, np.inf) if upper is None else np.asarray(upper, dtype=np.float64)
+    vmax = (np.full(n, np.inf) if velocity_limit is None
+            else np.asarray(velocity_limit, dtype=np.float64))
+    amplitude = np.array([AMPLITUDES[j % len(AMPLITUDES)] for j in range(n)])
+    bumps = np.array([BUMPS[j % len(BUMPS)] for j in range(n)], dtype=np.float64)
+    rate = math.pi * bumps / duration  # x'
+    for j in range(n):
+        room_up = upper[j] - LIMIT_MARGIN - q0[j]
+        room_down = q0[j] - (lower[j] + LIMIT_MARGIN)
+        a = amplitude[j]
+        if (a > 0 and room_up < a) or (a < 0 and room_down < -a):
+            # Go the other way if there is more room there, and no further than the room.
+            a = abs(a) if room_up >= room_down else -abs(a)
+            a = float(np.clip(a, -max(room_down, 0.0), max(room_up, 0.0)))
+        speed = abs(a) * rate[j] * _SIN4_PEAK_SLOPE
+        if speed > 0.5 * vmax[j]:
+            a *= 0.5 * vmax[j] / speed
+        amplitude[j] = a
+    times = np.arange(0.0, duration + 0.5 * knot_step, knot_step)
+    times[-1] = duration
+    x = np.outer(times, rate)
+    s, c = np.sin(x), np.cos(x)
+    positions = q0 + amplitude * s**4
+    velocities = 4.0 * amplitude * s**3 * c * rate
+    accelerations = 4.0 * amplitude * rate**2 * (3.0 * s**2 * c**2 - s**4)
+    # Exact rest at the ends (sin(pi k) is 1e-16, not 0).
+    positions[-1], velocities[[0, -1]], accelerations[[0, -1]] = q0, 0.0, 0.0
+    return times, positions, velocities, accelerations
+
+
+def trajectory_message(joint_names, times, positions, velocities, accelerations):
+    """trajectory_msgs/JointTrajectory with a zero header stamp (start on receipt)."""
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    msg = JointTrajectory()
+    msg.joint_names = list(joint_names)
+    for t, q, qd, qdd in zip(times, positions, velocities, accelerations):
+        sec = int(math.floor(t))
+        msg.points.append(JointTrajectoryPoint(
+            positions=q.tolist(), velocities=qd.tolist(), accelerations=qdd.tolist(),
+            time_from_start=Duration(sec=sec, nanosec=int(round((t - sec) * 1e9)))))
+    return msg
+
+
+def urdf_robot_name(urdf_path) -> str:
+    """The <robot name=...> of a URDF file (the file name if it has none)."""
+    try:
+        with open(urdf_path, encoding='utf-8') as f:
+            return robot_name(f.read()) or Path(urdf_path).stem
+    except OSError:         # the nodes report a missing URDF; the name only labels the output
+        return Path(urdf_path).stem
+
+
+def urdf_joint_limits(urdf_path, joint_names):
+    """(lower, upper, velocity, effort) arrays for ``joint_names`` from a URDF (the model's limits:
+    ``dynamics.load_urdf``); ±inf where there is none, and for joints the model does not have."""
+    model = rd.load_urdf(str(urdf_path))
+    index = {name: k for k, name in enumerate(model.joint_names)}
+    out = np.full((4, len(joint_names)), np.inf)
+    out[0] = -np.inf
+    for i, name in enumerate(joint_names):
+        k = index.get(name)
+        if k is not None:
+            out[:, i] = (model.lower[k], model.upper[k], model.velocity_limit[k], model.effort_limit[k])
+    return out
+
+
+@dataclass
+class Series:
+    """Messages of one topic: receive times (monotonic s), header stamps (ns, or -1), values."""
+
+    t: list = field(default_factory=list)
+    stamp: list = field(default_factory=list)
+    values: list = field(default_factory=list)
+    names: tuple = ()
+
+    def arrays(self):
+        if not self.values:
+            return np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros((0, len(self.names)))
+        return (np.asarray(self.t), np.asarray(self.stamp, dtype=np.int64),
+                np.asarray(self.values, dtype=np.float64))
+
+
+def save_figure(fig, path, dpi=100) -> Path:
+    """Write ``fig`` to ``path`` as a PNG (its folder made), close it; the absolute path."""
+    import matplotlib.pyplot as plt
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return path.resolve()
+
+
+class GraphRun:
+    """The simulation graph of ``gc`` running (``mode``: bringup = one ``python -m
+    robot_dynamics_ros.cli.bringup`` process, processes = one per node, in-process = here) and an executor
+    of ``executor_kind`` in this process for the demo's own nodes (``add``): a context manager that
+    stops and destroys everything on the way out. rclpy gets no signal handlers: Ctrl-C raises
+    KeyboardInterrupt in the demo, and the way out stops the graph."""
+
+    def __init__(self, gc, mode, executor_kind):
+        self.gc, self.mode, self.executor_kind = gc, mode, executor_kind
+        self.nodes, self.children, self.executor, self.context = [], [], None, None
+        self.description = ''
+
+    def __enter__(self):
+        import rclpy
+        from rclpy.signals import SignalHandlerOptions
+
+        self.context = rclpy.Context()
+        rclpy.init(args=['--ros-args', *self.gc.ros_args], context=self.context,
+                   signal_handler_options=SignalHandlerOptions.NO)
+        try:
+            if self.mode == 'bringup':
+                cmd = bringup.bringup_command(self.gc, executor=self.executor_kind)
+                self.children = [(_BRINGUP, bringup.spawn(cmd))]
+                self.description = f'graph in one bringup process, {self.executor_kind} executor'
+            elif self.mode == 'processes':
+                self.children = bringup.start_processes(self.gc)
+                self.description = f'{len(self.children)} node processes'
+            else:
+                self.nodes = bringup.create_nodes(self.gc, context=self.context)
+            self.executor = make_executor(self.context, self.executor_kind)
+            for node in self.nodes:
+                self.executor.add_node(node)
+            if self.nodes:
+                self.description = f'nodes and recorder in one process, {type(self.executor).__name__}'
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def add(self, node):
+        """A node of the demo's own, spun by the executor and destroyed on the way out."""
+        self.executor.add_node(node)
+        self.nodes.append(node)
+        return node
+
+    def alive(self):
+        return all(p.poll() is None for _, p in self.children)
+
+    def exited(self):
+        return ', '.join(f'{spec.name} exited with code {p.returncode}'
+                         for spec, p in self.children if p.poll() is not None)
+
+    def spin_until(self, condition, timeout):
+        """Spin until ``condition()`` or the graph ends; True when ``condition()`` is."""
+        return spin_until(self.executor, lambda: not self.alive() or condition(), timeout) and condition()
+
+    def __exit__(self, *exc):
+        import rclpy
+
+        if self.executor is not None:
+            for node in self.nodes:
+                self.executor.remove_node(node)
+            self.executor.shutdown(timeout_sec=2.0)
+        for node in reversed(self.nodes):
+            node.destroy_node()
+        if self.context.ok():
+            rclpy.shutdown(context=self.context)
+        if self.children:
+            bringup.stop_processes(self.children, timeout=10.0)
+        return False
