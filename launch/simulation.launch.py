@@ -26,7 +26,7 @@ its loop through. /clock stays global.
 
 By default the four nodes run in ONE process (the `bringup` executable, one EventsExecutor: the same
 graph as `python -m robot_dynamics_ros.cli.bringup`), which holds the configured 500 Hz on a 2-core machine
-where four processes fell behind real time (README, "Launch and bring-up", for the rates measured);
+where four processes fell behind real time (doc/launch.md for the rates measured);
 processes:=true starts one process per node instead (each node its own launch action).
 """
 

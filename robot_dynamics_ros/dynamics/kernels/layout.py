@@ -54,7 +54,7 @@ def inline(fn):
     fold away the branches they switch off, and a batch loop makes no call per state. Inlining at
     LLVM's level rather than numba's (`inline="always"`, which copies and re-types the callee's IR
     at every call site, helpers within helpers) cut the cold compile of every kernel from 760 to
-    about 50 CPU seconds at the same speed (README, "Start-up")."""
+    about 50 CPU seconds at the same speed (doc/performance.md, "Start-up")."""
     return _compiled_once(njit(**OPTIONS, forceinline=True, **_NOT_FROM_PYTHON)(fn))
 
 
