@@ -37,7 +37,7 @@ import struct
 
 import numpy as np
 
-from robot_dynamics_ros.logic.input_guard import BadInput, short_list
+from robot_dynamics_ros.logic.input_guard import BadInput, duplicates, short_list
 
 __all__ = ['joint_trajectory_sizes', 'header_stamp_ns', 'read_joint_trajectory', 'TrajectoryArrays',
            'MIN_POINT_BYTES']
@@ -155,7 +155,7 @@ def read_joint_trajectory(raw):
     if m == 0:
         raise BadInput('no_joints', 'JointTrajectory has no joint_names')
     if len(set(names)) != m:
-        twice = sorted(name for name, n in collections.Counter(names).items() if n > 1)
+        twice = sorted(duplicates(names))
         raise BadInput('duplicate', f'JointTrajectory has duplicate joint names {short_list(twice)}')
     n_points, pos = read_u32(pos)
     if n_points > (size - pos) // MIN_POINT_BYTES:

@@ -35,7 +35,7 @@ import time
 import numpy as np
 
 __all__ = ['BadInput', 'WarningThrottle', 'StateLimits', 'StateContinuity', 'short_list', 'bounded',
-           'MAX_LOG_CHARS', 'MAX_KEYS', 'MAX_ABS_POSITION', 'MAX_ABS_VELOCITY', 'OTHER_KEYS']
+           'duplicates', 'MAX_LOG_CHARS', 'MAX_KEYS', 'MAX_ABS_POSITION', 'MAX_ABS_VELOCITY', 'OTHER_KEYS']
 
 MAX_LOG_CHARS = 1000        # characters of one warning line (the rest is cut, with a count)
 MAX_KEYS = 256              # keys a WarningThrottle remembers (kinds are a fixed set: far fewer)
@@ -69,6 +69,17 @@ def bounded(text, limit=MAX_LOG_CHARS):
 def _short_name(name):
     name = str(name)
     return name if len(name) <= MAX_NAME_CHARS else name[:MAX_NAME_CHARS] + '…'
+
+
+def duplicates(names):
+    """The names that occur more than once in ``names``, each once, in the order of their second
+    occurrence."""
+    seen, twice = set(), []
+    for name in names:
+        if name in seen and name not in twice:
+            twice.append(name)
+        seen.add(name)
+    return twice
 
 
 def short_list(items, limit=8):

@@ -41,7 +41,7 @@ import math
 
 import numpy as np
 
-from robot_dynamics_ros.logic.input_guard import BadInput, short_list
+from robot_dynamics_ros.logic.input_guard import BadInput, duplicates, short_list
 
 __all__ = ['ErrorCode', 'Tolerances', 'GoalMonitor', 'goal_joint_error', 'old_stamp_error',
            'error_code_of', 'GoalError']
@@ -85,11 +85,7 @@ def goal_joint_error(names, joint_order, allow_partial):
     names = list(names)
     if not names:
         return GoalError(ErrorCode.INVALID_JOINTS, 'the trajectory names no joints')
-    seen, twice = set(), []
-    for name in names:
-        if name in seen:
-            twice.append(name)
-        seen.add(name)
+    twice = duplicates(names)
     if twice:
         return GoalError(ErrorCode.INVALID_JOINTS,
                          f'the trajectory names joints {short_list(twice)} more than once')
@@ -98,7 +94,8 @@ def goal_joint_error(names, joint_order, allow_partial):
         return GoalError(ErrorCode.INVALID_JOINTS,
                          f'the trajectory names joints {short_list(unknown)} that this controller '
                          f'does not control (it controls {short_list(list(joint_order))})')
-    missing = [name for name in joint_order if name not in seen]
+    given = set(names)
+    missing = [name for name in joint_order if name not in given]
     if missing and not allow_partial:
         return GoalError(ErrorCode.INVALID_JOINTS,
                          f'the trajectory leaves out joints {short_list(missing)} '

@@ -23,7 +23,7 @@ import numpy as np
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
-from robot_dynamics_ros.logic.input_guard import BadInput, short_list
+from robot_dynamics_ros.logic.input_guard import BadInput, duplicates, short_list
 
 __all__ = ['JointStateCache', 'Merged', 'joint_state_values', 'make_joint_state',
            'matrix_to_multiarray', 'multiarray_to_matrix', 'vector_to_multiarray',
@@ -58,15 +58,6 @@ def index_map(from_names, to_names):
     return np.array([position[name] for name in to_names], dtype=np.intp)
 
 
-def _duplicates(names):
-    seen, twice = set(), []
-    for name in names:
-        if name in seen and name not in twice:
-            twice.append(name)
-        seen.add(name)
-    return twice
-
-
 def _check_lengths(msg, n):
     for field in ('position', 'velocity'):
         count = len(getattr(msg, field))
@@ -94,7 +85,7 @@ def joint_state_values(msg):
     """
     names = list(msg.name)
     n = len(names)
-    twice = _duplicates(names)
+    twice = duplicates(names)
     if twice:
         raise BadInput('duplicate', f'JointState has duplicate joint names {short_list(twice)}')
     _check_lengths(msg, n)
@@ -186,7 +177,7 @@ class JointStateCache:
                 joints.append(i)
         error = None
         if len(set(joints)) != len(joints):
-            twice = _duplicates([self.joint_names[i] for i in joints])
+            twice = duplicates([self.joint_names[i] for i in joints])
             error = BadInput('duplicate', f'JointState names joints {short_list(twice)} more than '
                                           'once')
         joints = np.asarray(joints, dtype=np.intp)
@@ -388,7 +379,7 @@ def joint_trajectory_arrays(msg):
     m = len(names)
     if m == 0:
         raise BadInput('no_joints', 'JointTrajectory has no joint_names')
-    twice = _duplicates(names)
+    twice = duplicates(names)
     if twice:
         raise BadInput('duplicate', f'JointTrajectory has duplicate joint names {short_list(twice)}')
     points = msg.points

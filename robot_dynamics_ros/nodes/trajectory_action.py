@@ -146,6 +146,8 @@ class TrajectoryAction:
                                     handle_accepted_callback=self._on_accepted,
                                     cancel_callback=self._on_cancel)
         self._state_msg = JointTrajectoryControllerState()
+        if hasattr(self._state_msg, 'speed_scaling_factor'):      # (no speed scaling here)
+            self._state_msg.speed_scaling_factor = 1.0
         self._feedback_msg = FollowJointTrajectory.Feedback()
         self._has_index = hasattr(self._feedback_msg, 'index')
         self._monitor_timer = None
@@ -372,13 +374,11 @@ class TrajectoryAction:
         run = self._goals[-1]
         if run.monitor is None or run.finished:
             return
-        now_ns, q, qd, q_d, qd_d, qdd_d, _ = self._last_step
+        now_ns = self._last_step[0]
         order = self._node.to_order
         msg = self._feedback_msg
         msg.header.stamp = stamp(now_ns)
-        _fill(msg.desired, q_d[order], qd_d[order], qdd_d[order])
-        _fill(msg.actual, q[order], qd[order])
-        _fill(msg.error, (q_d - q)[order], (qd_d - qd)[order])
+        _fill_tracking(msg.desired, msg.actual, msg.error, self._last_step, order)
         if self._has_index:
             msg.index = run.monitor.index(now_ns)
         run.handle.publish_feedback(msg)
@@ -386,16 +386,11 @@ class TrajectoryAction:
     def _publish_state(self):
         if self._last_step is None:
             return
-        now_ns, q, qd, q_d, qd_d, qdd_d, tau = self._last_step
         order = self._node.to_order
         msg = self._state_msg
-        msg.header.stamp = stamp(now_ns)
-        _fill(msg.reference, q_d[order], qd_d[order], qdd_d[order])
-        _fill(msg.feedback, q[order], qd[order])
-        _fill(msg.error, (q_d - q)[order], (qd_d - qd)[order])
-        msg.output.effort = float64_field(tau[order])
-        if hasattr(msg, 'speed_scaling_factor'):
-            msg.speed_scaling_factor = 1.0
+        msg.header.stamp = stamp(self._last_step[0])
+        _fill_tracking(msg.reference, msg.feedback, msg.error, self._last_step, order)
+        msg.output.effort = float64_field(self._last_step[6][order])
         self._state_pub.publish(msg)
 
     def describe_goal(self):
@@ -417,10 +412,16 @@ def _never_called(handle):
                                         error_string='internal: goal executed without a run')
 
 
-def _fill(point, positions, velocities, accelerations=None):
-    """A trajectory_msgs/JointTrajectoryPoint's fields from (n,) arrays."""
-    point.positions = float64_field(positions)
-    point.velocities = float64_field(velocities)
-    if accelerations is not None:
-        point.accelerations = float64_field(accelerations)
+def _fill_tracking(desired, actual, error, step, order):
+    """Three trajectory_msgs/JointTrajectoryPoint of a control step (now_ns, q, q̇, q_d, q̇_d, q̈_d,
+    τ in model order), in the controller's joint ``order``: the desired (q_d, q̇_d, q̈_d), the actual
+    (q, q̇) and the error (q_d − q, q̇_d − q̇); of the feedback and of the controller state alike."""
+    _, q, qd, q_d, qd_d, qdd_d, _ = step
+    desired.positions = float64_field(q_d[order])
+    desired.velocities = float64_field(qd_d[order])
+    desired.accelerations = float64_field(qdd_d[order])
+    actual.positions = float64_field(q[order])
+    actual.velocities = float64_field(qd[order])
+    error.positions = float64_field((q_d - q)[order])
+    error.velocities = float64_field((qd_d - qd)[order])
 
