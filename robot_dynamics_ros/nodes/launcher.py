@@ -16,17 +16,23 @@ from robot_dynamics_ros.nodes import stop
 
 def _run(module):
     """Import the node's module and run its main(); a stop requested before main() ends the process
-    with exit 0."""
+    with exit 0. After a stop, once main()'s clean-up is done, the process ends at once: the
+    interpreter's own finalisation (freeing numba's and LLVM's state, half a second to two on a loaded
+    machine) would run where the deadline's thread can no longer end it."""
     request = stop.install()
     before_main = _test_signal_hook()
     try:
         main = importlib.import_module(f'robot_dynamics_ros.nodes.{module}').main
         before_main()
         if request.requested:       # raised where it was swallowed: the import went on
-            return 0
-        return main()
+            code = 0
+        else:
+            code = main()
     except KeyboardInterrupt:
-        return 0
+        code = 0
+    if request.requested:
+        stop.exit_now()
+    return code
 
 
 def _test_signal_hook():

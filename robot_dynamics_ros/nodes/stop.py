@@ -90,17 +90,24 @@ def handling(deadline_s=STOP_DEADLINE_S):
 
 def in_foreign_callback(frame):
     """Whether the signal arrived in Python code whose exceptions are printed and dropped instead of
-    propagated: a weakref callback of importlib's module locks (`_get_module_lock.<locals>.cb`), or
-    code that C calls back through ctypes (llvmlite's object cache while numba compiles)."""
-    marker = os.sep + 'llvmlite' + os.sep
+    propagated: a finaliser (``__del__``: llvmlite's objects dispose of their LLVM handles there), a
+    weakref callback of importlib's module locks (`_get_module_lock.<locals>.cb`), or llvmlite's
+    object-cache hooks, which LLVM calls back through ctypes while numba compiles. Anywhere else
+    (numba's compiler, llvmlite's IR builder, a ctypes call into LLVM) the KeyboardInterrupt
+    propagates and start-up ends at once."""
     while frame is not None:
         code = frame.f_code
-        if marker in code.co_filename:
+        if code.co_name in FOREIGN_CALLBACKS:
             return True
         if code.co_name == 'cb' and 'importlib._bootstrap' in code.co_filename:
             return True
         frame = frame.f_back
     return False
+
+
+# The functions C calls back (their exceptions are printed and dropped): finalisers and llvmlite's
+# object-cache hooks (llvmlite.binding.executionengine).
+FOREIGN_CALLBACKS = frozenset({'__del__', '_raw_object_cache_notify', '_raw_object_cache_getbuffer'})
 
 
 def exit_now():
