@@ -63,7 +63,7 @@ class InstallAndPrecompile(install):
             return      # building a wheel (pip install ., pip wheel): machine code never travels in it
         lib = os.path.abspath(self.install_lib)
         # The source tree's compiled kernels, if any: numba's cache is keyed on a hash of the
-        # kernel sources (kernels/cache.py), not on their location, so the installed copy loads
+        # kernel sources (kernels/jit/cache.py), not on their location, so the installed copy loads
         # what matches and compiles only the rest.
         cache = os.path.join('dynamics', 'kernels', '__pycache__')
         source_cache = os.path.join(os.path.dirname(os.path.abspath(__file__)), package_name, cache)

@@ -3,19 +3,22 @@ float64 vector of the right length in the one array object they read right (exac
 C-contiguous, aligned, native byte order: kernels/native.py); only then do these helpers find out
 what was wrong and say so, or convert what numpy converts without changing the values.
 
-Every public function that calls a kernel has the same shape, so that a call with right arguments
-costs one kernel call and nothing else (no extra Python call, no conversion):
+Every public function that calls a kernel is written as its fast path only and declared with
+``kernel_arguments``, which names the arguments to convert when the kernel refuses them:
 
-    out = np.empty(...)
-    try:
-        _k.kernel(model._data.buffer if data is None else _checks.buffer(model, data), q, ..., out)
-    except _checks.KERNEL_ERRORS as error:
-        return _checks.retry(error, function, model, (q, "q"), ..., frame=frame, data=data)
-    return out
+    @_checks.kernel_arguments("q", "qd")
+    def coriolis_forces(model, q, qd, data=None):
+        tau = empty(model.nq)
+        _k.coriolis(model._data.buffer if data is None else _checks.buffer(model, data), q, qd, tau)
+        return tau
 
-retry() converts each argument (or raises a ValueError naming it) and calls the function again.
-The inline `model._data.buffer if data is None else` is buffer()'s None case spelled out: a call
-to buffer() on that path costs about 45 ns (a UR5 mass matrix takes about 600 ns).
+so that a call with right arguments costs one kernel call and nothing else (no wrapper frame, no
+conversion): the decorator compiles the function again with its body inside
+``try: ... except KERNEL_ERRORS`` (Python's exceptions cost nothing until raised), whose handler
+converts each named argument (or raises a ValueError naming it) and calls the function again, or
+raises the kernel's error again when every argument already was right. The inline
+`model._data.buffer if data is None else` is buffer()'s None case spelled out: a call to buffer() on
+that path costs as much as a third of a small kernel call (doc/performance.md).
 
 Every numeric argument goes through one conversion, real_array(): which forms are accepted and
 which refused is decided there (complex, text, booleans and masked entries are refused). Results:
@@ -25,8 +28,10 @@ equal to those of the same values as float64 arrays (test/dynamics/test_fuzz_cor
 """
 from __future__ import annotations
 
+import ast
+import inspect
 import numbers
-from typing import Any, Callable
+import textwrap
 
 import numpy as np
 from numba.core.errors import NumbaError
@@ -149,16 +154,6 @@ def retry_args(model, error, *specs, optional=("f_tip",)):
     return values
 
 
-def retry(error: BaseException, function: Callable[..., Any], model, *specs, **keywords) -> Any:
-    """The error path of a public function whose kernel call raised `error` (one of KERNEL_ERRORS):
-    function(model, *checked, **keywords), the spec arguments (value, name[, length]) converted to
-    the vectors the kernels take (vector()), in the order of the function's positional parameters
-    after the model. An argument that cannot be converted raises a ValueError naming it; when every
-    argument already was right, `error` is raised again (it was not the input's: an unknown frame,
-    a Data of another model, a singular matrix, an overflow). The second call takes the fast path."""
-    return function(model, *retry_args(model, error, *specs), **keywords)
-
-
 def buffer(model, data):
     """The kernels' buffer (packed model and workspace) of `data`, which must be a Data(model);
     None: the model's own default Data.
@@ -216,3 +211,74 @@ def finite(value, what, arguments):
         raise ValueError(f"{what} overflowed: not finite for these finite {arguments} "
                          "(values too large for float64)")
     return value
+
+
+def kernel_arguments(*specs):
+    """Declare a public function's vector arguments, each a parameter name or (name, length): when the
+    function's body raises one of KERNEL_ERRORS (the kernel refused an argument), they are converted
+    by vector() (a ValueError naming the one that cannot be) and the function is called again; an
+    argument whose parameter defaults to None stays None. When none had to change, the body's error
+    is raised again (not the input's: an unknown frame, a singular matrix, an overflow). The
+    function (or method: its first parameter ``self``, the model ``self.model``) must not rebind a
+    parameter (checked here). Lengths default to model.nq."""
+    def declare(function):
+        return _with_argument_retry(function, [(s, None) if isinstance(s, str) else tuple(s) for s in specs])
+    return declare
+
+
+def _with_argument_retry(function, specs):
+    """`function` compiled again from its source with its body (after the docstring) inside the try
+    statement of kernel_arguments; the same otherwise (file, lines, defaults, docstring, annotations),
+    so tracebacks and the documentation point at its source."""
+    definition = ast.parse(textwrap.dedent(inspect.getsource(function))).body[0]
+    arguments = [*definition.args.posonlyargs, *definition.args.args, *definition.args.kwonlyargs]
+    parameters = [a.arg for a in arguments]
+    name = function.__name__
+    for argument, _ in specs:
+        if argument not in parameters:
+            raise TypeError(f"{name}: kernel_arguments names {argument!r}, which is not a parameter")
+    rebound = sorted({node.id for node in ast.walk(definition) if isinstance(node, ast.Name)
+                      and isinstance(node.ctx, ast.Store) and node.id in parameters})
+    if rebound:
+        raise TypeError(f"{name}: kernel_arguments needs the parameters left as passed; {rebound} rebound")
+    first, rest = parameters[0], parameters[1:]
+    defaults = dict(zip(reversed(parameters[:len(parameters) - len(definition.args.kwonlyargs)]),
+                        reversed(function.__defaults__ or ())))
+    defaults.update(function.__kwdefaults__ or {})
+    optional = tuple(a for a, _ in specs if a in defaults and defaults[a] is None)
+    spec_text = ", ".join(f"({a}, {a!r}" + ("" if n is None else f", {n}") + ")" for a, n in specs)
+    converted = ", ".join(a for a, _ in specs)
+    model, callee = ("self.model", f"self.{name}") if first == "self" else (first, name)
+    handler = ast.parse(textwrap.dedent(f"""
+        try:
+            pass
+        except _KERNEL_ERRORS as _error:
+            {converted}, = _retry_args({model}, _error, {spec_text}, optional={optional!r})
+            return {callee}({first}, {", ".join(f"{p}={p}" for p in rest)})
+        """)).body[0]
+    for node in ast.walk(handler):          # the handler's lines: the def line's (the decorator's code)
+        if hasattr(node, "lineno"):
+            node.lineno = node.end_lineno = definition.lineno
+    body = definition.body
+    has_docstring = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+    handler.body = body[1:] if has_docstring else body
+    ast.copy_location(handler, handler.body[0])
+    definition.body = body[:1] + [handler] if has_docstring else [handler]
+    # Defaults and annotations are the original function's objects (set below), not evaluated again.
+    definition.decorator_list, definition.returns = [], None
+    for argument in arguments:
+        argument.annotation = None
+    definition.args.defaults = [ast.Constant(None) for _ in definition.args.defaults]
+    definition.args.kw_defaults = [d and ast.Constant(None) for d in definition.args.kw_defaults]
+    factory = ast.parse("def _factory(_KERNEL_ERRORS, _retry_args):\n    pass").body[0]
+    factory.body = [definition, ast.Return(ast.Name(name, ast.Load()))]
+    module = ast.Module([factory], type_ignores=[])
+    ast.increment_lineno(module, function.__code__.co_firstlineno - 1)
+    ast.fix_missing_locations(module)
+    namespace = {}
+    exec(compile(module, function.__code__.co_filename, "exec"), function.__globals__, namespace)
+    compiled = namespace["_factory"](KERNEL_ERRORS, retry_args)
+    compiled.__defaults__, compiled.__kwdefaults__ = function.__defaults__, function.__kwdefaults__
+    compiled.__doc__, compiled.__annotations__ = function.__doc__, function.__annotations__
+    compiled.__qualname__, compiled.__module__ = function.__qualname__, function.__module__
+    return compiled

@@ -33,6 +33,7 @@ def _term_arrays(n: int) -> tuple:
             np.empty((4, 4)), np.empty((_all_terms.scratch_rows(n), max(n, 6))))
 
 
+@_checks.kernel_arguments("q", "qd")
 def compute_all_terms(model: Model, q: ArrayLike, qd: ArrayLike, frame: str | None = None,
                       reference: str = "space", damping: float = 0.0, data: Data | None = None) -> AllTerms:
     """M(q), c(q, q̇) = C(q, q̇) q̇ and g(q), and with `frame` also J, Λ and η at that frame, from one
@@ -59,13 +60,9 @@ def compute_all_terms(model: Model, q: ArrayLike, qd: ArrayLike, frame: str | No
             object.__setattr__(data, "all_terms_arrays", arrays)
     frame_index = -1 if frame is None else model.frame_index(frame)
     code = reference_code(reference)
-    if damping.__class__ is not float or not 0.0 <= damping < np.inf:
-        damping = _checks.scalar(damping, "damping", minimum=0.0)
-    try:
-        status = _k.all_terms(buf, q, qd, frame_index, code, damping, *arrays)
-    except _checks.KERNEL_ERRORS as error:
-        return _checks.retry(error, compute_all_terms, model, (q, "q"), (qd, "qd"), frame=frame,
-                             reference=reference, damping=damping, data=data)
+    damping_value = (damping if damping.__class__ is float and 0.0 <= damping < np.inf
+                     else _checks.scalar(damping, "damping", minimum=0.0))
+    status = _k.all_terms(buf, q, qd, frame_index, code, damping_value, *arrays)
     if status == _all_terms.STATUS_M_NOT_POSITIVE_DEFINITE:
         raise ValueError(_k.NOT_POSITIVE_DEFINITE)
     if status == _all_terms.STATUS_TASK_SPACE_SINGULAR:

@@ -26,6 +26,7 @@ __all__ = ["inverse_dynamics_derivatives", "forward_dynamics_derivatives", "line
            "linearize_trajectory"]
 
 
+@_checks.kernel_arguments("q", "qd", "qdd", ("f_tip", 6))
 def inverse_dynamics_derivatives(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike,
                                  f_tip: ArrayLike | None = None, frame: str | None = None,
                                  friction: Friction = None, data: Data | None = None):
@@ -37,15 +38,11 @@ def inverse_dynamics_derivatives(model: Model, q: ArrayLike, qd: ArrayLike, qdd:
     matrix."""
     n = model.nq
     tau, dtau_dq, dtau_dqd = np.empty(n), np.empty((n, n)), np.empty((n, n))
-    try:
-        buf = model._data.buffer if data is None else _checks.buffer(model, data)
-        if f_tip is None:
-            _k.rnea_derivatives(buf, q, qd, qdd, -1, q, tau, dtau_dq, dtau_dqd)
-        else:
-            _k.rnea_derivatives(buf, q, qd, qdd, model.frame_index(frame), f_tip, tau, dtau_dq, dtau_dqd)
-    except _checks.KERNEL_ERRORS as error:
-        return _checks.retry(error, inverse_dynamics_derivatives, model, (q, "q"), (qd, "qd"), (qdd, "qdd"),
-                             (f_tip, "f_tip", 6), frame=frame, friction=friction, data=data)
+    buf = model._data.buffer if data is None else _checks.buffer(model, data)
+    if f_tip is None:
+        _k.rnea_derivatives(buf, q, qd, qdd, -1, q, tau, dtau_dq, dtau_dqd)
+    else:
+        _k.rnea_derivatives(buf, q, qd, qdd, model.frame_index(frame), f_tip, tau, dtau_dq, dtau_dqd)
     coefficients = friction_coefficients(model, friction)
     if coefficients is not None:
         dtau_dqd[np.diag_indices(n)] += coefficients[0]          # ∂(F_v q̇)/∂q̇; Coulomb: 0 for q̇ ≠ 0
@@ -69,19 +66,16 @@ def forward_dynamics_derivatives(model: Model, q: ArrayLike, qd: ArrayLike, tau:
     return dqdd_dq, dqdd_dqd, Minv
 
 
+@_checks.kernel_arguments("q", "qd", "tau", ("f_tip", 6))
 def _forward_dynamics_derivatives(model, q, qd, tau, f_tip, frame, data):
     """The compiled pass (kernels/derivatives.py) for a torque τ that already has friction taken out:
     (∂q̈/∂q, ∂q̈/∂q̇, M⁻¹)."""
     n = model.nq
     dqdd_dq, dqdd_dqd, Minv = np.empty((n, n)), np.empty((n, n)), np.empty((n, n))
-    try:
-        buf = model._data.buffer if data is None else _checks.buffer(model, data)
-        scratch = _derivative_scratch(model, data)
-        frame_index, wrench = (-1, q) if f_tip is None else (model.frame_index(frame), f_tip)
-        _k.aba_derivatives(buf, q, qd, tau, frame_index, wrench, scratch, Minv, dqdd_dq, dqdd_dqd)
-    except _checks.KERNEL_ERRORS as error:
-        return _checks.retry(error, _forward_dynamics_derivatives, model, (q, "q"), (qd, "qd"), (tau, "tau"),
-                             (f_tip, "f_tip", 6), frame=frame, data=data)
+    buf = model._data.buffer if data is None else _checks.buffer(model, data)
+    scratch = _derivative_scratch(model, data)
+    frame_index, wrench = (-1, q) if f_tip is None else (model.frame_index(frame), f_tip)
+    _k.aba_derivatives(buf, q, qd, tau, frame_index, wrench, scratch, Minv, dqdd_dq, dqdd_dqd)
     return dqdd_dq, dqdd_dqd, Minv
 
 

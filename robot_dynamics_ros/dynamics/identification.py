@@ -28,6 +28,7 @@ FILTER_ORDER = 4        # its Butterworth order: gain 1/sqrt(1 + (f/f_c)^(2 FILT
 EDGE_PERIODS = 3        # cutoff periods dropped at each end of a log
 
 
+@_checks.kernel_arguments("q", "qd", "qdd")
 def joint_torque_regressor(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike,
                            data: Data | None = None) -> np.ndarray:
     """Y (n, 10 n_bodies) with τ = Y π (inverse_dynamics = Y @ inertial_parameters(model)): row i the
@@ -36,12 +37,8 @@ def joint_torque_regressor(model: Model, q: ArrayLike, qd: ArrayLike, qdd: Array
     (eqs. 9.53-9.55), then each body's wrench per unit parameter, F = G V̇ − [ad_V]^T G V, carried to
     its ancestors' joints (eqs. 9.56-9.57). With mimic joints the rows are the coordinates' (G^T Y)."""
     Y = np.empty((model.nq, 10 * model.n_bodies))
-    try:
-        _k.joint_torque_regressor(model._data.buffer if data is None else _checks.buffer(model, data), q, qd,
-                                  qdd, Y, np.empty(model.nq))
-    except _checks.KERNEL_ERRORS as error:
-        return _checks.retry(error, joint_torque_regressor, model, (q, "q"), (qd, "qd"), (qdd, "qdd"),
-                             data=data)
+    _k.joint_torque_regressor(model._data.buffer if data is None else _checks.buffer(model, data), q, qd,
+                              qdd, Y, np.empty(model.nq))
     return Y
 
 

@@ -32,16 +32,13 @@ def _extras(model, f_tip, frame, friction):
     return fr, tip, np.array(coefficients[0], dtype=float), np.array(coefficients[1], dtype=float)
 
 
+@_checks.kernel_arguments("q", "qd", "tau")
 def _step(model, q, qd, tau, dt, f_tip, frame, friction, data, method):
-    dt = _checks.scalar(dt, "dt", minimum=0.0)
+    dt_value = _checks.scalar(dt, "dt", minimum=0.0)
     fr, tip, fv, fs = _extras(model, f_tip, frame, friction)
     buf = model._data.buffer if data is None else _checks.buffer(model, data)
     q_next, qd_next, scratch = np.empty(model.nq), np.empty(model.nq), np.empty((8, model.nq))
-    try:
-        _k.step(buf, q, qd, tau, dt, method, fr, tip, fv, fs, q_next, qd_next, scratch)
-    except _checks.KERNEL_ERRORS as error:
-        return _checks.retry(error, _step, model, (q, "q"), (qd, "qd"), (tau, "tau"), dt=dt, f_tip=f_tip,
-                             frame=frame, friction=friction, data=data, method=method)
+    _k.step(buf, q, qd, tau, dt_value, method, fr, tip, fv, fs, q_next, qd_next, scratch)
     return q_next, qd_next
 
 

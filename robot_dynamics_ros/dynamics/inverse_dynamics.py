@@ -13,6 +13,7 @@ from .kernels import entries as _k
 from .model import Data, Model
 
 
+@_checks.kernel_arguments("q", "qd", "qdd", ("f_tip", 6))
 def inverse_dynamics(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike,
                      f_tip: ArrayLike | None = None, frame: str | None = None, friction: Friction = None,
                      data: Data | None = None) -> np.ndarray:
@@ -24,51 +25,41 @@ def inverse_dynamics(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike,
     torques F_v q̇ + F_s sgn(q̇) are added. Returns τ (n,).
     """
     tau = np.empty(model.nq)
-    try:
-        buf = model._data.buffer if data is None else _checks.buffer(model, data)
-        if f_tip is None:
-            _k.rnea(buf, q, qd, qdd, tau)
-        else:
-            _k.rnea_tip(buf, q, qd, qdd, model.frame_index(frame), f_tip, tau)
-    except _checks.KERNEL_ERRORS as error:
-        return _checks.retry(error, inverse_dynamics, model, (q, "q"), (qd, "qd"), (qdd, "qdd"),
-                             (f_tip, "f_tip", 6), frame=frame, friction=friction, data=data)
+    buf = model._data.buffer if data is None else _checks.buffer(model, data)
+    if f_tip is None:
+        _k.rnea(buf, q, qd, qdd, tau)
+    else:
+        _k.rnea_tip(buf, q, qd, qdd, model.frame_index(frame), f_tip, tau)
     if friction is not None:
         tau = _checks.finite(tau + applied_friction(model, qd, friction), "tau plus friction torques",
                              "q, qd, qdd and friction coefficients")
     return tau
 
 
+@_checks.kernel_arguments("q")
 def gravity_torques(model: Model, q: ArrayLike, data: Data | None = None) -> np.ndarray:
     """g(q) = ∂P/∂q (n,): the joint torques that hold the robot still against gravity (eq. 9.84),
     by recursive Newton–Euler with q̇ = q̈ = 0 (eqs. 9.53–9.57); gravity: model.gravity (m/s², root
     frame)."""
     tau = np.empty(model.nq)
-    try:
-        _k.gravity(model._data.buffer if data is None else _checks.buffer(model, data), q, tau)
-    except _checks.KERNEL_ERRORS as error:
-        return _checks.retry(error, gravity_torques, model, (q, "q"), data=data)
+    _k.gravity(model._data.buffer if data is None else _checks.buffer(model, data), q, tau)
     return tau
 
 
+@_checks.kernel_arguments("q", "qd")
 def coriolis_forces(model: Model, q: ArrayLike, qd: ArrayLike, data: Data | None = None) -> np.ndarray:
     """c(q, q̇) = C(q, q̇) q̇ (n,): Coriolis and centripetal torques (eqs. 9.83, 9.88), by recursive
     Newton–Euler with q̈ = 0 and no gravity. For the matrix C see coriolis_matrix."""
     tau = np.empty(model.nq)
-    try:
-        _k.coriolis(model._data.buffer if data is None else _checks.buffer(model, data), q, qd, tau)
-    except _checks.KERNEL_ERRORS as error:
-        return _checks.retry(error, coriolis_forces, model, (q, "q"), (qd, "qd"), data=data)
+    _k.coriolis(model._data.buffer if data is None else _checks.buffer(model, data), q, qd, tau)
     return tau
 
 
+@_checks.kernel_arguments("q", "qd")
 def bias_forces(model: Model, q: ArrayLike, qd: ArrayLike, data: Data | None = None) -> np.ndarray:
     """b(q, q̇) = c(q, q̇) + g(q) (n,) (eq. 9.1), by recursive Newton–Euler with q̈ = 0 (eq. 9.89)."""
     tau = np.empty(model.nq)
-    try:
-        _k.bias(model._data.buffer if data is None else _checks.buffer(model, data), q, qd, tau)
-    except _checks.KERNEL_ERRORS as error:
-        return _checks.retry(error, bias_forces, model, (q, "q"), (qd, "qd"), data=data)
+    _k.bias(model._data.buffer if data is None else _checks.buffer(model, data), q, qd, tau)
     return tau
 
 

@@ -14,6 +14,7 @@ from .model import Data, Model
 from .spatial import spatial_inertia
 
 
+@_checks.kernel_arguments("q")
 def mass_matrix(model: Model, q: ArrayLike, data: Data | None = None) -> np.ndarray:
     """M(q) (n, n), symmetric positive definite (eq. 9.1), by the composite-rigid-body algorithm.
 
@@ -21,10 +22,7 @@ def mass_matrix(model: Model, q: ArrayLike, data: Data | None = None) -> np.ndar
     q: (n,) in model.joint_names order; rows and columns in the same order.
     """
     M = np.empty(model._square)
-    try:
-        _k.crba(model._data.buffer if data is None else _checks.buffer(model, data), q, M)
-    except _checks.KERNEL_ERRORS as error:
-        return _checks.retry(error, mass_matrix, model, (q, "q"), data=data)
+    _k.crba(model._data.buffer if data is None else _checks.buffer(model, data), q, M)
     return M
 
 

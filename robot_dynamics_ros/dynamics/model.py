@@ -47,7 +47,7 @@ import numpy as np
 from . import _checks
 
 # The packed layout lives in the kernel package that reads it, so that changing it invalidates numba's
-# on-disk cache (keyed on the kernel package's source: kernels/cache.py).
+# on-disk cache (keyed on the kernel package's source: kernels/jit/cache.py).
 from .kernels.layout import (
     COL_ARMATURE,
     COL_C,

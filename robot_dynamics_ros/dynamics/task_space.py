@@ -16,6 +16,7 @@ from .model import Data, Model
 _INF = float("inf")
 
 
+@_checks.kernel_arguments("q")
 def task_space_inertia(model: Model, q: ArrayLike, frame: str | None = None, reference: str = "space",
                        damping: float = 0.0, data: Data | None = None) -> np.ndarray:
     """Λ(q) = (J M⁻¹ Jᵀ + damping·1)⁻¹ (6, 6) at a frame, J = jacobian(model, q, frame, reference).
@@ -24,15 +25,11 @@ def task_space_inertia(model: Model, q: ArrayLike, frame: str | None = None, ref
     (n > 6). With fewer than six joints or at a singularity J M⁻¹ Jᵀ is singular: a ValueError asks
     for damping > 0 (damped least squares). Computed with two Cholesky factorisations, no inverse of M.
     """
-    if damping.__class__ is not float or not 0.0 <= damping < _INF:
-        damping = _checks.scalar(damping, "damping", minimum=0.0)
+    damping_value = (damping if damping.__class__ is float and 0.0 <= damping < _INF
+                     else _checks.scalar(damping, "damping", minimum=0.0))
     Lam = np.empty((6, 6))
-    try:
-        _k.task_space_inertia(model._data.buffer if data is None else _checks.buffer(model, data), q,
-                              model.frame_index(frame), reference_code(reference), damping, Lam)
-    except _checks.KERNEL_ERRORS as error:
-        return _checks.retry(error, task_space_inertia, model, (q, "q"), frame=frame, reference=reference,
-                             damping=damping, data=data)
+    _k.task_space_inertia(model._data.buffer if data is None else _checks.buffer(model, data), q,
+                          model.frame_index(frame), reference_code(reference), damping_value, Lam)
     return Lam
 
 

@@ -1,4 +1,4 @@
-"""numba's on-disk cache is keyed on the whole kernel package (kernels/cache.py): a change to a helper
+"""numba's on-disk cache is keyed on the whole kernel package (kernels/jit/cache.py): a change to a helper
 that the entry points inline recompiles them."""
 import os
 import shutil

@@ -1,4 +1,4 @@
-"""Helpers are compiled to IR that their callers link in (kernels/linking.py): no machine code of their
+"""Helpers are compiled to IR that their callers link in (kernels/jit/linking.py): no machine code of their
 own, and an entry point compiled in a later process, from helpers it loads from numba's cache, computes
 what one compiled with every helper fresh computes."""
 import os

@@ -1,8 +1,9 @@
 """The recursive algorithms of Modern Robotics ch. 9 as numba-compiled loops, one module per algorithm.
 
-    layout.py       the Data buffer: packed model and workspace columns, one quantity each; compile options
-    cache.py        numba's on-disk cache keyed on the source of the whole package
-    linking.py      helpers compiled to IR their callers link in, each kernel optimised once
+    jit/            how kernels compile: the decorators inline / subroutine / entry; the only code that
+                    reaches into numba's internals (linked mode), with a plain @njit fallback
+    layout.py       the Data buffer: packed model and workspace columns, one quantity each
+    native.py       the array objects the entry points read right (numpy's struct, read in compiled code)
     spatial.py      twists, wrenches, Ad, ad, spatial inertias, on tuples of floats
     kinematics.py   joint transforms, T_0i, screw axes S_i, twists in {0}, frame poses (eqs. 9.35-9.37, 9.50)
     rnea.py         inverse dynamics, recursive Newton-Euler                            (eqs. 9.53-9.57)

@@ -15,6 +15,7 @@ moved to {0}, G^A_i / p^A_i the articulated-body inertia and bias wrench of the 
 One coordinate per body: a model with mimic joints (several bodies on one coordinate, layout.py) takes
 integrators.fd_mimic instead (M_r by CRBA, a Cholesky solve).
 """
+from .jit import inline
 from .kinematics import body_pose_in_base, body_twist_in_base, frame_wrench_in_body
 from .layout import (
     COL_GRAVITY,
@@ -31,7 +32,6 @@ from .layout import (
     W_VDOT_BASE,
     armature,
     frame_body,
-    inline,
     n_bodies,
     parent,
 )

@@ -12,8 +12,9 @@
 """
 from .crba import crba
 from .jacobians import jacobian, jacobian_derivative
+from .jit import inline
 from .kinematics import body_poses_in_base
-from .layout import inline, n_coordinates
+from .layout import n_coordinates
 from .linalg import cholesky_in_place, cholesky_solve_in_place, task_space_inertia_from_cholesky
 from .rnea import rnea
 

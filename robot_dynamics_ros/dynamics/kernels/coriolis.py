@@ -18,6 +18,7 @@ coordinates, C_r = G^T C(q, G q̇_r) G (C_r[c_i, c_j] += m_i m_j C_ij): then c_r
 Ṁ_r = G^T Ṁ G = C_r + C_r^T, so ∂M_r/∂q_r[k] = C_r(q, e_k) + C_r(q, e_k)^T with e_k a unit coordinate
 velocity (= sum_i G_ik G^T (∂M/∂q_i) G).
 """
+from .jit import inline
 from .kinematics import body_poses_in_base, body_twist_in_base
 from .layout import (
     W_BC_BASE,
@@ -32,7 +33,6 @@ from .layout import (
     body_rate,
     coordinate,
     has_mimic,
-    inline,
     multiplier,
     n_bodies,
     n_coordinates,

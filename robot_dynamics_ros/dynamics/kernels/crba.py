@@ -16,6 +16,7 @@ With mimic joints (layout.py) M is projected onto the coordinates, M_r = G^T M G
 adds m_i m_k M_ik to M_r[c_i, c_k] and, for i != k, m_i m_k M_ki to M_r[c_k, c_i] (both to one diagonal
 entry when two bodies share a coordinate).
 """
+from .jit import inline
 from .kinematics import body_poses_in_base
 from .layout import (
     W_GC_BODY,
@@ -27,7 +28,6 @@ from .layout import (
     armature,
     coordinate,
     has_mimic,
-    inline,
     is_prismatic,
     multiplier,
     n_bodies,

@@ -44,6 +44,7 @@ then the inverse dynamics derivatives at q̈ and the two products.
 """
 from .coriolis import W_PHI_BASE, W_Y_BASE, composite_pairs, composites_in_base
 from .crba import crba
+from .jit import inline
 from .kinematics import body_poses_in_base
 from .layout import (
     W_BC_BASE,
@@ -57,7 +58,6 @@ from .layout import (
     W_VDOT_BASE,
     W_VDOT_BODY,
     has_mimic,
-    inline,
     n_bodies,
     n_coordinates,
     parent,

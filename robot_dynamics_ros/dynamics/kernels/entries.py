@@ -2,7 +2,7 @@
 
 Each checks its arguments (sizes, finiteness, and that each vector is an array object it reads
 right: native.py; the Python layer then says which argument was wrong, _checks.py), calls one
-algorithm, which is inlined into it (layout.inline), and checks that its results are finite: finite
+algorithm, which is inlined into it (jit.inline), and checks that its results are finite: finite
 arguments can still overflow (q̇ ~ 1e155 squares to inf in the Coriolis terms, and inf - inf is NaN;
 a step too long for the integrator diverges), and a NaN must not be returned as an answer. That
 raises a ValueError saying which quantity overflowed and from which arguments (OVERFLOW_*); a loop
@@ -18,7 +18,7 @@ import contextlib
 import sys
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.core import event
 
 from .aba import aba as articulated_body
@@ -41,6 +41,7 @@ from .integrators import (  # noqa: F401  (codes the entries take)
     step as integration_step,
 )
 from .jacobians import jacobian as frame_jacobian, jacobian_derivative as frame_jacobian_derivative
+from .jit import entry as compiled_entry, inline
 from .kinematics import (  # noqa: F401  (codes the entries take)
     REF_BODY,
     REF_SPACE,
@@ -50,12 +51,10 @@ from .kinematics import (  # noqa: F401  (codes the entries take)
     urdf_body_poses,
 )
 from .layout import (
-    OPTIONS,
     all_finite,
     check_state,
     check_vector,
     has_mimic,
-    inline,
     n_bodies,
     n_coordinates,
     non_negative,
@@ -89,7 +88,7 @@ def _entry(signature, allocates=False):
             nonlocal compiled
             if compiled is None:
                 with _compile_notice(fn.__name__):
-                    compiled = njit(signature, **dict(OPTIONS, _nrt=allocates))(fn)
+                    compiled = compiled_entry(signature, allocates)(fn)
                 globals()[fn.__name__] = compiled
             return compiled
 

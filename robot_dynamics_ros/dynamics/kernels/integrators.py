@@ -11,7 +11,8 @@ import numpy as np
 
 from .aba import aba
 from .crba import crba
-from .layout import W_MIMIC_M, has_mimic, inline, n_coordinates, subroutine
+from .jit import inline, subroutine
+from .layout import W_MIMIC_M, has_mimic, n_coordinates
 from .linalg import cholesky_in_place, cholesky_solve_in_place
 from .rnea import rnea
 

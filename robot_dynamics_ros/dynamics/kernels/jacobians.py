@@ -11,6 +11,7 @@
 With mimic joints (layout.py) the columns are those of the coordinates, J_r = J G: body j's column
 adds m_j times itself to column c_j (dJ_r/dt = dJ/dt G likewise: G is constant).
 """
+from .jit import inline
 from .kinematics import (
     REF_BODY,
     REF_WORLD_ALIGNED,
@@ -27,7 +28,6 @@ from .layout import (
     coordinate,
     frame_body,
     has_mimic,
-    inline,
     multiplier,
     n_bodies,
     parent,

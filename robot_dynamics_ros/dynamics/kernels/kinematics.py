@@ -9,6 +9,7 @@
 """
 import numpy as np
 
+from .jit import inline
 from .layout import (
     COL_C,
     COL_P,
@@ -26,7 +27,6 @@ from .layout import (
     body_position,
     frame_row,
     has_mimic,
-    inline,
     is_prismatic,
     n_bodies,
     parent,

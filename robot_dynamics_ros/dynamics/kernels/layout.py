@@ -1,4 +1,4 @@
-"""The one array every kernel reads and writes, its columns, and how kernels are compiled.
+"""The one array every kernel reads and writes, and its columns (how kernels are compiled: jit/).
 
 A Data buffer (model.py) is one C-contiguous float64 array with one row per body i = 0..n-1 (at
 least one row), then one row per named frame. Its first MODEL_WIDTH columns hold the packed model
@@ -26,95 +26,9 @@ One array per compiled call keeps numba's dispatch cheap (each array argument co
 inside, kernels read rows as tuples of floats (rows.py), which stay in registers.
 """
 import numpy as np
-from numba import njit, typeof, types
-from numba.core import typing
-from numba.core.typeconv import Conversion
 
-from . import cache
-from .linking import PIPELINE
+from .jit import inline
 from .native import is_native_ndarray
-
-cache.install()
-
-# Compiler options of every kernel: cached on disk (keyed on the whole package: cache.py); no
-# ZeroDivisionError checks (ABA divides by D_i > 0); floating-point contraction and reassociation
-# (FMA, vectorised sums), but not the no-NaN / no-inf assumptions, so the finiteness checks of the
-# inputs stay. No reference-counting runtime (numba's NRT, `_nrt`): the kernels write into arrays
-# they are given, so neither their array arguments (a MemInfo malloc, incref and free each, about
-# 25 ns per call from Python) nor their views (w[i, a:b]) need counting; the caller owns every array
-# for the whole call. No `nogil`: a kernel holds the GIL for its whole call, so calls that share a
-# Data (the model's default one) from several Python threads run one after the other.
-OPTIONS = dict(cache=True, error_model="numpy", fastmath={"contract", "reassoc", "nsz", "arcp"}, _nrt=False)
-
-
-def inline(fn):
-    """Compile `fn` to be inlined into every kernel that calls it: the recursions and their
-    helpers. It is compiled once, to IR of its own (linking.py), and LLVM inlines it into each caller
-    (`forceinline`: LLVM's alwaysinline), where a caller's constant flags (use_qd=False in gravity)
-    fold away the branches they switch off, and a batch loop makes no call per state. Inlining at
-    LLVM's level rather than numba's (`inline="always"`, which copies and re-types the callee's IR
-    at every call site, helpers within helpers) cut the cold compile of every kernel from 760 to
-    about 50 CPU seconds at the same speed (doc/performance.md, "Start-up")."""
-    return _compiled_once(njit(**OPTIONS, forceinline=True, **_NOT_FROM_PYTHON)(fn))
-
-
-def subroutine(fn):
-    """Compile `fn` as a function that its callers call (not inlined): used where one caller would
-    otherwise inline the same algorithm several times (the four ABA passes of an RK4 step)."""
-    return _compiled_once(njit(**OPTIONS, **_NOT_FROM_PYTHON)(fn))
-
-
-# Inlined helpers and subroutines are called from kernels only: no wrapper that would let Python call
-# them (boxing a tuple of 36 floats is more machine code than the function itself), and compiled to
-# IR that their callers link in and optimise, not to machine code of their own (linking.py).
-_NOT_FROM_PYTHON = dict(no_cpython_wrapper=True, no_cfunc_wrapper=True, pipeline_class=PIPELINE)
-
-
-def _compiled_once(dispatcher):
-    """One compilation of `dispatcher` for all its callers. numba compiles a called function once per
-    tuple of argument types, and types a constant argument by its value (a column number, W_V_BODY,
-    is Literal[int](58)): row6(w, i, W_V_BODY) and row6(w, i, W_F_BODY) would be two compilations,
-    rnea(..., use_qd=False, ...) a third, a call that leaves out an argument with a default a fourth.
-    Here constants are typed as what they are (int64, bool; after inlining, LLVM folds them all the
-    same), and a compilation whose argument types the call's convert to safely (a writable array
-    where a read-only one was compiled) is reused instead of compiling another."""
-    if not hasattr(dispatcher, "get_call_template"):       # NUMBA_DISABLE_JIT=1: a Python function
-        return dispatcher
-    resolve = dispatcher.get_call_template
-
-    def get_call_template(args, kws):
-        signature_of_call, args = dispatcher._compiler.fold_argument_types(args, kws)
-        args = tuple(_as_variable(a) for a in args)
-        for signature in dispatcher.nopython_signatures:
-            if _accepts(dispatcher.typingctx, signature.args, args):
-                template = typing.make_concrete_template(
-                    f"CallTemplate({dispatcher.py_func.__name__})", key=dispatcher.py_func.__name__,
-                    signatures=dispatcher.nopython_signatures)
-                return template, signature_of_call, args, {}
-        return resolve(args, {})
-
-    dispatcher.get_call_template = get_call_template
-    return dispatcher
-
-
-def _as_variable(argument_type):
-    """The type of a variable holding the argument: a constant's (a literal, or an omitted argument's
-    default, which the call then passes as that constant) without its value."""
-    if isinstance(argument_type, types.Omitted):
-        return types.unliteral(typeof(argument_type.value))
-    return types.unliteral(argument_type)
-
-
-def _accepts(typingctx, parameters, arguments):
-    """Whether every argument type converts to its parameter's exactly, by promotion or safely."""
-    if len(parameters) != len(arguments):
-        return False
-    for parameter, argument in zip(parameters, arguments):
-        conversion = typingctx.can_convert(argument, parameter)
-        if conversion is None or conversion > Conversion.safe:
-            return False
-    return True
-
 
 # ---- joint types -----------------------------------------------------------------------------
 REVOLUTE = 0

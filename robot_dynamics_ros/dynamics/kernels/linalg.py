@@ -7,7 +7,7 @@
 """
 import numpy as np
 
-from .layout import inline
+from .jit import inline
 
 
 @inline

@@ -24,7 +24,8 @@ and A^T, B^T are summed from them row by row (A's own storage holds A^T until th
 """
 from .derivatives import forward_dynamics_derivatives
 from .integrators import METHOD_EULER, METHOD_RK4, METHOD_SEMI_IMPLICIT
-from .layout import all_finite, inline
+from .jit import inline
+from .layout import all_finite
 from .linalg import row_products
 
 STATUS_OK = 0

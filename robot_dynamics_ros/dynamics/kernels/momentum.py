@@ -28,7 +28,8 @@ With mimic joints (layout.py) both are projected onto the coordinates like τ (p
 import numpy as np
 
 from .integrators import friction_torque
-from .layout import W_F_BODY, W_VDOT_BODY, coordinate, has_mimic, inline, is_prismatic, multiplier, n_bodies
+from .jit import inline
+from .layout import W_F_BODY, W_VDOT_BODY, coordinate, has_mimic, is_prismatic, multiplier, n_bodies
 from .rnea import rnea
 from .rows import row6
 from .spatial import axis_dot, neg_ad_transpose

@@ -15,6 +15,7 @@ about the frame's origin. So V and V̇ are turned into the URDF axes, Ψ is form
 by the URDF frame's pose (R_{0j} C_j^T, p_{0j}). With mimic joints the rows are the coordinates':
 Y[c_i] += m_i S_i^T (...) (G^T Y).
 """
+from .jit import inline
 from .kinematics import body_poses_in_base
 from .layout import (
     COL_C,
@@ -25,7 +26,6 @@ from .layout import (
     W_VDOT_BODY,
     coordinate,
     has_mimic,
-    inline,
     multiplier,
     n_bodies,
     parent,

@@ -17,6 +17,7 @@ With mimic joints (layout.py) body i's joint moves as q_i = m_i q[c_i] + o_i, q�
 q̈_i = m_i q̈[c_i], and the torques are projected onto the coordinates: τ[c] = Σ_{i: c_i = c} m_i F_i^T A_i
 (τ_r = G^T τ).
 """
+from .jit import inline
 from .kinematics import frame_wrench_in_body, joint_transform
 from .layout import (
     COL_GRAVITY,
@@ -31,7 +32,6 @@ from .layout import (
     coordinate,
     frame_body,
     has_mimic,
-    inline,
     is_prismatic,
     multiplier,
     n_bodies,

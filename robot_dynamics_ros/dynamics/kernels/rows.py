@@ -2,7 +2,7 @@
 of body i with rowN(a, i, column) and write one with set_rowN(a, i, column, x); the tuples stay in
 registers, where a view a[i, c:c+6] would be an array object.
 """
-from .layout import inline
+from .jit import inline
 
 
 @inline

@@ -16,7 +16,8 @@ Every helper is inlined into the kernels that call it; the tuples stay in regist
 """
 import numpy as np
 
-from .layout import COL_MASS, inline
+from .jit import inline
+from .layout import COL_MASS
 
 ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 

@@ -1,4 +1,4 @@
-"""numba's on-disk cache, keyed on the source of the whole kernel package.
+"""numba's on-disk cache, keyed on the source of the whole kernel package (linked mode: jit/__init__.py).
 
 numba keys a cached function on its own source file only. The kernels inline helpers from the other
 modules of this package, so a change to a helper (say in spatial.py) would leave every cached entry
@@ -13,18 +13,21 @@ import os
 
 from numba.core import caching
 
-PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+JIT_DIR = os.path.dirname(os.path.abspath(__file__))
+PACKAGE_DIR = os.path.dirname(JIT_DIR)      # kernels/: every compiled function's module
 
 
 @functools.cache
 def package_stamp():
-    """SHA-256 of the names and contents of every module of the kernel package."""
+    """SHA-256 of the names and contents of every module of the kernel package and of this one (how
+    they are compiled)."""
     digest = hashlib.sha256()
-    for name in sorted(os.listdir(PACKAGE_DIR)):
-        if name.endswith(".py"):
-            digest.update(name.encode())
-            with open(os.path.join(PACKAGE_DIR, name), "rb") as source:
-                digest.update(source.read())
+    for directory in (PACKAGE_DIR, JIT_DIR):
+        for name in sorted(os.listdir(directory)):
+            if name.endswith(".py"):
+                digest.update(name.encode())
+                with open(os.path.join(directory, name), "rb") as source:
+                    digest.update(source.read())
     return digest.hexdigest()
 
 

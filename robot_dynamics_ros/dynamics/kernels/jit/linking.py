@@ -3,8 +3,8 @@
 numba compiles every function into a library of its own and finalizes it as if Python were to call
 it: it links in the IR of the functions it calls, runs LLVM's module pipeline over the whole linked
 module (twice: a cheap pass for reference-count pruning, then the full O3 one) and generates its
-machine code. An entry point then links in the IR of the helpers it calls (layout.inline,
-layout.subroutine) and does all of that again for its own module, inlining them. For a helper those
+machine code. An entry point then links in the IR of the helpers it calls (jit.inline,
+jit.subroutine) and does all of that again for its own module, inlining them. For a helper those
 steps are wasted: its machine code is never called (each caller carries its own linked copy), and its
 optimised IR is optimised again inside every caller. Down a stack of helpers (linearize_step →
 forward_dynamics_derivatives → inverse_dynamics_derivatives → composites_in_base → ...) every level
