@@ -65,14 +65,16 @@ class InstallAndPrecompile(install):
         # The source tree's compiled kernels, if any: numba's cache is keyed on a hash of the
         # kernel sources (kernels/jit/cache.py), not on their location, so the installed copy loads
         # what matches and compiles only the rest.
-        cache = os.path.join('dynamics', 'kernels', '__pycache__')
-        source_cache = os.path.join(os.path.dirname(os.path.abspath(__file__)), package_name, cache)
-        installed_cache = os.path.join(lib, package_name, cache)
-        if os.path.isdir(source_cache):
+        kernels = os.path.join(package_name, 'dynamics', 'kernels')
+        source_kernels = os.path.join(os.path.dirname(os.path.abspath(__file__)), kernels)
+        for directory, _, files in os.walk(source_kernels):
+            if os.path.basename(directory) != '__pycache__':
+                continue
+            installed_cache = os.path.join(lib, kernels, os.path.relpath(directory, source_kernels))
             os.makedirs(installed_cache, exist_ok=True)
-            for name in os.listdir(source_cache):
+            for name in files:
                 if name.endswith(('.nbi', '.nbc')):
-                    shutil.copy2(os.path.join(source_cache, name), installed_cache)
+                    shutil.copy2(os.path.join(directory, name), installed_cache)
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(
             p for p in (lib, os.environ.get('PYTHONPATH')) if p))
         # cwd: the installed copy, so that `-m` does not import the source tree instead

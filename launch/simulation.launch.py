@@ -25,9 +25,9 @@ still apply; joint_states_topic:= and effort_command_topic:= remap the two topic
 its loop through. /clock stays global.
 
 By default the four nodes run in ONE process (the `bringup` executable, one EventsExecutor: the same
-graph as `python -m robot_dynamics_ros.cli.bringup`), which holds the configured 500 Hz on a 2-core machine
-where four processes fell behind real time (doc/launch.md for the rates measured);
-processes:=true starts one process per node instead (each node its own launch action).
+graph as `python -m robot_dynamics_ros.cli.bringup`): one executor woken per state, where four
+processes contend for the cores (doc/launch.md; the rates measured: doc/performance.md, section
+"Launch"); processes:=true starts one process per node instead (each node its own launch action).
 """
 
 from launch import LaunchDescription

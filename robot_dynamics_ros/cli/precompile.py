@@ -5,13 +5,14 @@
 
 The README's set-up (tools/bootstrap.sh) runs it for the venv's editable install, and `colcon build`
 runs it for the installed copy (setup.py's install step), so that a node's first output comes as soon
-as its model is built. numba keeps the compiled code beside the kernel sources (kernels/cache.py:
+as its model is built. numba keeps the compiled code beside the kernel sources (kernels/jit/cache.py:
 `__pycache__`, or NUMBA_CACHE_DIR), keyed on a hash of the kernel package's source and on this
-machine's CPU: a later process loads it (tens of ms per entry point) instead of compiling it.
+machine's CPU: a later process loads it instead of compiling it (the times of both:
+doc/performance.md, section "Start-up").
 
 Each entry point (kernels/entries.py, explicit signatures) has exactly one compiled version, so
 compiling them all covers every call. They compile independently: worker processes take them one at
-a time, the longest first, so two cores finish in about half the time of one.
+a time, the longest first, so that the cores share the work.
 """
 import argparse
 import multiprocessing
@@ -20,21 +21,15 @@ import sys
 import time
 
 # Compiled first, in this process: the entry point whose compilation compiles the helpers that every
-# other one calls (rows, spatial, kinematics: kernels/layout.py, `inline`), which the workers then load
+# other one calls (rows, spatial, kinematics: kernels/jit, `inline`), which the workers then load
 # from the cache instead of each compiling them at the same time.
 _FIRST = 'rnea'
-# Then, in the workers, the entry points that take longest to compile, the longest first (cold compile
-# seconds on a quiet 2-core machine in the comments), so that no long one is left to run alone at the
-# end while the other cores idle; each pair that would compile the same recursions at the same time
-# (step and simulate) kept apart.
-_SLOW_FIRST = ('linearize_trajectory',      # 5.6
-               'all_terms',                 # 4.4
-               'task_space_control',        # 3.3
-               'step',                      # 1.9
-               'aba_derivatives',           # 1.5
-               'aba_batch',                 # 1.5
-               'simulate',                  # 1.1
-               'joint_torque_regressor',    # 0.9
+# Then, in the workers, the entry points that take longest to compile, the longest first (their cold
+# compile times: doc/performance.md, section "Start-up"), so that no long one is left to run alone at
+# the end while the other cores idle; each pair that would compile the same recursions at the same
+# time (step and simulate) kept apart.
+_SLOW_FIRST = ('linearize_trajectory', 'all_terms', 'task_space_control', 'step', 'aba_derivatives',
+               'aba_batch', 'simulate', 'joint_torque_regressor',
                'rnea_derivatives', 'task_space_inertia', 'body_regressor_batch', 'fd_via_mass_matrix',
                'observer_update', 'aba_tip', 'mass_matrix_derivatives', 'joint_torque_regressor_batch')
 

@@ -37,10 +37,11 @@ from robot_dynamics_ros.cli import bringup, resources
 from robot_dynamics_ros.demos.recording import (
     GraphRun,
     Series,
-    demo_trajectory,
+    demo_knots,
+    demo_main,
     save_figure,
+    simulation_graph,
     trajectory_message,
-    urdf_joint_limits,
 )
 
 __all__ = ['run', 'main', 'plot']
@@ -190,8 +191,7 @@ def _graph(opts, model_parameters=None):
                        'computed_torque_controller': {'friction_compensation': True}}
     for node in MODEL_NODES if model_parameters else ():
         node_parameters.setdefault(node, {}).update(model_parameters)
-    return bringup.resolve_graph('simulation', config=opts.config, urdf=opts.urdf, ros_args=opts.ros_args,
-                                 node_parameters=node_parameters)
+    return simulation_graph(opts, node_parameters=node_parameters)
 
 
 def _pass(opts, rec, model_parameters, excite):
@@ -209,9 +209,7 @@ def _pass(opts, rec, model_parameters, excite):
             return [f'no joint states or {TRAJECTORY_TOPIC} subscriber within {opts.startup_timeout:g} s']
         _wait(graph, recorder, SETTLE)                  # the hold settles
         q0 = np.asarray(recorder.last_position)
-        lower, upper, vmax, _ = urdf_joint_limits(gc.urdf, rec.joint_names)
-        knots = demo_trajectory(q0, opts.duration, opts.knot_step, lower=lower, upper=upper,
-                                velocity_limit=vmax)
+        knots, _ = demo_knots(opts, gc.urdf, rec.joint_names, q0)
         run = Run()
         current['run'] = run
         window = _send(graph, recorder, rec, knots, opts.duration)
@@ -481,17 +479,15 @@ def plot(rec, numbers, path) -> Path:
 
 def main(opts) -> int:
     """The identification demo with demo.py's parsed options (``--identify`` and the ones it shares)."""
-    started = time.monotonic()
-    rec, problems = run(opts)
-    for problem in problems:
-        print(f'demo FAILED: {problem}', file=sys.stderr)
-    if problems:
-        return 1
+    return demo_main(opts, run, _report)
+
+
+def _report(opts, rec):
+    """The report printed, the figure drawn; the failed checks."""
     numbers = summary(rec)
     print(report_text(rec, numbers))
     if not opts.no_plot:
         print(f'\nplot: {plot(rec, numbers, Path(opts.output).with_name("demo_identify.png"))}')
-    print(f'demo took {time.monotonic() - started:.1f} s')
     failures = []
     improvement = numbers['total']['stock'] / numbers['total']['identified']
     if not improvement >= MIN_IMPROVEMENT:
@@ -501,6 +497,4 @@ def main(opts) -> int:
     if not phantom < rec.contact_threshold:
         failures.append(f'the phantom external torque on the moving joints of the identified model reaches '
                         f'{phantom:.3g} N m, not below the contact_threshold {rec.contact_threshold:g} N m')
-    for failure in failures:
-        print(f'demo FAILED: {failure}', file=sys.stderr)
-    return 1 if failures else 0
+    return failures

@@ -39,16 +39,16 @@ from pathlib import Path
 
 import numpy as np
 
-from robot_dynamics_ros.cli import bringup
 from robot_dynamics_ros.demos.recording import (
     GraphRun,
     Series,
-    demo_trajectory,
+    demo_knots,
+    demo_main,
     save_figure,
+    simulation_graph,
     spin_for,
     spin_until,
     trajectory_message,
-    urdf_joint_limits,
     urdf_robot_name,
 )
 
@@ -593,8 +593,7 @@ def _settled(rec: Recording, start: int, samples: int = 100, tolerance: float = 
 
 def run_demo(opts) -> tuple[Recording, DemoReport | None, list[str]]:
     """Bring the graph up, drive it, record. Returns (recording, report or None, early failures)."""
-    gc = bringup.resolve_graph('simulation', config=opts.config, urdf=opts.urdf,
-                               ros_args=opts.ros_args)
+    gc = simulation_graph(opts)
     rec = Recording(duration=opts.duration)
     rec.robot_name = urdf_robot_name(gc.urdf)
     with GraphRun(gc, opts.mode, opts.executor) as run:
@@ -636,11 +635,8 @@ def run_demo(opts) -> tuple[Recording, DemoReport | None, list[str]]:
 
         # 2. The trajectory, from where the arm is now.
         names = rec.joint_names
-        q0 = np.asarray(rec.joint_states.values[-1])
-        lower, upper, vmax, effort = urdf_joint_limits(gc.urdf, names)
-        rec.effort_limit = effort
-        knots = demo_trajectory(q0, opts.duration, opts.knot_step, lower=lower, upper=upper,
-                                velocity_limit=vmax)
+        knots, limits = demo_knots(opts, gc.urdf, names, np.asarray(rec.joint_states.values[-1]))
+        rec.effort_limit = limits[3]
         rec.t_start = time.monotonic()
         trajectory = trajectory_message(names, *knots)
         if via_action:
@@ -703,12 +699,12 @@ def _goal_result(executor, goal_sent, timeout=10.0):
 
 def main(opts) -> int:
     """Run the joint-space demo with the dispatcher's options (demos/__main__.py); the exit code."""
-    started = time.monotonic()
-    rec, report, problems = run_demo(opts)
-    if report is None:
-        for problem in problems:
-            print(f'demo FAILED: {problem}', file=sys.stderr)
-        return 1
+    return demo_main(opts, run_demo, _report)
+
+
+def _report(opts, rec: Recording, report: DemoReport) -> list[str]:
+    """The report, the goal's result and the contact summary printed, the figures drawn; the failed
+    checks."""
     print(report_text(rec, report))
     problems = list(report.problems)
     if rec.goal_result is not None:
@@ -726,11 +722,5 @@ def main(opts) -> int:
         if opts.push:
             path = plot_contact(rec, Path(opts.output).with_name('contact.png'))
             print(f'plot: {path}')
-    print(f'demo took {time.monotonic() - started:.1f} s')
-    for problem in problems:
-        print(f'demo FAILED: {problem}', file=sys.stderr)
-    return 0 if not problems else 1
+    return problems
 
-
-if __name__ == '__main__':
-    sys.exit(main())

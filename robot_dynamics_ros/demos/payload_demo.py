@@ -30,14 +30,14 @@ from pathlib import Path
 
 import numpy as np
 
-from robot_dynamics_ros.cli import bringup
 from robot_dynamics_ros.demos.recording import (
     GraphRun,
     Series,
-    demo_trajectory,
+    demo_knots,
+    demo_main,
     save_figure,
+    simulation_graph,
     trajectory_message,
-    urdf_joint_limits,
     urdf_robot_name,
 )
 
@@ -146,7 +146,7 @@ def _run_trajectory(graph, recorder, rec, knots, duration):
 def run(opts):
     """Bring the graph up, give the simulator the payload, run, identify, tell the controller, run
     again. Returns (recording, problems)."""
-    gc = bringup.resolve_graph('simulation', config=opts.config, urdf=opts.urdf, ros_args=opts.ros_args)
+    gc = simulation_graph(opts)
     rec = PayloadRecording(robot_name=urdf_robot_name(gc.urdf),
                            true_payload=dict(mass=opts.payload_mass, com=list(PAYLOAD_COM),
                                              inertia=list(PAYLOAD_INERTIA), frame=FRAME))
@@ -174,10 +174,7 @@ def run(opts):
         print(f'demo: the simulated arm carries {opts.payload_mass:g} kg at {FRAME}; the controller does '
               'not know', file=sys.stderr, flush=True)
         _wait(graph, rec, SETTLE)          # the arm takes the weight: it sags, the controller holds
-        q0 = np.asarray(rec.joint_states.values[-1])
-        lower, upper, vmax, _ = urdf_joint_limits(gc.urdf, rec.joint_names)
-        knots = demo_trajectory(q0, opts.duration, opts.knot_step, lower=lower, upper=upper,
-                                velocity_limit=vmax)
+        knots, _ = demo_knots(opts, gc.urdf, rec.joint_names, np.asarray(rec.joint_states.values[-1]))
         problem = _run_trajectory(graph, recorder, rec, knots, opts.duration)
         if problem:
             return rec, [problem]
@@ -317,17 +314,15 @@ def plot(rec, path) -> Path:
 
 def main(opts) -> int:
     """The payload demo with demo.py's parsed options (``--payload`` and the ones it shares)."""
-    started = time.monotonic()
-    rec, problems = run(opts)
-    for problem in problems:
-        print(f'demo FAILED: {problem}', file=sys.stderr)
-    if problems:
-        return 1
+    return demo_main(opts, run, _report)
+
+
+def _report(opts, rec):
+    """The report printed, the figure drawn; the failed checks."""
     print(report_text(rec))
     if not opts.no_plot:
         path = plot(rec, Path(opts.output).with_name('demo_payload.png'))
         print(f'\nplot: {path}')
-    print(f'demo took {time.monotonic() - started:.1f} s')
     mass_error, com_error = _payload_errors(rec)
     (_, before), (_, after) = run_errors(rec)
     failures = []
@@ -338,7 +333,5 @@ def main(opts) -> int:
     if not rms_after < 0.5 * rms_before:
         failures.append(f'the tracking error did not drop by half: RMS {rms_before:.3g} -> '
                         f'{rms_after:.3g} rad')
-    for failure in failures:
-        print(f'demo FAILED: {failure}', file=sys.stderr)
-    return 1 if failures else 0
+    return failures
 

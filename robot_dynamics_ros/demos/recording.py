@@ -1,7 +1,10 @@
 """What the demos share: the demo trajectory, recorded series, figures, and a running graph.
 
+- ``demo_main``: a graph demo's ``main(opts)`` around its steps (run, report, the time it took, the
+  failures, the exit code); ``simulation_graph``: the simulation graph of the demo's options;
 - ``demo_trajectory`` / ``trajectory_message``: the joint-space demo trajectory (smooth out-and-back
   bumps from a start pose, within the joint limits) as knots and as a trajectory_msgs/JointTrajectory;
+  ``demo_knots``: its knots for the demo's options within a URDF's limits;
 - ``urdf_joint_limits``, ``urdf_robot_name``: what a demo needs of a URDF, read by the package's own
   URDF reader (``dynamics.load_urdf``, ``dynamics.urdf.robot_name``);
 - ``Series``: the messages of one topic as receive times, stamps and values;
@@ -18,6 +21,8 @@ identify_demo) with ``main(opts)``; ``python -m robot_dynamics_ros.demos`` picks
 from __future__ import annotations
 
 import math
+import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,8 +33,9 @@ from robot_dynamics_ros.cli import bringup
 from robot_dynamics_ros.dynamics.urdf import robot_name
 from robot_dynamics_ros.nodes.common import make_executor, spin_for, spin_until
 
-__all__ = ['AMPLITUDES', 'BUMPS', 'GraphRun', 'Series', 'demo_trajectory', 'save_figure', 'spin_for',
-           'spin_until', 'trajectory_message', 'urdf_joint_limits', 'urdf_robot_name']
+__all__ = ['AMPLITUDES', 'BUMPS', 'GraphRun', 'Series', 'demo_knots', 'demo_main', 'demo_trajectory',
+           'save_figure', 'simulation_graph', 'spin_for', 'spin_until', 'trajectory_message',
+           'urdf_joint_limits', 'urdf_robot_name']
 
 
 # Per joint (cycled for arms with more joints): excursion A [rad] and number of out-and-back
@@ -98,6 +104,17 @@ def demo_trajectory(q0, duration=8.0, knot_step=0.5, *, lower=None, upper=None,
     return times, positions, velocities, accelerations
 
 
+def demo_knots(opts, urdf_path, joint_names, q0):
+    """The demo trajectory's knots from q0 (``demo_trajectory``: ``opts.duration``, a knot every
+    ``opts.knot_step``) within the URDF's position and velocity limits of ``joint_names``, and those
+    limits: ``(knots, (lower, upper, velocity, effort))`` (``urdf_joint_limits``)."""
+    limits = urdf_joint_limits(urdf_path, joint_names)
+    lower, upper, velocity, _ = limits
+    knots = demo_trajectory(q0, opts.duration, opts.knot_step, lower=lower, upper=upper,
+                            velocity_limit=velocity)
+    return knots, limits
+
+
 def trajectory_message(joint_names, times, positions, velocities, accelerations):
     """trajectory_msgs/JointTrajectory with a zero header stamp (start on receipt)."""
     from builtin_interfaces.msg import Duration
@@ -134,6 +151,34 @@ def urdf_joint_limits(urdf_path, joint_names):
         if k is not None:
             out[:, i] = (model.lower[k], model.upper[k], model.velocity_limit[k], model.effort_limit[k])
     return out
+
+
+def simulation_graph(opts, **kwargs):
+    """The simulation graph (``bringup.resolve_graph``) of the demo's ``--config``, ``--urdf`` and ROS
+    arguments; ``kwargs``: resolve_graph's others (``controller``, ``node_parameters``)."""
+    return bringup.resolve_graph('simulation', config=opts.config, urdf=opts.urdf, ros_args=opts.ros_args,
+                                 **kwargs)
+
+
+def demo_main(opts, run, report) -> int:
+    """A graph demo's ``main(opts)``: ``run(opts)`` returns ``(*results, problems)``; problems (the demo
+    did not get through: something did not arrive) are printed, exit code 1. Else ``report(opts,
+    *results)`` prints the report, draws the figures and returns the demo's failed checks; then the time
+    the demo took and the failures. The exit code: 0 when nothing failed, else 1."""
+    started = time.monotonic()
+    *results, problems = run(opts)
+    if problems:
+        _print_failures(problems)
+        return 1
+    failures = report(opts, *results)
+    print(f'demo took {time.monotonic() - started:.1f} s')
+    _print_failures(failures)
+    return 1 if failures else 0
+
+
+def _print_failures(failures):
+    for failure in failures:
+        print(f'demo FAILED: {failure}', file=sys.stderr)
 
 
 @dataclass

@@ -28,11 +28,12 @@ from pathlib import Path
 
 import numpy as np
 
-from robot_dynamics_ros.cli import bringup
 from robot_dynamics_ros.demos.recording import (
     GraphRun,
     Series,
+    demo_main,
     save_figure,
+    simulation_graph,
     spin_for,
     urdf_joint_limits,
     urdf_robot_name,
@@ -139,8 +140,7 @@ def run(opts):
     (recording, model, problems)."""
     from robot_dynamics_ros import dynamics as rd
 
-    gc = bringup.resolve_graph('simulation', config=opts.config, urdf=opts.urdf, ros_args=opts.ros_args,
-                               controller='task_space')
+    gc = simulation_graph(opts, controller='task_space')
     model = rd.load_urdf(str(gc.urdf), tip_link=TOOL)
     rec = TaskSpaceRecording(robot_name=urdf_robot_name(gc.urdf))
     with GraphRun(gc, opts.mode, opts.executor) as graph:
@@ -273,25 +273,20 @@ def plot(rec, model, errors, path) -> Path:
 
 def main(opts) -> int:
     """The task-space demo with demo.py's parsed options (``--task-space`` and the ones it shares)."""
-    started = time.monotonic()
-    rec, model, problems = run(opts)
-    for problem in problems:
-        print(f'demo FAILED: {problem}', file=sys.stderr)
-    if problems:
-        return 1
+    return demo_main(opts, run, _report)
+
+
+def _report(opts, rec, model):
+    """The errors at the corners printed, the figure drawn; the failed checks."""
     errors, moving = corner_errors(rec)
     print(report_text(rec, errors, moving, opts))
     if not opts.no_plot:
-        output = Path(opts.output)
-        path = plot(rec, model, errors, output.with_name('demo_task_space.png'))
+        path = plot(rec, model, errors, Path(opts.output).with_name('demo_task_space.png'))
         print(f'\nplot: {path}')
-    print(f'demo took {time.monotonic() - started:.1f} s')
-    bad = [k + 1 for k, (position, angle) in enumerate(errors)
-           if not (position <= opts.max_position_error and angle <= opts.max_orientation_error)]
-    for k in bad:
-        print(f'demo FAILED: target {k} not reached within {opts.max_position_error * 1e3:g} mm and '
-              f'{opts.max_orientation_error:g} rad', file=sys.stderr)
-    finite = all(np.isfinite(v).all() for v in (rec.commands.values, rec.pose_error.values))
-    if not finite:
-        print('demo FAILED: a non-finite command or pose error', file=sys.stderr)
-    return 0 if not bad and finite else 1
+    failures = [f'target {k + 1} not reached within {opts.max_position_error * 1e3:g} mm and '
+                f'{opts.max_orientation_error:g} rad'
+                for k, (position, angle) in enumerate(errors)
+                if not (position <= opts.max_position_error and angle <= opts.max_orientation_error)]
+    if not all(np.isfinite(v).all() for v in (rec.commands.values, rec.pose_error.values)):
+        failures.append('a non-finite command or pose error')
+    return failures

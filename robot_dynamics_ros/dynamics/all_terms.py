@@ -8,7 +8,7 @@ from numpy.typing import ArrayLike
 
 from . import _checks
 from .jacobians import reference_code
-from .kernels import all_terms as _all_terms, entries as _k
+from .kernels import entries as _k, state_terms as _state_terms
 from .model import Data, Model
 
 
@@ -30,7 +30,7 @@ class AllTerms(NamedTuple):
 def _term_arrays(n: int) -> tuple:
     """Arrays the all-terms kernel writes: M, c, g, J, Λ, η, T_0f and its scratch."""
     return (np.empty((n, n)), np.empty(n), np.empty(n), np.empty((6, n)), np.empty((6, 6)), np.empty(6),
-            np.empty((4, 4)), np.empty((_all_terms.scratch_rows(n), max(n, 6))))
+            np.empty((4, 4)), np.empty((_state_terms.scratch_rows(n), max(n, 6))))
 
 
 @_checks.kernel_arguments("q", "qd")
@@ -63,9 +63,9 @@ def compute_all_terms(model: Model, q: ArrayLike, qd: ArrayLike, frame: str | No
     damping_value = (damping if damping.__class__ is float and 0.0 <= damping < np.inf
                      else _checks.scalar(damping, "damping", minimum=0.0))
     status = _k.all_terms(buf, q, qd, frame_index, code, damping_value, *arrays)
-    if status == _all_terms.STATUS_M_NOT_POSITIVE_DEFINITE:
+    if status == _state_terms.STATUS_M_NOT_POSITIVE_DEFINITE:
         raise ValueError(_k.NOT_POSITIVE_DEFINITE)
-    if status == _all_terms.STATUS_TASK_SPACE_SINGULAR:
+    if status == _state_terms.STATUS_TASK_SPACE_SINGULAR:
         raise ValueError(_k.SINGULAR_TASK_SPACE)
     M, c, g, J, Lam, eta = arrays[:6]
     if frame is None:

@@ -21,6 +21,7 @@ tree (kernels/momentum.py, two RNEA passes): neither M nor C is formed.
 from __future__ import annotations
 
 import numpy as np
+from numpy import empty  # (not np.empty: one attribute lookup less per call)
 from numpy.typing import ArrayLike
 
 from . import _checks
@@ -38,7 +39,7 @@ def momentum_balance(model: Model, q: ArrayLike, qd: ArrayLike,
     here). C is the Christoffel-consistent Coriolis matrix (coriolis_matrix). O(n), two RNEA passes:
     p_i = S_iᵀ h_i and (Cᵀ q̇)_i = Ṡ_iᵀ h_i with h_i the composite momentum of the subtree at body i,
     which RNEA with q̇ = 0, q̈ = q̇ leaves in its wrench recursion (kernels/momentum.py derives it)."""
-    p, beta = np.empty(model.nq), np.empty(model.nq)
+    p, beta = empty(model.nq), empty(model.nq)
     _k.momentum_balance(model._data.buffer if data is None else _checks.buffer(model, data), q, qd,
                         p, beta)
     return p, beta
@@ -71,7 +72,7 @@ class MomentumObserver:
         coefficients = friction_coefficients(model, friction)
         zeros = np.zeros(model.nq)
         self._viscous, self._coulomb = (zeros, zeros.copy()) if coefficients is None else coefficients
-        self._gain = np.empty(model.nq)
+        self._gain = empty(model.nq)
         self.gain = gain
         self._state = np.zeros((5, model.nq))      # kernels/momentum.py: observer_step's rows
         self._r = np.zeros(model.nq)

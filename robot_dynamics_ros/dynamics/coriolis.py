@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy import empty  # (not np.empty: one attribute lookup less per call)
 from numpy.typing import ArrayLike
 
 from . import _checks
@@ -15,10 +16,10 @@ def coriolis_matrix(model: Model, q: ArrayLike, qd: ArrayLike, data: Data | None
     so c = C q̇ (eq. 9.88) and Ṁ − 2C is skew-symmetric (Proposition 9.1; Ḃ − 2C in the notes).
 
     O(n²): C = Σ_i J_iᵀ(I_i J̇_i + B_i J_i) in root coordinates, with B_i = ½(−ad_Vᵀ I − I ad_V − ad̄(I V))
-    accumulated over subtrees (see kernels/coriolis.py). For the vector c use coriolis_forces.
+    accumulated over subtrees (see kernels/christoffel.py). For the vector c use coriolis_forces.
     q (rad or m), qd (rad/s or m/s): (n,); C q̇ is in N·m or N.
     """
-    C = np.empty(model._square)
+    C = empty(model._square)
     _k.coriolis_matrix(model._data.buffer if data is None else _checks.buffer(model, data), q, qd, C)
     return C
 

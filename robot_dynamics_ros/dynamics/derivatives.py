@@ -4,7 +4,7 @@ dynamics, for linearisation (LQR, MPC).
 Inverse dynamics τ = ID(q, q̇, q̈) is the RNEA (eqs. 9.53-9.57); its derivatives come from differentiating
 its recursions written in the base frame: joint θ_j turns the screw axes and inertias of its subtree
 about S_j (∂S_k/∂θ_j = [S_j, S_k]), so each ∂τ_i/∂θ_j is a product of joint i's composite inertias with
-two six-vectors of joint j (kernels/derivatives.py states the derivation). ∂τ/∂q̈ = M(q) and
+two six-vectors of joint j (kernels/rnea_derivatives.py states the derivation). ∂τ/∂q̈ = M(q) and
 ∂τ/∂q̇ = 2 C(q, q̇) (C Christoffel-consistent). Forward dynamics q̈ = FD(q, q̇, τ) satisfies
 ID(q, q̇, FD(q, q̇, τ)) = τ, so ∂q̈/∂x = −M⁻¹ ∂τ/∂x at q̈ = FD (x = q, q̇) and ∂q̈/∂τ = M⁻¹.
 
@@ -14,6 +14,7 @@ away from q̇ = 0 and contributes zero there (at q̇_i = 0 it has no derivative;
 from __future__ import annotations
 
 import numpy as np
+from numpy import empty  # (not np.empty: one attribute lookup less per call)
 from numpy.typing import ArrayLike
 
 from . import _checks
@@ -34,10 +35,10 @@ def inverse_dynamics_derivatives(model: Model, q: ArrayLike, qd: ArrayLike, qdd:
     the same arguments as inverse_dynamics (f_tip at `frame`, default model.tip_frame, in its
     coordinates). Row i, column j: ∂τ_i/∂q_j (N·m/rad; N/m, N·m/m, N/rad for prismatic joints), ∂τ_i/∂q̇_j
     (N·m·s/rad). One compiled pass: RNEA, the subtrees' composite inertias in the base frame, then six
-    six-vector products per pair of joints on one branch (kernels/derivatives.py). ∂τ/∂q̈ is the mass
+    six-vector products per pair of joints on one branch (kernels/rnea_derivatives.py). ∂τ/∂q̈ is the mass
     matrix."""
     n = model.nq
-    tau, dtau_dq, dtau_dqd = np.empty(n), np.empty((n, n)), np.empty((n, n))
+    tau, dtau_dq, dtau_dqd = empty(n), empty((n, n)), empty((n, n))
     buf = model._data.buffer if data is None else _checks.buffer(model, data)
     if f_tip is None:
         _k.rnea_derivatives(buf, q, qd, qdd, -1, q, tau, dtau_dq, dtau_dqd)
@@ -68,10 +69,10 @@ def forward_dynamics_derivatives(model: Model, q: ArrayLike, qd: ArrayLike, tau:
 
 @_checks.kernel_arguments("q", "qd", "tau", ("f_tip", 6))
 def _forward_dynamics_derivatives(model, q, qd, tau, f_tip, frame, data):
-    """The compiled pass (kernels/derivatives.py) for a torque τ that already has friction taken out:
+    """The compiled pass (kernels/rnea_derivatives.py) for a torque τ that already has friction taken out:
     (∂q̈/∂q, ∂q̈/∂q̇, M⁻¹)."""
     n = model.nq
-    dqdd_dq, dqdd_dqd, Minv = np.empty((n, n)), np.empty((n, n)), np.empty((n, n))
+    dqdd_dq, dqdd_dqd, Minv = empty((n, n)), empty((n, n)), empty((n, n))
     buf = model._data.buffer if data is None else _checks.buffer(model, data)
     scratch = _derivative_scratch(model, data)
     frame_index, wrench = (-1, q) if f_tip is None else (model.frame_index(frame), f_tip)
@@ -136,12 +137,12 @@ def _linearize(model, q, qd, tau, dt, method, data, state):
     buf = model._data.buffer if data is None else _checks.buffer(model, data)
     # A and B in one block: one allocation, and one large enough for numpy to ask for huge pages (it does
     # for 4 MiB and up), which a long horizon fills with a few page faults instead of one per 4 KiB.
-    block = np.empty(N * 2 * n * 3 * n)
+    block = empty(N * 2 * n * 3 * n)
     A, B = block[:N * 4 * n * n].reshape(N, 2 * n, 2 * n), block[N * 4 * n * n:].reshape(N, 2 * n, n)
     w1, w2 = -(-n // 8) * 8, -(-2 * n // 8) * 8        # the products' widths, padded with zeros by the kernel
-    scratch = (np.empty((4, 2 * n)), np.empty((n, w1)), np.empty((n, w2)), np.empty((2 * n, w1)),
-               np.empty((2 * n, w2)), np.empty((2 * n, w2)), np.empty((n, w2)), np.empty((n, w2)),
-               np.empty((n, 2 * n)))
+    scratch = (empty((4, 2 * n)), empty((n, w1)), empty((n, w2)), empty((2 * n, w1)),
+               empty((2 * n, w2)), empty((2 * n, w2)), empty((n, w2)), empty((n, w2)),
+               empty((n, 2 * n)))
     status, k, stage = _k.linearize_trajectory(buf, q, qd, tau, dt, METHODS[method], A, B, *scratch)
     where = state.replace("[k]", f"[{k}]") if N > 1 else state
     if status == _k.LINEARIZE_NOT_POSITIVE_DEFINITE:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy import empty  # (not np.empty: one attribute lookup less per call)
 from numpy.typing import ArrayLike
 
 from . import _checks
@@ -14,7 +15,7 @@ def kinetic_energy(model: Model, q: ArrayLike, qd: ArrayLike, data: Data | None 
     """K = ½ q̇ᵀ M(q) q̇ (eq. 9.10) in J, equal to ½ Σ_i V_iᵀ G_i V_i (eq. 9.59) summed over the
     links' twists. The momentum M(q) q̇ comes from inverse dynamics with q̇ = 0, q̈ = q̇ and no
     gravity (eq. 9.81 with c = g = 0; momentum_balance): O(n) time and memory, M is never formed."""
-    p = np.empty(model.nq)         # M(q) q̇
+    p = empty(model.nq)         # M(q) q̇
     _k.momentum(model._data.buffer if data is None else _checks.buffer(model, data), q, qd, p)
     return float(_checks.finite(0.5 * (qd @ p), "kinetic energy", "q, qd"))
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy import empty  # (not np.empty: one attribute lookup less per call)
 from numpy.typing import ArrayLike
 
 from . import _checks
@@ -36,9 +37,9 @@ def joint_torque_regressor(model: Model, q: ArrayLike, qd: ArrayLike, qdd: Array
     model.joint_names order. One compiled pass (kernels/regressor.py): RNEA's forward recursion
     (eqs. 9.53-9.55), then each body's wrench per unit parameter, F = G V̇ − [ad_V]^T G V, carried to
     its ancestors' joints (eqs. 9.56-9.57). With mimic joints the rows are the coordinates' (G^T Y)."""
-    Y = np.empty((model.nq, 10 * model.n_bodies))
+    Y = empty((model.nq, 10 * model.n_bodies))
     _k.joint_torque_regressor(model._data.buffer if data is None else _checks.buffer(model, data), q, qd,
-                              qdd, Y, np.empty(model.nq))
+                              qdd, Y, empty(model.nq))
     return Y
 
 
@@ -48,8 +49,8 @@ def joint_torque_regressor_trajectory(model: Model, q: ArrayLike, qd: ArrayLike,
     one compiled loop."""
     q, qd, qdd = (_states(model, value, name) for value, name in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
     _same_count(q, qd, qdd)
-    Y = np.empty((q.shape[0], model.nq, 10 * model.n_bodies))
-    _k.joint_torque_regressor_batch(_checks.buffer(model, data), q, qd, qdd, Y, np.empty(model.nq))
+    Y = empty((q.shape[0], model.nq, 10 * model.n_bodies))
+    _k.joint_torque_regressor_batch(_checks.buffer(model, data), q, qd, qdd, Y, empty(model.nq))
     return Y
 
 
@@ -205,7 +206,7 @@ def identify_payload(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, 
     _same_count(q, qd, qdd, tau)
     body, R, p = _frame_in_body(model, frame)
     N = q.shape[0]
-    Y_body, tau_model = np.empty((N, model.nq, 10)), np.empty((N, model.nq))
+    Y_body, tau_model = empty((N, model.nq, 10)), empty((N, model.nq))
     _k.body_regressor_batch(model._data.buffer, q, qd, qdd, body, Y_body, tau_model)    # one compiled loop
     Y = Y_body.reshape(N * model.nq, 10)
     residual = (tau - tau_model).reshape(-1)

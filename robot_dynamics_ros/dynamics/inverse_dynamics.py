@@ -5,6 +5,7 @@ Units: q in rad (revolute) or m (prismatic), q̇ in rad/s or m/s, q̈ in rad/s²
 from __future__ import annotations
 
 import numpy as np
+from numpy import empty  # (not np.empty: one attribute lookup less per call)
 from numpy.typing import ArrayLike
 
 from . import _checks
@@ -24,7 +25,7 @@ def inverse_dynamics(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike,
     RNEA's F_{n+1}). friction: None, True (URDF coefficients) or (viscous, coulomb); the friction
     torques F_v q̇ + F_s sgn(q̇) are added. Returns τ (n,).
     """
-    tau = np.empty(model.nq)
+    tau = empty(model.nq)
     buf = model._data.buffer if data is None else _checks.buffer(model, data)
     if f_tip is None:
         _k.rnea(buf, q, qd, qdd, tau)
@@ -41,7 +42,7 @@ def gravity_torques(model: Model, q: ArrayLike, data: Data | None = None) -> np.
     """g(q) = ∂P/∂q (n,): the joint torques that hold the robot still against gravity (eq. 9.84),
     by recursive Newton–Euler with q̇ = q̈ = 0 (eqs. 9.53–9.57); gravity: model.gravity (m/s², root
     frame)."""
-    tau = np.empty(model.nq)
+    tau = empty(model.nq)
     _k.gravity(model._data.buffer if data is None else _checks.buffer(model, data), q, tau)
     return tau
 
@@ -50,7 +51,7 @@ def gravity_torques(model: Model, q: ArrayLike, data: Data | None = None) -> np.
 def coriolis_forces(model: Model, q: ArrayLike, qd: ArrayLike, data: Data | None = None) -> np.ndarray:
     """c(q, q̇) = C(q, q̇) q̇ (n,): Coriolis and centripetal torques (eqs. 9.83, 9.88), by recursive
     Newton–Euler with q̈ = 0 and no gravity. For the matrix C see coriolis_matrix."""
-    tau = np.empty(model.nq)
+    tau = empty(model.nq)
     _k.coriolis(model._data.buffer if data is None else _checks.buffer(model, data), q, qd, tau)
     return tau
 
@@ -58,7 +59,7 @@ def coriolis_forces(model: Model, q: ArrayLike, qd: ArrayLike, data: Data | None
 @_checks.kernel_arguments("q", "qd")
 def bias_forces(model: Model, q: ArrayLike, qd: ArrayLike, data: Data | None = None) -> np.ndarray:
     """b(q, q̇) = c(q, q̇) + g(q) (n,) (eq. 9.1), by recursive Newton–Euler with q̈ = 0 (eq. 9.89)."""
-    tau = np.empty(model.nq)
+    tau = empty(model.nq)
     _k.bias(model._data.buffer if data is None else _checks.buffer(model, data), q, qd, tau)
     return tau
 
@@ -84,7 +85,7 @@ def inverse_dynamics_trajectory(model: Model, q: ArrayLike, qd: ArrayLike, qdd: 
         tips = _checks.real_array(f_tip, "f_tip", "a wrench (6,) or one per state (N, 6)")
         tips = _checks.array(model, np.broadcast_to(tips, (N, 6)) if tips.shape == (6,) else tips, "f_tip",
                              (N, 6))
-    tau = np.empty((N, n))
+    tau = empty((N, n))
     _k.rnea_batch(_checks.buffer(model, data), q, qd, qdd, fr, tips, tau)
     if friction is not None:
         tau = _checks.finite(tau + applied_friction(model, qd, friction), "tau plus friction torques",

@@ -5,6 +5,7 @@ Twists are angular first, V = (ω, v) in rad/s and m/s; positions in m.
 from __future__ import annotations
 
 import numpy as np
+from numpy import empty  # (not np.empty: one attribute lookup less per call)
 from numpy.typing import ArrayLike
 
 from . import _checks
@@ -23,7 +24,7 @@ def reference_code(reference):
 def frame_pose(model: Model, q: ArrayLike, frame: str | None = None, data: Data | None = None) -> np.ndarray:
     """T_{0f}(q) (4, 4): pose of a named frame (default model.tip_frame) in the root frame {0}
     (eq. 9.37), position in m."""
-    T = np.empty((4, 4))
+    T = empty((4, 4))
     _k.frame_pose(model._data.buffer if data is None else _checks.buffer(model, data), q,
                   model.frame_index(frame), T)
     return T
@@ -41,7 +42,7 @@ def jacobian(model: Model, q: ArrayLike, frame: str | None = None, reference: st
     the independent coordinates, J_r = J G (a mimicking joint's column, times its multiplier, adds to
     the column of the joint it follows).
     """
-    J = np.empty((6, model.nq))
+    J = empty((6, model.nq))
     _k.jacobian(model._data.buffer if data is None else _checks.buffer(model, data), q,
                 model.frame_index(frame), reference_code(reference), J)
     return J
@@ -52,7 +53,7 @@ def jacobian_derivative(model: Model, q: ArrayLike, qd: ArrayLike, frame: str | 
                         reference: str = "space", data: Data | None = None) -> np.ndarray:
     """J̇(q, q̇) (6, n) = dJ/dt of jacobian(model, q, frame, reference), so that the frame's
     acceleration is V̇ = J q̈ + J̇ q̇ in the same reference (eq. 9.92)."""
-    dJ = np.empty((6, model.nq))
+    dJ = empty((6, model.nq))
     _k.jacobian_derivative(model._data.buffer if data is None else _checks.buffer(model, data), q, qd,
                            model.frame_index(frame), reference_code(reference), dJ)
     return dJ
@@ -64,7 +65,7 @@ def body_jacobians(model: Model, q: ArrayLike, data: Data | None = None) -> np.n
     J_ib = [Ad_{T_if}] J_fb, T_if the frame's fixed placement on the body. One per body (n_bodies, 6, nq)
     with a mimic joint's body included, columns of the coordinates."""
     q = _checks.vector(model, q, "q")
-    out = np.empty((model.n_bodies, 6, model.nq))
+    out = empty((model.n_bodies, 6, model.nq))
     for i, link in enumerate(model.link_names):
         f = model.frame_index(link)
         out[i] = adjoint(model.frame_placement[f]) @ jacobian(model, q, link, reference="body", data=data)

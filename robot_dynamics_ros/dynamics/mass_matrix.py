@@ -5,6 +5,7 @@ M's entries are in kg·m² (revolute–revolute), kg·m (revolute–prismatic) o
 from __future__ import annotations
 
 import numpy as np
+from numpy import empty  # (not np.empty: one attribute lookup less per call)
 from numpy.typing import ArrayLike
 
 from . import _checks
@@ -21,7 +22,7 @@ def mass_matrix(model: Model, q: ArrayLike, data: Data | None = None) -> np.ndar
     Equals eq. 9.61, M = Σ_i J_ibᵀ G_i J_ib, and the closed form 𝒜ᵀℒᵀ𝒢ℒ𝒜 (eq. 9.82), in O(n·depth).
     q: (n,) in model.joint_names order; rows and columns in the same order.
     """
-    M = np.empty(model._square)
+    M = empty(model._square)
     _k.crba(model._data.buffer if data is None else _checks.buffer(model, data), q, M)
     return M
 
@@ -29,7 +30,7 @@ def mass_matrix(model: Model, q: ArrayLike, data: Data | None = None) -> np.ndar
 def mass_matrix_trajectory(model: Model, q: ArrayLike, data: Data | None = None) -> np.ndarray:
     """M(q_k) (eq. 9.1) for N configurations q (N, n) at once (CRBA in one compiled loop): (N, n, n)."""
     q = _checks.array(model, q, "q", (None, model.nq))
-    M = np.empty((q.shape[0], model.nq, model.nq))
+    M = empty((q.shape[0], model.nq, model.nq))
     _k.crba_batch(_checks.buffer(model, data), q, M)
     return M
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import _checks
 from .kernels import entries as _k
-from .kernels.spatial import RIGID_TOLERANCE
+from .kernels.spatial_algebra import RIGID_TOLERANCE
 
 
 def skew(x):
@@ -97,9 +97,9 @@ def exp_coordinates(X):
 
 def log_transform(T):
     """The twist X = S θ (6,), angular first, with e^{[S] θ} = T and 0 <= θ <= π (the textbook's
-    MatrixLog6, eqs. 3.91-3.92; near θ = 0 and π as kernels/spatial.log_transform says): the twist that
-    takes the identity to T in unit time, in T's frame and the identity's alike. T: a 4 x 4 rigid
-    transform (rotation orthonormal with det +1 to 1e-6, last row 0 0 0 1), else a ValueError."""
+    MatrixLog6, eqs. 3.91-3.92; near θ = 0 and π as kernels/spatial_algebra.log_transform says): the
+    twist that takes the identity to T in unit time, in T's frame and the identity's alike. T: a 4 x 4
+    rigid transform (rotation orthonormal with det +1 to 1e-6, last row 0 0 0 1), else a ValueError."""
     X = np.empty(6)
     try:
         _k.log_transform(T, X)

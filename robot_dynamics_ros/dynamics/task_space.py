@@ -5,6 +5,7 @@ Twists V = (ω, v) in rad/s and m/s, wrenches F = (m, f) in N·m and N, in the f
 from __future__ import annotations
 
 import numpy as np
+from numpy import empty  # (not np.empty: one attribute lookup less per call)
 from numpy.typing import ArrayLike
 
 from . import _checks
@@ -27,7 +28,7 @@ def task_space_inertia(model: Model, q: ArrayLike, frame: str | None = None, ref
     """
     damping_value = (damping if damping.__class__ is float and 0.0 <= damping < _INF
                      else _checks.scalar(damping, "damping", minimum=0.0))
-    Lam = np.empty((6, 6))
+    Lam = empty((6, 6))
     _k.task_space_inertia(model._data.buffer if data is None else _checks.buffer(model, data), q,
                           model.frame_index(frame), reference_code(reference), damping_value, Lam)
     return Lam

@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike
 
 from . import _checks
 from .all_terms import _term_arrays
-from .kernels import all_terms as _all_terms, entries as _k
+from .kernels import entries as _k, state_terms as _state_terms
 from .model import Data, Model
 from .spatial import rigid_transform
 
@@ -76,9 +76,9 @@ def task_space_control(model: Model, q: ArrayLike, qd: ArrayLike, T_des: ArrayLi
     except _checks.KERNEL_ERRORS as error:
         return _checked_call(model, error, q, qd, T_des, V_des, Vdot_des, kp, kd, frame,
                              nullspace_q if posture else None, nullspace_kp, nullspace_kd, damping, data)
-    if status == _all_terms.STATUS_M_NOT_POSITIVE_DEFINITE:
+    if status == _state_terms.STATUS_M_NOT_POSITIVE_DEFINITE:
         raise ValueError(_k.NOT_POSITIVE_DEFINITE)
-    if status == _all_terms.STATUS_TASK_SPACE_SINGULAR:
+    if status == _state_terms.STATUS_TASK_SPACE_SINGULAR:
         raise ValueError(_k.SINGULAR_TASK_SPACE)
     return tau
 

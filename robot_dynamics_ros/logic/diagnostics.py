@@ -7,7 +7,7 @@ keys). Here, without rclpy:
 
 - ``ComputeTimes``: the time a node takes to handle one input message (callback to output
   published), ``time.perf_counter_ns``, in a window of the last ``WINDOW`` messages (a deque: bounded,
-  about 0.3 µs per message); median and 99th percentile on demand.
+  its cost per message in doc/performance.md, section "Nodes"); median and 99th percentile on demand.
 - ``InputMeter``: messages accepted, and when the last one was (a node whose input is not a
   JointStateInput: the simulator's effort commands).
 - ``Periods``: what changed since the previous report: the input rate (accepted messages per

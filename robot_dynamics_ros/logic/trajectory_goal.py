@@ -220,7 +220,8 @@ class GoalMonitor:
         self.start_ns = int(start_ns)
         self.end_ns = int(end_ns)
         self._times = np.asarray(times, dtype=np.float64)
-        # Which path bounds exist at all (a control step then checks only those: about 2 µs)
+        # Which path bounds exist at all (a control step then checks only those; the check's cost:
+        # doc/performance.md, section "Nodes")
         self._path_position = bool(np.isfinite(tolerances.path_position).any())
         self._path_velocity = bool(np.isfinite(tolerances.path_velocity).any())
 

@@ -1,4 +1,5 @@
-"""Helpers shared by the nodes: parameter descriptors and validation, throttled warnings, main().
+"""Helpers shared by the nodes: parameter descriptors and validation (``parameter_validator``: the
+callback every node and node part gives ``add_on_set_parameters_callback``), throttled warnings, main().
 
 Nothing here computes dynamics. ``WarningThrottle`` is robot_dynamics_ros.logic.input_guard's (ROS-free:
 keys from a fixed set of problem kinds, bounded lines, bounded memory), re-exported here.
@@ -11,14 +12,14 @@ import time
 
 import numpy as np
 import rclpy
-from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 
 from robot_dynamics_ros.logic.input_guard import WarningThrottle, bounded
 from robot_dynamics_ros.nodes import stop
 
-__all__ = ['describe', 'float_array', 'gain_vector', 'string_list', 'WarningThrottle',
+__all__ = ['describe', 'float_array', 'gain_vector', 'parameter_validator', 'string_list', 'WarningThrottle',
            'make_executor', 'run_node', 'spin_for', 'spin_until', 'control_rate_error', 'control_timer',
            'MIN_CONTROL_RATE', 'MAX_CONTROL_RATE']
 
@@ -40,6 +41,20 @@ def describe(description, *, read_only=False, dynamic_typing=False, min_value=No
             from_value=float(-math.inf if min_value is None else min_value),
             to_value=float(math.inf if max_value is None else max_value), step=0.0)]
     return d
+
+
+def parameter_validator(check):
+    """The on-set-parameters callback (``add_on_set_parameters_callback``) of ``check(params)``, which
+    raises ValueError when the set is to be refused: then SetParametersResult(successful=False) with
+    the error's message (``bounded``) as the reason, else successful=True. A set refused by one
+    callback is refused whole."""
+    def validate(params):
+        try:
+            check(params)
+        except ValueError as exc:
+            return SetParametersResult(successful=False, reason=bounded(exc))
+        return SetParametersResult(successful=True)
+    return validate
 
 
 def _shown(value):

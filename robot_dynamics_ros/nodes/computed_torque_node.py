@@ -64,13 +64,8 @@ Services:
 
 Parameters: the model parameters of model_source, plus (settable at run time unless noted)
 
-- ``armature`` (double array, kg m² or kg, one per joint in the controller's joint order; [] = the
-  model's own, zeros from a URDF; model_source, settable at run time): the model's M(q) +
-  diag(armature), which the control law uses. ``effort_offset`` (double array, N·m or N, same order;
-  [] = zeros): declared so that one parameter file (``/**``) serves every node, **not used**: the
-  commands are joint torques, to which the effort sensors' offset is not added. Both validated (a
-  wrong number of values, a negative or non-finite value: refused with the reason at run time; at
-  start-up an error, and no model).
+- ``armature``, ``effort_offset`` (model_source's, settable at run time): as every controller uses
+  them (nodes/controller.py).
 - ``kp``, ``kd`` (double arrays, 1 entry = same gain on every joint, or one per joint; >= 0).
 - ``control_rate`` (Hz): 0 = one command per joint-state message; 0.1 to 10000 = timer at that
   rate (a positive rate below 0.1 Hz is refused: a timer that slow is no controller, and a tiny
@@ -188,7 +183,6 @@ class ComputedTorqueController(Controller):
     def __init__(self, node_name='computed_torque_controller', **kwargs):
         super().__init__(node_name, 'position', **kwargs)
         self._to_order = self._to_model = None
-        self._kp = self._kd = None          # (n,) in model order, None while invalid
         # The desired trajectory over time; empty = hold the position of the next complete state.
         self._schedule = ReferenceSchedule()
 
@@ -277,8 +271,8 @@ class ComputedTorqueController(Controller):
         self._schedule.max_pending = int(self.get_parameter('max_pending_references').value)
 
     def _update_gains(self):
-        """Gains in model order; None (and an error) when they do not fit the model."""
-        self._kp = self._kd = None
+        """Gains (kp, kd), each (n,) in model order; None (and an error) when they do not fit the model."""
+        self._gains = None
         if self.model is None:
             return
         try:
@@ -287,7 +281,7 @@ class ComputedTorqueController(Controller):
         except ValueError as exc:
             self.get_logger().error(bounded(f'{exc}: no commands until kp and kd are set correctly'))
             return
-        self._kp, self._kd = kp[self._to_model], kd[self._to_model]
+        self._gains = kp[self._to_model], kd[self._to_model]
 
     # -- model ------------------------------------------------------------------------------
     @staticmethod
@@ -308,7 +302,7 @@ class ComputedTorqueController(Controller):
         if model is None:
             self._input.reset(None)
             self._command.reset(None, None)
-            self._kp = self._kd = None
+            self._gains = None
             if self._action is not None:
                 self._action.on_model(None, ())
             return
@@ -590,27 +584,21 @@ class ComputedTorqueController(Controller):
             self._action.destroy()
         return super().destroy_node()
 
-    def _step(self, now_ns=None):
-        """One control update at node-clock time now_ns (default: now)."""
-        if self.model is None or not self._input.check_complete():
-            return
-        if not self.enabled:
-            if self._disabled_mode == 'gravity_compensation':
-                self._compensate()
-            return
-        if now_ns is None:
-            now_ns = self.get_clock().now().nanoseconds
-        if not self._may_track(now_ns):
-            return
-        if self._kp is None:
-            self._throttle.warn('gains', 'kp/kd do not fit the model: no commands')
-            return
-        self._ensure_reference(now_ns)
-        q, qd = self._input.cache.arrays()
+    def _idle(self):
+        """Disabled: g(q) (+ friction) in gravity_compensation mode, nothing in zero_effort."""
+        if self._disabled_mode == 'gravity_compensation':
+            self._compensate()
+
+    def _unfit_gains(self):
+        self._throttle.warn('gains', 'kp/kd do not fit the model: no commands')
+
+    def _control(self, now_ns, q, qd):
+        """The computed torque of the reference at now_ns (after Controller._step's opening)."""
         self._schedule.prune(now_ns)
         q_d, qd_d, qdd_d = self._schedule.sample(now_ns)
+        kp, kd = self._gains
         try:
-            tau = rd.computed_torque(self.model, q, qd, q_d, qd_d, qdd_d, self._kp, self._kd)
+            tau = rd.computed_torque(self.model, q, qd, q_d, qd_d, qdd_d, kp, kd)
             if self._friction_compensation:     # of the reference: no chatter from a noisy q̇ near rest
                 tau = tau + rd.friction_torques(self.model, qd_d)
         except COMPUTE_ERRORS as exc:

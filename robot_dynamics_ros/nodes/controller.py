@@ -7,28 +7,34 @@ parameters, the stale-state watchdog, the gravity-only hold and the effort outpu
   stops tracking (``_drop_reference``), publishes the gravity-only holding torque g(q) of the last
   state and warns; when states resume, the subclass holds where the arm is then.
 - ``start_enabled`` (bool, read-only): enabled at start-up.
+- ``armature`` (double array, kg m² or kg, one per joint in the controller's joint order; [] = the
+  model's own, zeros from a URDF; model_source, settable at run time): the model's M(q) +
+  diag(armature), which the control law uses. ``effort_offset`` (double array, N·m or N, same order;
+  [] = zeros): declared so that one parameter file (``/**``) serves every node, **not used**: the
+  commands are joint torques, to which the effort sensors' offset is not added. Both validated (a
+  wrong number of values, a negative or non-finite value: refused with the reason at run time; at
+  start-up an error, and no model).
 
 A subclass checks its own parameters in ``_check_parameter(p)`` (raising ValueError, the rest to
 ``super()``), calls ``_apply_timing(names)`` from its ``_apply_parameters(params)``, and
 ``_start(jump_consequence)`` at the end of its ``__init__`` (the parameter callbacks, the services
 ``~/enable`` and ``~/hold``, the joint states, the timer, the model); it gives ``_disable()`` (the
 first output when disabled; what to log), ``_on_hold``, ``_on_discontinuity``, ``_on_model``,
-``_warm_up_calls``, ``_step(now_ns=None)`` (one control update, starting with
-``_may_track(now_ns)``) and ``_drop_reference(reason)`` (``reason``: why, for a client whose goal
-ends with it).
+``_warm_up_calls``, ``_drop_reference(reason)`` (``reason``: why, for a client whose goal ends with
+it), and the parts of a control step: ``_gains`` (the law's gains, None while they do not fit the
+model), ``_idle()``, ``_unfit_gains()``, ``_ensure_reference(now_ns)`` and ``_control(now_ns, q, qd)``
+(``Controller._step`` says when each is called).
 """
 
 import math
 
 import numpy as np
 from builtin_interfaces.msg import Time
-from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from std_srvs.srv import SetBool, Trigger
 
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.logic.diagnostics import ERROR
-from robot_dynamics_ros.logic.input_guard import bounded
 from robot_dynamics_ros.nodes.common import (
     MAX_CONTROL_RATE,
     MIN_CONTROL_RATE,
@@ -36,6 +42,7 @@ from robot_dynamics_ros.nodes.common import (
     control_rate_error,
     control_timer,
     describe,
+    parameter_validator,
 )
 from robot_dynamics_ros.nodes.diagnostics_publisher import Details, NodeDiagnostics
 from robot_dynamics_ros.nodes.effort_command import EffortCommand
@@ -66,6 +73,8 @@ class Controller(Node):
         self._stale = False
         self._timer = None
         self._input = None              # the subclass's JointStateInput
+        self._gains = None              # the subclass's gains in model order; None while they do not fit
+        self._controllable = True       # False: nothing to control in this model (_step idles)
         self.declare_parameter('control_rate', 0.0, describe(
             'Control rate in Hz; 0 = compute and publish on every joint-state message.',
             min_value=0.0, max_value=MAX_CONTROL_RATE,
@@ -91,7 +100,7 @@ class Controller(Node):
         parameter's description), the timer, the model (built or awaited), then /diagnostics
         (``_diagnostic_details``). ``_step`` is timed for them: a step of the timer (control_rate >
         0) on its own, a step on a joint state as part of that state's callback."""
-        self.add_on_set_parameters_callback(self._validate_parameters)
+        self.add_on_set_parameters_callback(parameter_validator(self._check_parameters))
         self.add_post_set_parameters_callback(self._apply_parameters)
         self.create_service(SetBool, '~/enable', self._on_enable)
         self.create_service(Trigger, '~/hold', self._on_hold)
@@ -135,13 +144,9 @@ class Controller(Node):
     def _n(self):
         return self.model.nq if self.model is not None else None
 
-    def _validate_parameters(self, params):
-        try:
-            for p in params:
-                self._check_parameter(p)
-        except ValueError as exc:
-            return SetParametersResult(successful=False, reason=bounded(exc))
-        return SetParametersResult(successful=True)
+    def _check_parameters(self, params):
+        for p in params:
+            self._check_parameter(p)
 
     def _check_parameter(self, p):
         """Raise ValueError when p is control_rate or state_timeout and not acceptable."""
@@ -217,6 +222,45 @@ class Controller(Node):
 
     def _drop_reference(self, reason):
         """Discard the reference (the next step holds where the arm is); ``reason``: why."""
+        raise NotImplementedError
+
+    # -- the control step -------------------------------------------------------------------
+    def _step(self, now_ns=None):
+        """One control update at node-clock time now_ns (default: now), the opening both controllers
+        share: nothing without a model or a complete state; ``_idle()`` while disabled (or not
+        ``_controllable``); after ``_may_track`` (the stale-state hold), ``_unfit_gains()`` while
+        ``_gains`` is None; else the reference latched (``_ensure_reference``) and the subclass's
+        ``_control(now_ns, q, qd)`` at the last measured state."""
+        if self.model is None or not self._input.check_complete():
+            return
+        if not (self.enabled and self._controllable):
+            self._idle()
+            return
+        if now_ns is None:
+            now_ns = self.get_clock().now().nanoseconds
+        if not self._may_track(now_ns):
+            return
+        if self._gains is None:
+            self._unfit_gains()
+            return
+        self._ensure_reference(now_ns)
+        q, qd = self._input.cache.arrays()
+        self._control(now_ns, q, qd)
+
+    def _idle(self):
+        """A step while disabled (or not ``_controllable``): what the subclass publishes then."""
+        raise NotImplementedError
+
+    def _unfit_gains(self):
+        """A step while the gains do not fit the model: warn; what the subclass publishes then."""
+        raise NotImplementedError
+
+    def _ensure_reference(self, now_ns):
+        """Hold where the arm is if nothing is desired yet; False while there is no complete state."""
+        raise NotImplementedError
+
+    def _control(self, now_ns, q, qd):
+        """The subclass's control law at node-clock time now_ns, measured q, q̇ (model order)."""
         raise NotImplementedError
 
     # -- /diagnostics -----------------------------------------------------------------------

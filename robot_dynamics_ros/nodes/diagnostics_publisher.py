@@ -26,7 +26,6 @@ A failure in here is logged (throttled) and never reaches the node's callbacks.
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 
 from robot_dynamics_ros.dynamics.urdf import robot_name
@@ -41,7 +40,7 @@ from robot_dynamics_ros.logic.diagnostics import (
     parameter_error,
 )
 from robot_dynamics_ros.logic.input_guard import bounded
-from robot_dynamics_ros.nodes.common import describe
+from robot_dynamics_ros.nodes.common import describe, parameter_validator
 
 __all__ = ['NodeDiagnostics', 'Details', 'TOPIC']
 
@@ -98,7 +97,7 @@ class NodeDiagnostics:
         self._names = frozenset(names)
         self._settings = {}
         self._stale_after = stale_after or (lambda: self._settings['diagnostics_max_age'])
-        node.add_on_set_parameters_callback(self._validate)
+        node.add_on_set_parameters_callback(parameter_validator(self._check))
         node.add_post_set_parameters_callback(self._apply)
         self._publisher = node.create_publisher(DiagnosticArray, TOPIC, 10)
         self._periods = Periods(throttle.counts, time.monotonic(), meter.received)
@@ -106,13 +105,12 @@ class NodeDiagnostics:
         self._read()
 
     # -- parameters -------------------------------------------------------------------------
-    def _validate(self, params):
+    def _check(self, params):
         for p in params:
             if p.name in self._names:
                 reason = parameter_error(p.name, p.value)
                 if reason is not None:
-                    return SetParametersResult(successful=False, reason=reason)
-        return SetParametersResult(successful=True)
+                    raise ValueError(reason)
 
     def _apply(self, params):
         if any(p.name in self._names for p in params):

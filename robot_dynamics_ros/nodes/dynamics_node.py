@@ -58,7 +58,6 @@ Nothing non-finite is published: an output with a NaN or inf is skipped with a w
 """
 
 import numpy as np
-from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
@@ -75,7 +74,7 @@ from robot_dynamics_ros.logic.payload_log import (
     payload_parameter_values,
 )
 from robot_dynamics_ros.logic.task_frame import task_frame
-from robot_dynamics_ros.nodes.common import WarningThrottle, describe, run_node
+from robot_dynamics_ros.nodes.common import WarningThrottle, describe, parameter_validator, run_node
 from robot_dynamics_ros.nodes.conversions import index_map, make_joint_state, matrix_to_multiarray
 from robot_dynamics_ros.nodes.diagnostics_publisher import NodeDiagnostics
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
@@ -118,7 +117,7 @@ class DynamicsNode(Node):
         self.declare_parameter('apply_identified_payload', False, describe(
             "~/identify_payload sets a successful estimate as this node's payload parameters."))
         self._log = StateLog(0, 10.0)
-        self.add_on_set_parameters_callback(self._validate_parameters)
+        self.add_on_set_parameters_callback(parameter_validator(self._check_parameters))
         self._settings = {}
         self._read_settings()
         self.add_post_set_parameters_callback(lambda _params: self._read_settings())
@@ -138,17 +137,13 @@ class DynamicsNode(Node):
                                             self._input.compute, self._input.subscription.topic_name)
 
     # -- parameters -------------------------------------------------------------------------
-    def _validate_parameters(self, params):
+    def _check_parameters(self, params):
         for p in params:
             if p.name == 'task_space_reference' and p.value not in TASK_SPACE_REFERENCES:
-                return SetParametersResult(
-                    successful=False,
-                    reason=f'task_space_reference must be one of {TASK_SPACE_REFERENCES}, '
-                           f'got {bounded(repr(p.value), 200)}')
+                raise ValueError(f'task_space_reference must be one of {TASK_SPACE_REFERENCES}, '
+                                 f'got {bounded(repr(p.value), 200)}')
             if p.name == 'task_space_damping' and not (p.value >= 0.0 and np.isfinite(p.value)):
-                return SetParametersResult(
-                    successful=False, reason=f'task_space_damping must be >= 0, got {p.value}')
-        return SetParametersResult(successful=True)
+                raise ValueError(f'task_space_damping must be >= 0, got {p.value}')
 
     def _read_settings(self):
         names = _PUBLISH_FLAGS + ('task_space_reference', 'task_space_damping', 'identification_window',

@@ -57,7 +57,6 @@ import math
 
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
-from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
@@ -68,7 +67,14 @@ from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.logic.contact_estimation import ContactEstimation
 from robot_dynamics_ros.logic.diagnostics import ERROR, number
 from robot_dynamics_ros.logic.task_frame import task_frame
-from robot_dynamics_ros.nodes.common import WarningThrottle, describe, float_array, gain_vector, run_node
+from robot_dynamics_ros.nodes.common import (
+    WarningThrottle,
+    describe,
+    float_array,
+    gain_vector,
+    parameter_validator,
+    run_node,
+)
 from robot_dynamics_ros.nodes.conversions import index_map, make_joint_state
 from robot_dynamics_ros.nodes.diagnostics_publisher import Details, NodeDiagnostics
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
@@ -104,7 +110,7 @@ class ExternalTorqueEstimator(Node):
         self.declare_parameter('state_timeout', 0.5, describe(
             's between two states (by their stamps) beyond which the observer starts again.',
             min_value=1e-6))
-        self.add_on_set_parameters_callback(self._validate_parameters)
+        self.add_on_set_parameters_callback(parameter_validator(self._check_parameters))
         self.add_post_set_parameters_callback(self._apply_parameters)
 
         self._pub_torques = self.create_publisher(JointState, '~/external_torques', 10)
@@ -124,22 +130,18 @@ class ExternalTorqueEstimator(Node):
                                             details=self._diagnostic_details)
 
     # -- parameters -------------------------------------------------------------------------
-    def _validate_parameters(self, params):
+    def _check_parameters(self, params):
         n = None if self.model is None else self.model.nq
         for p in params:
-            try:
-                if p.name in _PER_JOINT:
-                    values = gain_vector(p.name, p.value, n)            # 1 or n values, each >= 0
-                    if n is None and values.size != 1:
-                        raise ValueError(f"parameter '{p.name}' must have 1 value until the model is "
-                                         f'known, got {values.size}')
-                    if p.name == 'observer_gain' and np.any(values == 0.0):
-                        raise ValueError("parameter 'observer_gain' must be > 0")
-                elif p.name == 'state_timeout' and not (math.isfinite(p.value) and p.value > 0.0):
-                    raise ValueError(f'state_timeout must be > 0, got {p.value}')
-            except ValueError as exc:
-                return SetParametersResult(successful=False, reason=str(exc))
-        return SetParametersResult(successful=True)
+            if p.name in _PER_JOINT:
+                values = gain_vector(p.name, p.value, n)            # 1 or n values, each >= 0
+                if n is None and values.size != 1:
+                    raise ValueError(f"parameter '{p.name}' must have 1 value until the model is "
+                                     f'known, got {values.size}')
+                if p.name == 'observer_gain' and np.any(values == 0.0):
+                    raise ValueError("parameter 'observer_gain' must be > 0")
+            elif p.name == 'state_timeout' and not (math.isfinite(p.value) and p.value > 0.0):
+                raise ValueError(f'state_timeout must be > 0, got {p.value}')
 
     def _apply_parameters(self, params):
         names = {p.name for p in params}

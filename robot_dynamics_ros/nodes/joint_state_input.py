@@ -41,12 +41,11 @@ Parameters (declared on the node; settable at run time, >= 0):
 
 import math
 
-from rcl_interfaces.msg import SetParametersResult
 from sensor_msgs.msg import JointState
 
 from robot_dynamics_ros.logic.diagnostics import WARN, ComputeTimes
 from robot_dynamics_ros.logic.input_guard import BadInput, StateContinuity, StateLimits, short_list
-from robot_dynamics_ros.nodes.common import describe
+from robot_dynamics_ros.nodes.common import describe, parameter_validator
 from robot_dynamics_ros.nodes.conversions import JointStateCache
 
 __all__ = ['JointStateInput', 'JUMP_PARAMETERS', 'TOLERANCE_PARAMETERS']
@@ -90,7 +89,7 @@ class JointStateInput:
             node.declare_parameter('max_state_jump_prismatic', prismatic, describe(
                 'm a prismatic joint may move between consecutive joint states beyond what its '
                 'velocity explains (0 = never).', min_value=0.0))
-        node.add_on_set_parameters_callback(self._validate_parameters)
+        node.add_on_set_parameters_callback(parameter_validator(self._check_parameters))
         node.add_post_set_parameters_callback(self._apply_parameters)
         self._model = None
         self.subscription = node.create_subscription(JointState, topic, self.compute.timed(self._on_msg),
@@ -98,13 +97,11 @@ class JointStateInput:
 
     # -- parameters -------------------------------------------------------------------------
     @staticmethod
-    def _validate_parameters(params):
+    def _check_parameters(params):
         for p in params:
             if (p.name in TOLERANCE_PARAMETERS or p.name in JUMP_PARAMETERS) \
                     and not (math.isfinite(p.value) and p.value >= 0.0):
-                return SetParametersResult(successful=False,
-                                           reason=f'{p.name} must be finite and >= 0, got {p.value}')
-        return SetParametersResult(successful=True)
+                raise ValueError(f'{p.name} must be finite and >= 0, got {p.value}')
 
     def _apply_parameters(self, params):
         if self.cache is not None and any(p.name in TOLERANCE_PARAMETERS for p in params):

@@ -57,7 +57,6 @@ import threading
 import time
 
 import numpy as np
-from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
@@ -66,7 +65,7 @@ from std_msgs.msg import String
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.logic.input_guard import WarningThrottle, bounded, short_list
 from robot_dynamics_ros.logic.payload_log import PAYLOAD_PARAMETERS, inertia_matrix
-from robot_dynamics_ros.nodes.common import describe, float_array, string_list
+from robot_dynamics_ros.nodes.common import describe, float_array, parameter_validator, string_list
 from robot_dynamics_ros.nodes.conversions import index_map
 
 __all__ = ['build_model', 'ModelSource', 'ROBOT_DESCRIPTION_QOS', 'DEFAULT_MAX_DESCRIPTION_BYTES',
@@ -289,7 +288,7 @@ class ModelSource:
             "joint), one value per joint in the node's joint order: measured effort = joint torque "
             f'+ effort_offset. [] = zeros. {effort_offset_use}',
             dynamic_typing=True, additional_constraints='[] or one finite number per joint'))
-        node.add_on_set_parameters_callback(self._check_parameters)
+        node.add_on_set_parameters_callback(parameter_validator(self._check_parameters))
         node.add_post_set_parameters_callback(self._apply_parameters)
 
     def _param(self, name):
@@ -319,25 +318,21 @@ class ModelSource:
         return model, base, np.zeros(built.nq) if offset is None else offset, payload_note
 
     def _check_parameters(self, params):
-        """A run-time parameter set: refused (with the reason) when its values do not fit the model
-        (the payload, the armature and the effort offset together with the others in force)."""
+        """A run-time parameter set: ValueError (the reason it is refused) when its values do not fit
+        the model (the payload, the armature and the effort offset together with the others in force)."""
         names = {p.name for p in params}
         if not names & set(RUNTIME_PARAMETERS):
-            return SetParametersResult(successful=True)
+            return
         built, joint_order = self._built[:2] if self._built is not None else (None, ())
-        try:
-            for p in params:
-                if p.name in JOINT_PARAMETERS:      # (without a model yet: the numbers only)
-                    values = joint_parameter(p.name, p.value, joint_order, built)
-                    if p.name == 'armature' and built is not None:
-                        with_joint_armature(built, values)
-            if names & set(PAYLOAD_PARAMETERS):
-                payload = self._payload(params)
-                if built is not None:
-                    attach_payload(built, payload)
-        except ValueError as exc:
-            return SetParametersResult(successful=False, reason=bounded(exc))
-        return SetParametersResult(successful=True)
+        for p in params:
+            if p.name in JOINT_PARAMETERS:      # (without a model yet: the numbers only)
+                values = joint_parameter(p.name, p.value, joint_order, built)
+                if p.name == 'armature' and built is not None:
+                    with_joint_armature(built, values)
+        if names & set(PAYLOAD_PARAMETERS):
+            payload = self._payload(params)
+            if built is not None:
+                attach_payload(built, payload)
 
     def _apply_parameters(self, params):
         """Checked by _check_parameters: the model with the new values goes to the node now (the same

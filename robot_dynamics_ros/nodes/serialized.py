@@ -2,10 +2,11 @@
 
 A node that publishes the same message shape at every joint state (the same joint names, the same
 matrix layout; only the numbers and the stamp change) pays rclpy's conversion of the whole message
-to C at every publish: about 8 µs for a 7-joint JointState, most of a dynamics_node callback. Here
-the message is serialized once (rclpy.serialization, the middleware's own CDR); the float64 array
-that changes and the header stamp are located in those bytes, and each publish writes the new
-numbers there and hands the bytes to Publisher.publish (rclpy's publish_raw): about 3 µs.
+to C at every publish, most of a dynamics_node callback. Here the message is serialized once
+(rclpy.serialization, the middleware's own CDR); the float64 array that changes and the header stamp
+are located in those bytes, and each publish writes the new numbers there and hands the bytes to
+Publisher.publish (rclpy's publish_raw), a fraction of the conversion's cost (both measured:
+doc/performance.md, section "Nodes").
 """
 
 import struct

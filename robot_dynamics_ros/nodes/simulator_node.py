@@ -100,7 +100,6 @@ import time
 
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
-from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.time import Time
@@ -121,7 +120,13 @@ from robot_dynamics_ros.logic.simulation import (
     mimic_joint_states,
 )
 from robot_dynamics_ros.logic.task_frame import task_frame
-from robot_dynamics_ros.nodes.common import WarningThrottle, describe, float_array, run_node
+from robot_dynamics_ros.nodes.common import (
+    WarningThrottle,
+    describe,
+    float_array,
+    parameter_validator,
+    run_node,
+)
 from robot_dynamics_ros.nodes.conversions import all_finite, index_map, make_joint_state, multiarray_to_vector
 from robot_dynamics_ros.nodes.diagnostics_publisher import Details, NodeDiagnostics
 from robot_dynamics_ros.nodes.model_source import ROBOT_DESCRIPTION_QOS, ModelSource
@@ -189,7 +194,7 @@ class SimulatorNode(Node):
             'Wall-clock seconds the simulation waits at most for the command answering a joint '
             'state (lock-step with the controller); 0 = never wait.', min_value=0.0,
             max_value=60.0))
-        self.add_on_set_parameters_callback(self._validate_parameters)
+        self.add_on_set_parameters_callback(parameter_validator(self._check_parameters))
         self.add_post_set_parameters_callback(self._apply_parameters)
         self._publish_clock = bool(self.get_parameter('publish_clock').value)
 
@@ -242,27 +247,23 @@ class SimulatorNode(Node):
                                         clock=Clock(clock_type=ClockType.STEADY_TIME))
 
     # -- parameters -------------------------------------------------------------------------
-    def _validate_parameters(self, params):
-        try:
-            for p in params:
-                if p.name == 'integrator' and p.value not in INTEGRATORS:
-                    raise ValueError(f'integrator must be one of {sorted(INTEGRATORS)}, '
-                                     f'got {p.value!r}')
-                if p.name == 'initial_positions':
-                    values = float_array('initial_positions', p.value)
-                    if np.any(np.abs(values) >= MAX_ABS_POSITION):
-                        raise ValueError(f'initial_positions must be below {MAX_ABS_POSITION:g} '
-                                         'in magnitude')
-                    if self.model is not None and values.size not in (0, self.model.nq):
-                        raise ValueError(f'initial_positions must have 0 or {self.model.nq} '
-                                         f'entries, got {values.size}')
-                if p.name in ('publish_rate', 'real_time_factor', 'command_timeout',
-                              'external_wrench_timeout', 'lockstep_timeout') \
-                        and not math.isfinite(p.value):
-                    raise ValueError(f'{p.name} must be finite')
-        except ValueError as exc:
-            return SetParametersResult(successful=False, reason=bounded(exc))
-        return SetParametersResult(successful=True)
+    def _check_parameters(self, params):
+        for p in params:
+            if p.name == 'integrator' and p.value not in INTEGRATORS:
+                raise ValueError(f'integrator must be one of {sorted(INTEGRATORS)}, '
+                                 f'got {p.value!r}')
+            if p.name == 'initial_positions':
+                values = float_array('initial_positions', p.value)
+                if np.any(np.abs(values) >= MAX_ABS_POSITION):
+                    raise ValueError(f'initial_positions must be below {MAX_ABS_POSITION:g} '
+                                     'in magnitude')
+                if self.model is not None and values.size not in (0, self.model.nq):
+                    raise ValueError(f'initial_positions must have 0 or {self.model.nq} '
+                                     f'entries, got {values.size}')
+            if p.name in ('publish_rate', 'real_time_factor', 'command_timeout',
+                          'external_wrench_timeout', 'lockstep_timeout') \
+                    and not math.isfinite(p.value):
+                raise ValueError(f'{p.name} must be finite')
 
     def _apply_parameters(self, params):
         self.sim.configure(**self._settings())

@@ -42,13 +42,8 @@ controller publishes g(q) and warns, naming the cause.
 Parameters: the model parameters of model_source (``tip_link`` picks the controlled frame; a tree with
 several tips needs it), plus, settable at run time and validated:
 
-- ``armature`` (double array, kg m² or kg, one per joint in the controller's joint order; [] = the
-  model's own, zeros from a URDF; model_source, settable at run time): the model's M(q) +
-  diag(armature), which the control law uses. ``effort_offset`` (double array, N·m or N, same order;
-  [] = zeros): declared so that one parameter file (``/**``) serves every node, **not used**: the
-  commands are joint torques, to which the effort sensors' offset is not added. Both validated (a
-  wrong number of values, a negative or non-finite value: refused with the reason at run time; at
-  start-up an error, and no model).
+- ``armature``, ``effort_offset`` (model_source's, settable at run time): as every controller uses
+  them (nodes/controller.py).
 - ``kp`` (1/s²), ``kd`` (1/s): 1 value, 2 = [rotation, translation] or 6 (angular first), each >= 0.
 - ``nullspace_kp`` (1/s²; 1 or n values, >= 0; 0 = no posture), ``nullspace_kd`` (1/s; empty =
   2√nullspace_kp), ``nullspace_posture`` (rad / m, n values; empty = the first measured position):
@@ -109,8 +104,9 @@ class TaskSpaceController(Controller):
     def __init__(self, node_name='task_space_controller', **kwargs):
         super().__init__(node_name, 'pose', **kwargs)
         self.frame = None
+        self._controllable = False      # (Controller) until a model gives a tip frame
         self._to_order = self._to_model = None
-        self._gains = None              # the law's keyword arguments while the parameters fit, else None
+        # self._gains (Controller): the law's keyword arguments while the parameters fit, else None
         self._posture = None            # nullspace_posture in model order, None when empty
         self._first_q = None            # the first measured position (the posture by default)
         self.declare_parameter('kp', [100.0], describe(
@@ -224,6 +220,7 @@ class TaskSpaceController(Controller):
         self._throttle.reset()
         self._input.reset(model)
         self.frame = None
+        self._controllable = False
         if model is None:
             self._gains = None
             return
@@ -231,6 +228,7 @@ class TaskSpaceController(Controller):
         self._to_model = index_map(joint_order, model.joint_names)
         self._command.reset(model, self._to_order)
         self.frame, reason = task_frame(model, self.get_parameter('tip_link').value)
+        self._controllable = self.frame is not None
         if self.frame is None:
             self.get_logger().error(f'{reason}: no task-space control (set tip_link); publishing '
                                     'the gravity torques only')
@@ -319,23 +317,17 @@ class TaskSpaceController(Controller):
     def _drop_reference(self, reason=None):
         self._reference.clear()
 
-    def _step(self, now_ns=None):
-        """One control update at node-clock time now_ns (default: now)."""
-        if self.model is None or not self._input.check_complete():
-            return
-        if not self.enabled or self.frame is None:
-            self._publish_gravity()
-            return
-        if now_ns is None:
-            now_ns = self.get_clock().now().nanoseconds
-        if not self._may_track(now_ns):
-            return
-        if self._gains is None:
-            self._throttle.warn('gains', 'the gains do not fit the model: gravity torques only')
-            self._publish_gravity()
-            return
-        self._ensure_reference(now_ns)
-        q, qd = self._input.cache.arrays()
+    def _idle(self):
+        """Disabled, or no tip frame (not ``_controllable``): g(q)."""
+        self._publish_gravity()
+
+    def _unfit_gains(self):
+        self._throttle.warn('gains', 'the gains do not fit the model: gravity torques only')
+        self._publish_gravity()
+
+    def _control(self, now_ns, q, qd):
+        """The task-space law toward the profile's pose at now_ns (after Controller._step's opening);
+        the two diagnostic outputs."""
         T_des, V_des, Vdot_des = self._reference.sample(now_ns * 1e-9)
         if self._first_q is None:
             self._first_q = q.copy()
@@ -351,7 +343,8 @@ class TaskSpaceController(Controller):
             return
         if not self._command.publish(tau):
             return
-        # the two diagnostic outputs only while someone listens (a publish costs about 20 us)
+        # the two diagnostic outputs only while someone listens (a publish's cost: doc/performance.md,
+        # section "Nodes")
         if self._pub_error.get_subscription_count():
             try:
                 X_e = rd.pose_error(self.model, q, T_des, self.frame)

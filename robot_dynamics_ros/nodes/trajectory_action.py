@@ -25,8 +25,8 @@ belongs to a ComputedTorqueController, which calls it where a goal can begin, go
 - **controller_state** at ``state_publish_rate`` (0 = off): reference, feedback, error, output (τ).
 
 **No waiting task.** rclpy awaits a Future by yielding to the executor at every turn, so an execute
-callback that awaited the goal's end would keep the executor busy (measured: the controller's process
-at 100 % CPU, its 1 kHz commands delayed by milliseconds). Instead a goal is begun in the
+callback that awaited the goal's end would keep the executor busy and delay the control steps (what
+that measured: doc/performance.md, section "Nodes"). Instead a goal is begun in the
 accepted-callback and marked executing (``ServerGoalHandle._update_state(EXECUTE)``, rclpy's own step
 in ``execute()``; where a future rclpy lacks it, the goal shows ACCEPTED until it ends); when it ends,
 a one-shot execute callback sets the terminal state and returns the result (``GoalRun.finish``), so

@@ -35,11 +35,11 @@ def test_editing_an_inlined_helper_recompiles_the_entry_points(tmp_path):
                     ignore=shutil.ignore_patterns("__pycache__"))
     before = _gravity_in_copy(tmp_path)
     kernels = tmp_path / "robot_dynamics_ros" / "dynamics" / "kernels"
-    cached = list((kernels / "__pycache__").glob("entries.gravity*"))
+    cached = list((kernels / "entries" / "__pycache__").glob("rigid_body.gravity*"))
     assert cached, "the first run should have written the gravity entry point to the cache"
     assert np.array_equal(_gravity_in_copy(tmp_path), before)        # loaded from the cache: the same
 
-    spatial = kernels / "spatial.py"
+    spatial = kernels / "spatial_algebra.py"
     source = spatial.read_text()
     unpack = "def inertia_times(G, X):\n"
     assert source.count(unpack) == 1

@@ -25,7 +25,7 @@ _SCRIPT = (
 # Run after compiling gravity in a fresh cache: each overload of a helper it inlines, and its entry point:
 # (class of the library, functions the JIT compiled from it, functions its callers link in)
 _LIBRARIES = (
-    "from robot_dynamics_ros.dynamics.kernels import entries, spatial;"
+    "from robot_dynamics_ros.dynamics.kernels import entries, spatial_algebra as spatial;"
     "defined = lambda module: sum(not f.is_declaration for f in module.functions);"
     "libraries = [r.library for r in spatial.inertia_times.overloads.values()]"
     " + [entries.gravity.overloads[entries.gravity.signatures[0]].library];"
@@ -55,7 +55,7 @@ def test_entry_compiled_from_cached_helpers(tmp_path):
     assert helpers and all(kind == "LinkOnlyLibrary" and compiled == 0 and linked >= 1
                            for kind, compiled, linked in helpers), helpers
     assert entry[0] == "JITCodeLibrary" and entry[1] >= 1, entry
-    assert any(tmp_path.rglob("spatial.*.nbc")), "helpers should be in the cache"
+    assert any(tmp_path.rglob("spatial_algebra.*.nbc")), "helpers should be in the cache"
     qdd = _run(tmp_path, "forward_dynamics(m, q, 0.5 * q, np.ones(m.nq))")
     np.testing.assert_allclose(g, rd.gravity_torques(model, q), rtol=1e-13, atol=1e-13)
     np.testing.assert_allclose(qdd, rd.forward_dynamics(model, q, 0.5 * q, np.ones(model.nq)),

@@ -95,4 +95,5 @@ def test_colcon_build_installs_the_executables(tmp_path):
     where, missed = loaded.stdout.splitlines()
     assert where.startswith(str(site)), where
     assert missed == '[]', f'compiled at run time: {missed}'
-    assert list((site / PACKAGE / 'dynamics' / 'kernels' / '__pycache__').glob('entries.*.nbi'))
+    entries_cache = site / PACKAGE / 'dynamics' / 'kernels' / 'entries' / '__pycache__'
+    assert list(entries_cache.glob('rigid_body.*.nbi'))

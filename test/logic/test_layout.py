@@ -43,9 +43,7 @@ def test_no_module_name_is_used_twice():
     for path in PACKAGE.rglob('*.py'):
         names.setdefault(path.stem, []).append(path.relative_to(PACKAGE).as_posix())
     twice = {name: paths for name, paths in names.items() if len(paths) > 1 and name not in SAME_THING}
-    known = {'coriolis', 'integrators', 'derivatives', 'all_terms', 'task_space_control', 'spatial',
-             'jacobians'}       # dynamics/ and dynamics/kernels/: issue 27, point 4, still open
-    assert set(twice) <= known, {k: v for k, v in twice.items() if k not in known}
+    assert not twice, twice
 
 
 LAYERS = {'dynamics': set(), 'logic': {'dynamics'}, 'nodes': {'dynamics', 'logic'},

@@ -36,7 +36,7 @@ from .layout import (
     parent,
 )
 from .rows import row3, row6, row9, set_row6
-from .spatial import (
+from .spatial_algebra import (
     add6,
     adjoint_inverse_transpose,
     body_inertia,

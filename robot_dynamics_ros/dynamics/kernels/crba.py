@@ -35,7 +35,7 @@ from .layout import (
     run_start,
 )
 from .rows import row3, row6, row9, row10, set_row10
-from .spatial import (
+from .spatial_algebra import (
     add_inertias,
     adjoint_inverse_transpose,
     body_inertia,

@@ -32,7 +32,7 @@ from .layout import (
     parent,
 )
 from .rows import row3, row6, row9, set_row3, set_row6, set_row9
-from .spatial import (
+from .spatial_algebra import (
     ZERO6,
     ad,
     add3,

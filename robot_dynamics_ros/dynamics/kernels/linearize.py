@@ -22,11 +22,11 @@ columns the products need (linalg.row_products):
 
 and A^T, B^T are summed from them row by row (A's own storage holds A^T until the end).
 """
-from .derivatives import forward_dynamics_derivatives
-from .integrators import METHOD_EULER, METHOD_RK4, METHOD_SEMI_IMPLICIT
 from .jit import inline
 from .layout import all_finite
 from .linalg import row_products
+from .rnea_derivatives import forward_dynamics_derivatives
+from .time_step import METHOD_EULER, METHOD_RK4, METHOD_SEMI_IMPLICIT
 
 STATUS_OK = 0
 STATUS_NOT_POSITIVE_DEFINITE = 1     # M is not positive definite at a stage state

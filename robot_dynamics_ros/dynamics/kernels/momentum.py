@@ -27,12 +27,12 @@ With mimic joints (layout.py) both are projected onto the coordinates like τ (p
 """
 import numpy as np
 
-from .integrators import friction_torque
 from .jit import inline
 from .layout import W_F_BODY, W_VDOT_BODY, coordinate, has_mimic, is_prismatic, multiplier, n_bodies
 from .rnea import rnea
 from .rows import row6
-from .spatial import axis_dot, neg_ad_transpose
+from .spatial_algebra import axis_dot, neg_ad_transpose
+from .time_step import friction_torque
 
 
 @inline

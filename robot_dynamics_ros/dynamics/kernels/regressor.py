@@ -33,7 +33,7 @@ from .layout import (
 )
 from .rnea import rnea
 from .rows import row3, row6, row9
-from .spatial import (
+from .spatial_algebra import (
     add6,
     adjoint_inverse_transpose,
     compose_rotations,

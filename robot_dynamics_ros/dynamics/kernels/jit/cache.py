@@ -13,26 +13,26 @@ import os
 
 from numba.core import caching
 
-JIT_DIR = os.path.dirname(os.path.abspath(__file__))
-PACKAGE_DIR = os.path.dirname(JIT_DIR)      # kernels/: every compiled function's module
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))    # kernels/
 
 
 @functools.cache
 def package_stamp():
-    """SHA-256 of the names and contents of every module of the kernel package and of this one (how
-    they are compiled)."""
+    """SHA-256 of the paths and contents of every module of the kernel package, its subpackages
+    (entries/, and jit/: how they are compiled) included."""
     digest = hashlib.sha256()
-    for directory in (PACKAGE_DIR, JIT_DIR):
-        for name in sorted(os.listdir(directory)):
+    for directory, _, files in sorted(os.walk(PACKAGE_DIR)):
+        for name in sorted(files):
             if name.endswith(".py"):
-                digest.update(name.encode())
-                with open(os.path.join(directory, name), "rb") as source:
+                path = os.path.join(directory, name)
+                digest.update(os.path.relpath(path, PACKAGE_DIR).encode())
+                with open(path, "rb") as source:
                     digest.update(source.read())
     return digest.hexdigest()
 
 
 def _in_package(py_file):
-    return os.path.dirname(os.path.abspath(py_file)) == PACKAGE_DIR
+    return os.path.abspath(py_file).startswith(PACKAGE_DIR + os.sep)
 
 
 class _PackageStamp:

@@ -42,7 +42,7 @@ Forward dynamics q̈ = FD(q, q̇, τ) solves ID(q, q̇, q̈) = τ, so ∂q̈/∂
 and ∂q̈/∂τ = M⁻¹: q̈ = M⁻¹ (τ − b) by M's Cholesky factor M = L L^T, M⁻¹ = L^−T L⁻¹ from L⁻¹ (linalg.py),
 then the inverse dynamics derivatives at q̈ and the two products.
 """
-from .coriolis import W_PHI_BASE, W_Y_BASE, composite_pairs, composites_in_base
+from .christoffel import W_PHI_BASE, W_Y_BASE, composite_pairs, composites_in_base
 from .crba import crba
 from .jit import inline
 from .kinematics import body_poses_in_base
@@ -66,7 +66,7 @@ from .layout import (
 from .linalg import cholesky_in_place, cholesky_solve_in_place, inverse_from_cholesky, row_products
 from .rnea import parent_acceleration, rnea
 from .rows import row3, row6, row9, set_row6
-from .spatial import (
+from .spatial_algebra import (
     ZERO6,
     ad,
     add6,

@@ -40,7 +40,7 @@ from .layout import (
     run_start,
 )
 from .rows import row3, row6, row9
-from .spatial import (
+from .spatial_algebra import (
     add6,
     add_skew,
     body_inertia,

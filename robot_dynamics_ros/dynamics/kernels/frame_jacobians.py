@@ -33,7 +33,7 @@ from .layout import (
     parent,
 )
 from .rows import row6
-from .spatial import ad, add3, cross
+from .spatial_algebra import ad, add3, cross
 
 
 @inline

@@ -11,7 +11,7 @@
     η = Λ (J M^-1 (c + g) - dJ/dt q̇)  so that F = Λ dV/dt + η                      (eqs. 9.97, 9.99)
 """
 from .crba import crba
-from .jacobians import jacobian, jacobian_derivative
+from .frame_jacobians import jacobian, jacobian_derivative
 from .jit import inline
 from .kinematics import body_poses_in_base
 from .layout import n_coordinates

@@ -9,12 +9,12 @@ all_terms.py at the frame in body coordinates, then, with M = L L^T from that pa
 
 (dynamics/task_space_control.py derives it and states the closed-loop identity.)
 """
-from .all_terms import STATUS_OK, all_terms
 from .jit import inline
 from .kinematics import REF_BODY
 from .layout import n_coordinates
 from .linalg import cholesky_solve_in_place
-from .spatial import ad, add6, adjoint, log_transform
+from .spatial_algebra import ad, add6, adjoint, log_transform
+from .state_terms import STATUS_OK, all_terms
 
 
 @inline
