@@ -172,10 +172,8 @@ def excitation_trajectory(model: Model, duration: float, *, harmonics: int = 5,
     flat with many local minima); more iterations and restarts give somewhat lower κ. Deterministic for
     a seed.
 
-    Time and result (2 shared cores, 5 harmonics, one period, defaults: 2 starts × 150 iterations):
-    UR5e (6 joints, 36 base parameters) about 5 s, κ ≈ 3.4 (10 s) and 2.6 (20 s), where random
-    feasible series of the same kind give 6-14; Panda (7 joints, 43 base parameters) about 8 s, κ ≈
-    4.1 (10 s) and 3.8 (20 s), random 9.5-23.
+    Its time and the κ it reaches on the UR5e and the Panda, against random feasible series of the
+    same kind: doc/performance.md, "Design measurements" and "Identification".
 
     samples_per_second (Hz): of the returned samples, at least MIN_POINTS_PER_PERIOD L f. armature:
     include the joints' armatures among the identified parameters (base_parameters(armature=True)).

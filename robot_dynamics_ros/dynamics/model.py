@@ -185,7 +185,7 @@ class Model:
         set_(self, "_frame_index", {name: f for f, name in enumerate(self.frame_names)})
         self._validate()
         self._set_coordinates(resolve_mimic(mimic or {}, self.body_joint_names))
-        set_(self, "_square", (self.nq, self.nq))   # the shape of M and C, built once (20 ns per call)
+        set_(self, "_square", (self.nq, self.nq))   # the shape of M and C, built once (not per call)
         set_(self, "_joint_index", {name: i for i, name in enumerate(self.joint_names)})
         packed = self._pack()
         packed.setflags(write=False)

@@ -8,8 +8,8 @@ Every link stays addressable as a frame (its body and its constant placement the
 The XML is read with xml.etree and checked element by element as urdf_parser_py (ROS 2's URDF reader,
 used before) checks it: the same required attributes and elements, value types, joint types,
 transmission formats and "ParseError in <path>: <reason>" messages (test_urdf_loader compares the two
-on every example-robot-data URDF). Reading it here is about 5 times faster (100k links: 15 s against
-81 s on a loaded machine). Beyond urdf_parser_py, duplicate link or joint names, joints that form a
+on every example-robot-data URDF). Reading it here is several times faster (doc/performance.md,
+"Design measurements"). Beyond urdf_parser_py, duplicate link or joint names, joints that form a
 cycle and origins at model.MAX_LENGTH (1e6 m) or farther are refused. All of load_urdf is O(n) in the
 number of links, mostly vectorised.
 """
@@ -506,8 +506,9 @@ def load_urdf(source, *, root_link=None, tip_link=None, locked_joints=None, grav
         if name is not None and not isinstance(name, str):
             raise ValueError(f"{what} must be a link name (str), got {type(name).__name__} {name!r}")
     locked = _locked_positions(locked_joints)
-    # The cyclic garbage collector would walk the growing records again and again (40 % of the time at
-    # 100k links); nothing here makes reference cycles. The pause is process-wide, for this call only.
+    # The cyclic garbage collector would walk the growing records again and again (a large part of the
+    # time for a long chain: doc/performance.md); nothing here makes reference cycles. The pause is
+    # process-wide, for this call only.
     collecting = gc.isenabled()
     gc.disable()
     try:

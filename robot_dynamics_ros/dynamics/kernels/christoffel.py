@@ -24,12 +24,12 @@ from .layout import (
     W_BC_BASE,
     W_GC_BASE,
     W_P_BASE,
-    W_PA_BASE,
+    W_PHI_BASE,
     W_R_BASE,
     W_S_BASE,
     W_SDOT_BASE,
-    W_U_BASE,
     W_V_BASE,
+    W_Y_BASE,
     body_rate,
     coordinate,
     has_mimic,
@@ -50,10 +50,6 @@ from .spatial_algebra import (
     moved_inertia,
     set_inertia_matrix,
 )
-
-# The derivative pass's own columns (derivatives.py), ABA's, which that pass does not use:
-W_PHI_BASE = W_PA_BASE      # 6  φ_i = [V̇_λ, S_i] + [V_λ, ψ_i] in {0}
-W_Y_BASE = W_U_BASE         # 6  Y_i = −[ad_{S_i}]^T F_i + G^c_i φ_i + 2 B^c_i ψ_i in {0}
 
 
 @inline

@@ -80,6 +80,9 @@ W_U_TORQUE = _w + 115   # 1  u_i = tau_i - S_i^T p^A_i
 W_GC_BODY = _w + 116    # 10 composite rigid-body inertia of the subtree at i, ten parameters in {i} (CRBA)
 W_GC_BASE = _w + 126    # 36 composite spatial inertia of the subtree at i in {0}, row-major (Coriolis)
 W_BC_BASE = _w + 162    # 36 composite Coriolis factor B^c_i in {0}, row-major (Coriolis)
+# the derivative pass's own columns (rnea_derivatives.py, christoffel.py): ABA's, which that pass does not use
+W_PHI_BASE = W_PA_BASE  # 6  φ_i = [V̇_λ, S_i] + [V_λ, ψ_i] in {0}
+W_Y_BASE = W_U_BASE     # 6  Y_i = −[ad_{S_i}]^T F_i + G^c_i φ_i + 2 B^c_i ψ_i in {0}
 DATA_WIDTH = _w + 198
 W_MIMIC_M = DATA_WIDTH  # nq (models with mimic joints only): M_r, then its Cholesky factor (forward dynamics)
 
@@ -173,10 +176,10 @@ def all_finite(x):
     semantics, but an arithmetic test such as x - x == 0 would be folded away by reassociation).
 
     A matrix is summed first: a NaN or an infinity among its entries makes the sum NaN or infinite
-    in any order of addition (NaN + v = NaN, inf - inf = NaN), and the sum vectorises (36 entries:
-    about 1 ns, where the loop below takes about 20); only when the sum is not finite (a bad entry,
-    or finite entries whose sum overflows) are the entries looked at. A vector is looked at
-    directly: with the summing loop, the RNEA entry point measured 30 ns slower."""
+    in any order of addition (NaN + v = NaN, inf - inf = NaN), and the sum vectorises, where the loop
+    below does not; only when the sum is not finite (a bad entry, or finite entries whose sum
+    overflows) are the entries looked at. A vector is looked at directly: the summing loop made the
+    RNEA entry point slower (doc/performance.md, "Design measurements")."""
     if x.ndim > 1:
         s = 0.0
         for v in x.flat:

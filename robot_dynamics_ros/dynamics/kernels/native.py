@@ -14,9 +14,9 @@ its mask would be ignored (and in a process's first call, numba's typing raises 
 numba's types hold neither byte order nor the alignment of an argument (numba issues #2593, #2937).
 
 So every entry point also checks the array object itself (is_native_ndarray: five loads and three
-compares per argument; with the result checks of entries.py, 30 to 50 more instructions per call,
-counted with callgrind, in calls of 8000 to 13000): anything else fails the kernel's argument check,
-and the Python layer converts it with numpy or says what is wrong (_checks.py). Under
+compares per argument; with the result checks of the entry points, under one percent of a call's
+instructions: doc/performance.md, "Design measurements"): anything else fails the kernel's argument
+check, and the Python layer converts it with numpy or says what is wrong (_checks.py). Under
 NUMBA_DISABLE_JIT=1 the same test runs as the Python function below.
 
 The compiled test reads numpy's C structs (PyArrayObject: ob_type, descr, flags; PyArray_Descr:

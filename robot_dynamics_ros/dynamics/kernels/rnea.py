@@ -80,29 +80,31 @@ def rnea(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, pos
             set_row3(w, i, W_P_PARENT, p)
         # Each quantity goes to its workspace row when complete and is read back where it is used,
         # and F_i is summed in its row in two parts: fewer values held in registers at once (a
-        # joint's sin/cos is a libm call, which clobbers every floating-point register); 5 % on a
-        # 30-joint c(q, q̇) against holding them all as tuples.
+        # joint's sin/cos is a libm call, which clobbers every floating-point register); faster than
+        # holding them all as tuples (doc/performance.md, "Design measurements").
         lam = parent(mb, i)
-        prismatic = is_prismatic(mb, i)
+        A_i = is_prismatic(mb, i)   # the joint screw A_i in {i}: (0, e_z) if prismatic, else (e_z, 0)
         if use_qd:
             qd_i = body_rate(mb, qd, i, mimic)
-            V = ZERO6
+            V_i = ZERO6
             if lam >= 0:
-                V = adjoint_inverse(row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT),
-                                    row6(w, lam, W_V_BODY))                                # (9.54)
-            set_row6(w, i, W_V_BODY, plus_axis(prismatic, V, qd_i))
+                V_i = adjoint_inverse(row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT),
+                                      row6(w, lam, W_V_BODY))                              # (9.54)
+            set_row6(w, i, W_V_BODY, plus_axis(A_i, V_i, qd_i))
         Vdot_lam = parent_acceleration(mb, w, lam, use_gravity)
-        Vdot = adjoint_inverse(row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT), Vdot_lam)   # (9.55)
+        Vdot_i = adjoint_inverse(row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT), Vdot_lam)   # (9.55)
         if use_qd:
-            Vdot = plus_ad_axis(prismatic, row6(w, i, W_V_BODY), Vdot, qd_i)
+            Vdot_i = plus_ad_axis(A_i, row6(w, i, W_V_BODY), Vdot_i, qd_i)
         if use_qdd:
-            Vdot = plus_axis(prismatic, Vdot, body_rate(mb, qdd, i, mimic))
-        set_row6(w, i, W_VDOT_BODY, Vdot)
-        set_row6(w, i, W_F_BODY, inertia_times(body_inertia(mb, i), Vdot))                # G_i dV_i/dt
+            Vdot_i = plus_axis(A_i, Vdot_i, body_rate(mb, qdd, i, mimic))
+        set_row6(w, i, W_VDOT_BODY, Vdot_i)
+        G_i = body_inertia(mb, i)                                                          # in {i}
+        set_row6(w, i, W_F_BODY, inertia_times(G_i, Vdot_i))                               # G_i dV_i/dt
         if use_qd:
-            V = row6(w, i, W_V_BODY)
-            P = inertia_times(body_inertia(mb, i), V)
-            set_row6(w, i, W_F_BODY, add6(row6(w, i, W_F_BODY), neg_ad_transpose(V, P)))  # (9.56)
+            V_i = row6(w, i, W_V_BODY)
+            G_i = body_inertia(mb, i)   # (read again: not held across the stores above)
+            set_row6(w, i, W_F_BODY, add6(row6(w, i, W_F_BODY),
+                                          neg_ad_transpose(V_i, inertia_times(G_i, V_i))))    # (9.56)
     if frame >= 0:
         b = frame_body(mb, frame)
         if b >= 0:
@@ -111,8 +113,9 @@ def rnea(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, pos
         for c in range(tau.shape[0]):
             tau[c] = 0.0
     for i in range(n - 1, -1, -1):
-        F = row6(w, i, W_F_BODY)
-        tau_i = axis_dot(is_prismatic(mb, i), F)                                           # (9.57)
+        F_i = row6(w, i, W_F_BODY)
+        A_i = is_prismatic(mb, i)
+        tau_i = axis_dot(A_i, F_i)                                                         # (9.57)
         if use_qdd:
             tau_i += armature(mb, i) * body_rate(mb, qdd, i, mimic)                        # + a_i q̈_i
         if mimic:
@@ -121,5 +124,5 @@ def rnea(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, pos
             tau[i] = tau_i
         lam = parent(mb, i)
         if lam >= 0:
-            F_lam = adjoint_inverse_transpose(row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT), F)   # (9.56)
+            F_lam = adjoint_inverse_transpose(row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT), F_i)  # (9.56)
             set_row6(w, lam, W_F_BODY, add6(row6(w, lam, W_F_BODY), F_lam))

@@ -42,7 +42,7 @@ Forward dynamics q̈ = FD(q, q̇, τ) solves ID(q, q̇, q̈) = τ, so ∂q̈/∂
 and ∂q̈/∂τ = M⁻¹: q̈ = M⁻¹ (τ − b) by M's Cholesky factor M = L L^T, M⁻¹ = L^−T L⁻¹ from L⁻¹ (linalg.py),
 then the inverse dynamics derivatives at q̈ and the two products.
 """
-from .christoffel import W_PHI_BASE, W_Y_BASE, composite_pairs, composites_in_base
+from .christoffel import composite_pairs, composites_in_base
 from .crba import crba
 from .jit import inline
 from .kinematics import body_poses_in_base
@@ -51,12 +51,14 @@ from .layout import (
     W_F_BODY,
     W_GC_BASE,
     W_P_BASE,
+    W_PHI_BASE,
     W_R_BASE,
     W_S_BASE,
     W_SDOT_BASE,
     W_V_BASE,
     W_VDOT_BASE,
     W_VDOT_BODY,
+    W_Y_BASE,
     has_mimic,
     n_bodies,
     n_coordinates,

@@ -3,7 +3,6 @@ argument types and the messages of their checks; the package docstring says what
 import contextlib
 import sys
 
-from numba import types
 from numba.core import event
 
 from ..jit import entry as compiled_entry
@@ -58,7 +57,7 @@ def _compile_notice(name):
                 print(f"robot_dynamics_ros: compiling the dynamics kernels (first {name}): they are not in "
                       "numba's cache yet, the first use after installing; this takes seconds per kernel, "
                       "once. `python -m robot_dynamics_ros.cli.precompile` compiles all of them ahead "
-                      "(about 20 s on 2 cores).", file=sys.stderr, flush=True)
+                      "(seconds to a minute, once).", file=sys.stderr, flush=True)
 
         def on_end(self, ev):
             pass
@@ -82,14 +81,6 @@ def compile_entries(names=None):
     return list(names)
 
 
-_D = types.float64[:, ::1]                                # a Data buffer: packed model | workspace
-_V = types.float64[::1]                                   # a result vector
-_M = types.float64[:, ::1]                                # a result matrix or a trajectory (N, n)
-_VI = types.Array(types.float64, 1, "C", readonly=True)   # an input vector (writeable ones convert)
-_MI = types.Array(types.float64, 2, "C", readonly=True)   # an input trajectory or matrix
-_I = types.int64
-_F = types.float64
-_T = types.float64[:, :, ::1]                             # a stack of matrices (N, r, c)
 
 NOT_POSITIVE_DEFINITE = "M(q) is not positive definite (numerically) at this q"
 SINGULAR_TASK_SPACE = ("J M^-1 J^T is singular for this q and frame (a singular arm, or fewer than six "

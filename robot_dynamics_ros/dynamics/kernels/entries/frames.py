@@ -23,13 +23,6 @@ from ..spatial_algebra import is_rigid_transform, log_transform as matrix_log
 from ..state_terms import STATUS_OK, all_terms as all_terms_of_state
 from ..task_space_law import relative_pose, task_space_control as task_space_law
 from .declare import (
-    _D,
-    _F,
-    _I,
-    _M,
-    _MI,
-    _V,
-    _VI,
     NOT_POSITIVE_DEFINITE,
     OVERFLOW_DJ,
     OVERFLOW_J,
@@ -42,6 +35,7 @@ from .declare import (
     SINGULAR_TASK_SPACE,
     _entry,
 )
+from .signatures import _D, _F, _I, _M, _MI, _V, _VI
 
 
 # ---- kinematics, Jacobians (kinematics.py, jacobians.py) -------------------------------------------------

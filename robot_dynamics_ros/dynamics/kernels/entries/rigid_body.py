@@ -25,13 +25,6 @@ from ..time_step import (
     fd_mimic,
 )
 from .declare import (
-    _D,
-    _F,
-    _I,
-    _M,
-    _MI,
-    _V,
-    _VI,
     NOT_POSITIVE_DEFINITE,
     OVERFLOW_B,
     OVERFLOW_BETA,
@@ -48,28 +41,39 @@ from .declare import (
     OVERFLOW_TAU_TIP,
     _entry,
 )
+from .signatures import _D, _F, _I, _M, _MI, _V, _VI
 
 
 # ---- inverse dynamics (rnea.py) ---------------------------------------------------------------------
+@inline
+def check_dynamics_arguments(d, q, qd, x, tip, f_tip):
+    """q, q̇ and x (q̈ or τ): vectors of the model's coordinates; f_tip a wrench (6,) when tip."""
+    check_vector(d, x, check_state(d, q, qd))
+    if tip:
+        check_vector(d, f_tip, 6)
+
+
+@inline
+def inverse_dynamics_entry(d, q, qd, qdd, tip, frame, f_tip, tau):
+    """τ = M q̈ + c + g (+ J^T F_tip at `frame` when tip, a constant of the caller)."""
+    check_dynamics_arguments(d, q, qd, qdd, tip, f_tip)
+    recursive_newton_euler(d, d, q, qd, qdd, True, True, True, frame, f_tip, tau)
+    if not all_finite(tau):
+        if tip:
+            raise ValueError(OVERFLOW_TAU_TIP)
+        raise ValueError(OVERFLOW_TAU)
+
+
 @_entry(types.none(_D, _VI, _VI, _VI, _V))
 def rnea(d, q, qd, qdd, tau):
     """τ = M q̈ + c + g."""
-    n = check_state(d, q, qd)
-    check_vector(d, qdd, n)
-    recursive_newton_euler(d, d, q, qd, qdd, True, True, True, -1, q, tau)
-    if not all_finite(tau):
-        raise ValueError(OVERFLOW_TAU)
+    inverse_dynamics_entry(d, q, qd, qdd, False, -1, q, tau)
 
 
 @_entry(types.none(_D, _VI, _VI, _VI, _I, _VI, _V))
 def rnea_tip(d, q, qd, qdd, frame, f_tip, tau):
     """τ = M q̈ + c + g + J^T F_tip with F_tip at `frame`."""
-    n = check_state(d, q, qd)
-    check_vector(d, qdd, n)
-    check_vector(d, f_tip, 6)
-    recursive_newton_euler(d, d, q, qd, qdd, True, True, True, frame, f_tip, tau)
-    if not all_finite(tau):
-        raise ValueError(OVERFLOW_TAU_TIP)
+    inverse_dynamics_entry(d, q, qd, qdd, True, frame, f_tip, tau)
 
 
 @_entry(types.none(_D, _VI, _V))
@@ -81,22 +85,27 @@ def gravity(d, q, tau):
         raise ValueError(OVERFLOW_G)
 
 
+@inline
+def velocity_terms(d, q, qd, tau, use_gravity):
+    """c(q, q̇), plus g(q) when use_gravity (a constant of the caller): RNEA with q̈ = 0."""
+    check_state(d, q, qd)
+    recursive_newton_euler(d, d, q, qd, qd, True, False, use_gravity, -1, q, tau)
+    if not all_finite(tau):
+        if use_gravity:
+            raise ValueError(OVERFLOW_B)
+        raise ValueError(OVERFLOW_C)
+
+
 @_entry(types.none(_D, _VI, _VI, _V))
 def coriolis(d, q, qd, tau):
     """c(q, q̇): RNEA with q̈ = 0 and no gravity."""
-    check_state(d, q, qd)
-    recursive_newton_euler(d, d, q, qd, qd, True, False, False, -1, q, tau)
-    if not all_finite(tau):
-        raise ValueError(OVERFLOW_C)
+    velocity_terms(d, q, qd, tau, False)
 
 
 @_entry(types.none(_D, _VI, _VI, _V))
 def bias(d, q, qd, tau):
     """c(q, q̇) + g(q): RNEA with q̈ = 0."""
-    check_state(d, q, qd)
-    recursive_newton_euler(d, d, q, qd, qd, True, False, True, -1, q, tau)
-    if not all_finite(tau):
-        raise ValueError(OVERFLOW_B)
+    velocity_terms(d, q, qd, tau, True)
 
 
 @_entry(types.none(_D, _MI, _MI, _MI, _I, _MI, _M))
@@ -196,33 +205,32 @@ def crba_batch(d, q, M):
 
 
 # ---- forward dynamics (aba.py; crba.py + rnea.py + linalg.py) --------------------------------------------
+@inline
+def forward_dynamics_entry(d, q, qd, tau, tip, frame, f_tip, qdd):
+    """q̈ = FD(q, q̇, τ) (with F_tip at `frame` when tip, a constant of the caller): ABA, or through M_r
+    with mimic joints."""
+    check_dynamics_arguments(d, q, qd, tau, tip, f_tip)
+    if has_mimic(d):
+        if fd_mimic(d, d, q, qd, tau, frame, f_tip, qdd) == FD_NOT_POSITIVE_DEFINITE:
+            raise ValueError(NOT_POSITIVE_DEFINITE)     # (FD_OVERFLOW: qdd not finite, checked below)
+    else:
+        articulated_body(d, d, q, qd, tau, frame, f_tip, qdd)
+    if not all_finite(qdd):
+        if tip:
+            raise ValueError(OVERFLOW_QDD_TIP)
+        raise ValueError(OVERFLOW_QDD)
+
+
 @_entry(types.none(_D, _VI, _VI, _VI, _V))
 def aba(d, q, qd, tau, qdd):
     """q̈ = FD(q, q̇, τ)."""
-    n = check_state(d, q, qd)
-    check_vector(d, tau, n)
-    if has_mimic(d):
-        if fd_mimic(d, d, q, qd, tau, -1, q, qdd) == FD_NOT_POSITIVE_DEFINITE:
-            raise ValueError(NOT_POSITIVE_DEFINITE)     # (FD_OVERFLOW: qdd not finite, checked below)
-    else:
-        articulated_body(d, d, q, qd, tau, -1, q, qdd)
-    if not all_finite(qdd):
-        raise ValueError(OVERFLOW_QDD)
+    forward_dynamics_entry(d, q, qd, tau, False, -1, q, qdd)
 
 
 @_entry(types.none(_D, _VI, _VI, _VI, _I, _VI, _V))
 def aba_tip(d, q, qd, tau, frame, f_tip, qdd):
     """q̈ = FD(q, q̇, τ) with F_tip at `frame`."""
-    n = check_state(d, q, qd)
-    check_vector(d, tau, n)
-    check_vector(d, f_tip, 6)
-    if has_mimic(d):
-        if fd_mimic(d, d, q, qd, tau, frame, f_tip, qdd) == FD_NOT_POSITIVE_DEFINITE:
-            raise ValueError(NOT_POSITIVE_DEFINITE)
-    else:
-        articulated_body(d, d, q, qd, tau, frame, f_tip, qdd)
-    if not all_finite(qdd):
-        raise ValueError(OVERFLOW_QDD_TIP)
+    forward_dynamics_entry(d, q, qd, tau, True, frame, f_tip, qdd)
 
 
 @_entry(types.none(_D, _MI, _MI, _MI, _M))

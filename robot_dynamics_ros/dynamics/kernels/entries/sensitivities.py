@@ -19,20 +19,13 @@ from ..rnea_derivatives import (
     inverse_dynamics_derivatives as derivatives_of_state,
 )
 from .declare import (
-    _D,
-    _F,
-    _I,
-    _M,
-    _MI,
-    _T,
-    _V,
-    _VI,
     NOT_POSITIVE_DEFINITE,
     OVERFLOW_DERIVATIVES,
     OVERFLOW_FD_DERIVATIVES,
     OVERFLOW_REGRESSOR,
     _entry,
 )
+from .signatures import _D, _F, _I, _M, _MI, _T, _V, _VI
 
 
 # ---- derivatives (derivatives.py) -------------------------------------------------------------------

@@ -11,17 +11,11 @@ from ..time_step import (
     step as integration_step,
 )
 from .declare import (
-    _D,
-    _F,
-    _I,
-    _M,
-    _MI,
-    _V,
-    _VI,
     OVERFLOW_SIMULATION,
     OVERFLOW_STEP,
     _entry,
 )
+from .signatures import _D, _F, _I, _M, _MI, _V, _VI
 
 
 # ---- integration (integrators.py) --------------------------------------------------------------------

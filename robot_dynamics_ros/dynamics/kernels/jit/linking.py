@@ -14,8 +14,8 @@ A helper's library here (LinkOnlyLibrary) only links its callees' IR into its ow
 function-level passes numba runs on each function as it is lowered, and hands the JIT one symbol:
 the environment pointer that numba writes for every compiled function (numba's Environment, which
 these kernels never read). Each entry point's library is optimised and compiled once, as a whole,
-as before. Cold compile of all entry points on 2 cores: 21.3–22.5 → 15.0–18.4 s; the kernels' speed is
-unchanged (benchmarks, doc/performance.md "Start-up").
+as before. The cold compile of all entry points is a fifth to a third shorter; the kernels' speed is
+unchanged (doc/performance.md, "Design measurements" and "Start-up").
 
 The helper's library is cached like any other (object code: the environment pointer's; bitcode:
 the linked IR its callers link in), so a process that compiles a caller later loads it.
