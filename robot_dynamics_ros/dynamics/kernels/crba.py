@@ -56,15 +56,17 @@ def crba(mb, w, q, M, poses_known=False):
     if not poses_known:
         body_poses_in_base(mb, w, q)
     for i in range(n):
-        set_row10(w, i, W_GC_BODY, body_inertia(mb, i))                             # G^c_i = G_i ...
+        G_i = body_inertia(mb, i)                                                   # in {i}
+        set_row10(w, i, W_GC_BODY, G_i)                                             # G^c_i = G_i ...
     for i in range(n - 1, -1, -1):
         lam = parent(mb, i)
         if lam >= 0:                                                                # ... + the children's
             T_lam_i = row9(w, i, W_R_PARENT), row3(w, i, W_P_PARENT)
-            Gc_in_parent = moved_inertia(T_lam_i[0], T_lam_i[1], row10(w, i, W_GC_BODY))
-            set_row10(w, lam, W_GC_BODY, add_inertias(row10(w, lam, W_GC_BODY), Gc_in_parent))
+            Gc_i_in_parent = moved_inertia(T_lam_i[0], T_lam_i[1], row10(w, i, W_GC_BODY))
+            set_row10(w, lam, W_GC_BODY, add_inertias(row10(w, lam, W_GC_BODY), Gc_i_in_parent))
     for i in range(n):
-        F_i = inertia_times_axis(is_prismatic(mb, i), row10(w, i, W_GC_BODY))        # G^c_i A_i in {i}
+        A_i = is_prismatic(mb, i)   # the joint screw A_i in {i}: (0, e_z) if prismatic, else (e_z, 0)
+        F_i = inertia_times_axis(A_i, row10(w, i, W_GC_BODY))                       # G^c_i A_i in {i}
         F_0 = adjoint_inverse_transpose(row9(w, i, W_R_BASE), row3(w, i, W_P_BASE), F_i)   # ... in {0}
         j = i
         while j >= 0:          # the ancestors j of i (i included), one run of consecutive bodies at a time
