@@ -17,6 +17,8 @@
 #      ROS2_CLI_WHEELS overrides): the launch and CLI tools from it.
 #   1c. control_msgs (FollowJointTrajectory, JointTrajectoryControllerState), built from
 #      ../shared/ros2-interfaces by tools/build_interfaces.sh when it is not importable.
+#   1d. .venv-crocoddyl: Crocoddyl and the Pinocchio it works with, the optimal-control
+#      reference (requirements/crocoddyl-reference.txt).
 #   2. this package, editable and without dependencies (a few seconds), plus symlinks for its
 #      data_files in the venv's share/ (ament index marker, package.xml, launch/, config/, urdf/) and
 #      for its console scripts in its lib/robot_dynamics_ros: the venv is an ament prefix.
@@ -145,6 +147,20 @@ if [[ "${BOOTSTRAP_FORCE:-0}" == 1 || "$(cat "$IFACE_STAMP" 2>/dev/null)" != "$i
     echo "$iface_hash" >"$IFACE_STAMP"
 fi
 
+# --- 1d. the Crocoddyl reference, in a venv of its own (one for both distributions) --------------
+# The optimal-control tests and benchmarks compare against Crocoddyl, which needs Pinocchio 4.0.0 (with
+# pip's choice, 4.1.0, its frame-placement residual's derivatives return NaN and crash), so it lives
+# beside the project's venv: .venv-crocoddyl (requirements/crocoddyl-reference.txt; ROS-free; 15 s).
+CROC_VENV="$ROOT/.venv-crocoddyl"
+croc_hash="$(hash_files requirements/crocoddyl-reference.txt)"
+if [[ "${BOOTSTRAP_FORCE:-0}" == 1 || "$(cat "$CROC_VENV/.stamp" 2>/dev/null)" != "$croc_hash" ]]; then
+    log "Crocoddyl reference venv (.venv-crocoddyl)"
+    rm -rf "$CROC_VENV"
+    "${PY:-$(find_python)}" -m venv "$CROC_VENV"
+    "$CROC_VENV/bin/python" -m pip install -q -r requirements/crocoddyl-reference.txt
+    echo "$croc_hash" >"$CROC_VENV/.stamp"
+fi
+
 # --- 2. this package, editable -----------------------------------------------------------------
 PKG_STAMP="$VENV/.stamp-package"
 # Data files are linked, so their names matter here, not their contents.
@@ -210,8 +226,9 @@ fi
 # run time: about a minute on two cores after a change to a kernel source, nothing otherwise.
 KERNEL_STAMP="$VENV/.stamp-kernels"
 shopt -s nullglob
-kernel_hash="$( { hash_files "$PKG_STAMP" robot_dynamics_ros/dynamics/kernels/*.py; } | sha256sum | cut -d' ' -f1)"
-cached=(robot_dynamics_ros/dynamics/kernels/__pycache__/entries.*.nbi)
+kernel_sources=(robot_dynamics_ros/dynamics/kernels/*.py robot_dynamics_ros/dynamics/kernels/*/*.py)
+kernel_hash="$( { hash_files "$PKG_STAMP" "${kernel_sources[@]}"; } | sha256sum | cut -d' ' -f1)"
+cached=(robot_dynamics_ros/dynamics/kernels/entries/__pycache__/*.nbi)
 shopt -u nullglob
 if [[ "${BOOTSTRAP_FORCE:-0}" == 1 || ${#cached[@]} -eq 0 ||
       "$(cat "$KERNEL_STAMP" 2>/dev/null)" != "$kernel_hash" ]]; then

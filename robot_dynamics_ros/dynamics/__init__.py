@@ -54,6 +54,7 @@ from .limits import effort_limits, enforce_position_limits, saturate_effort
 from .mass_matrix import mass_matrix, mass_matrix_trajectory, mass_matrix_via_jacobians
 from .model import Data, Model, with_armature
 from .modern_robotics import from_modern_robotics, to_modern_robotics
+from .optimal_control import OptimalControlSolution, ReachingProblem, solve_optimal_control
 from .robot_identification import RobotEstimate, identify_robot
 from .task_space import task_space_bias, task_space_inertia
 from .task_space_control import pose_error, task_space_control
@@ -79,4 +80,5 @@ __all__ = [
     "MomentumObserver", "external_wrench", "momentum_balance",
     "euler_step", "semi_implicit_euler_step", "rk4_step", "simulate", "SimulationResult",
     "effort_limits", "saturate_effort", "enforce_position_limits",
+    "ReachingProblem", "OptimalControlSolution", "solve_optimal_control",
 ]

@@ -5,6 +5,7 @@
     frames.py         poses, Jacobians, task-space inertia and control, all terms of a state, log(T)
     sensitivities.py  derivatives of the dynamics, linearisation, regressors
     stepping.py       integration steps and simulation
+    ddp_passes.py     optimal control: cost and gaps, derivatives, backward and forward passes (ddp.py)
 
 
 Each checks its arguments (sizes, finiteness, and that each vector is an array object it reads
@@ -31,6 +32,12 @@ from ..time_step import (  # noqa: F401  (codes the entries take)
     METHOD_EULER,
     METHOD_RK4,
     METHOD_SEMI_IMPLICIT,
+)
+from .ddp_passes import (  # noqa: F401
+    ocp_backward,
+    ocp_cost,
+    ocp_derivatives,
+    ocp_forward,
 )
 from .declare import (  # noqa: F401  (the messages the public modules raise or compare)
     ENTRY_NAMES,

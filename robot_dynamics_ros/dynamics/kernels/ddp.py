@@ -1,0 +1,400 @@
+"""Optimal control of a reaching task by feasibility-driven differential dynamic programming (FDDP,
+Mastalli et al., ICRA 2020), with box limits on the torques (box-FDDP: the control step of each knot
+from a box-constrained quadratic program, Tassa et al., ICRA 2014). The loops over the knots; the
+iteration (regularisation, line search, stopping) is dynamics/optimal_control.py's.
+
+State x = (q, q̇) (2n), control u = τ (n), knots t = 0..N-1 and the terminal knot N. Dynamics: the
+symplectic (semi-implicit) Euler step of the forward dynamics, f(x, u) = (q + dt q̇⁺, q̇⁺) with
+q̇⁺ = q̇ + dt FD(q, q̇, u) (time_step.step); its Jacobians A = ∂f/∂x, B = ∂f/∂u from linearize.py.
+Costs, with the frame-placement residual r(q) = log(T_goal^-1 T_f(q)) ∈ ℝ⁶ (angular first):
+
+    l_t = dt ½ (w_g |r(q_t)|² + w_x |x_t - x_ref|² + w_u |u_t|²),     l_N = ½ w_T |r(q_N)|²
+
+with the Gauss-Newton Hessians (∂r/∂q = J_r^-1(r) J_b(q): log_jacobian.py):
+
+    l_x = dt (w_g [∂r/∂q^T r; 0] + w_x (x - x_ref)),   l_xx = dt (w_g [[∂r/∂q^T ∂r/∂q, 0], [0, 0]] + w_x 1),
+    l_u = dt w_u u,   l_uu = dt w_u 1,   l_ux = 0.
+
+Gaps: f̄_0 = x_0 - x̄_0, f̄_{t+1} = f(x̄_t, ū_t) - x̄_{t+1}; a trajectory is feasible when they are zero.
+
+Backward pass (V_x, V_xx at the knot after the gap, FDDP), from V_N = l_N:
+
+    Q_x = l_x + A^T V_x',  Q_u = l_u + B^T V_x',  Q_xx = l_xx + A^T V_xx' A,
+    Q_uu = l_uu + B^T V_xx' B + μ 1,  Q_ux = B^T V_xx' A
+    k = argmin_{lo ≤ ū + k ≤ hi} ½ k^T Q_uu k + Q_u^T k,  K_free = -Q_uu,ff^-1 Q_ux,f,  K_clamped = 0
+    V_x = Q_x + K^T (Q_uu k + Q_u) + Q_ux^T k,   V_xx = Q_xx + K^T Q_uu K + K^T Q_ux + Q_ux^T K
+    (infeasible: V_x += V_xx f̄_t)
+
+Forward pass at step α: x̂_0 = x̄_0 + α f̄_0, û_t = ū_t + α k_t + K_t (x̂_t - x̄_t) (clamped to the box),
+x̂_{t+1} = f(x̂_t, û_t) - (1 - α) f̄_{t+1}: the gaps shrink by (1 - α), and close at α = 1.
+
+P, the problem's packed constants: [dt, w_g, w_x, w_u, w_T, T_goal^-1's rotation (9, row-major) and
+translation (3)].
+"""
+import numpy as np
+
+from .frame_jacobians import jacobian
+from .jit import inline
+from .kinematics import REF_BODY, body_poses_in_base, frame_pose
+from .linalg import cholesky_in_place, cholesky_solve_in_place
+from .linearize import STATUS_OK as LINEARIZE_OK, linearize_step
+from .log_jacobian import log_jacobian
+from .spatial_algebra import compose, log_transform
+from .time_step import METHOD_SEMI_IMPLICIT, step
+
+P_DT, P_GOAL, P_STATE, P_CONTROL, P_TERMINAL, P_R, P_P = 0, 1, 2, 3, 4, 5, 14
+P_SIZE = 17
+
+STATUS_OK = 0
+STATUS_DYNAMICS = 1          # M(q) not positive definite somewhere along the trajectory
+STATUS_NOT_POSITIVE = 2      # Q_uu not positive definite at a knot: more regularisation
+
+
+# ---- costs --------------------------------------------------------------------------------------------
+@inline
+def goal_residual(mb, w, q, frame, P, T, r):
+    """r = log(T_goal^-1 T_0f(q)) into r (6); T receives T_0f. Computes the body poses of q."""
+    body_poses_in_base(mb, w, q)
+    frame_pose(mb, w, frame, T)
+    R_f = (T[0, 0], T[0, 1], T[0, 2], T[1, 0], T[1, 1], T[1, 2], T[2, 0], T[2, 1], T[2, 2])
+    R_goal_inv = (P[P_R], P[P_R + 1], P[P_R + 2], P[P_R + 3], P[P_R + 4], P[P_R + 5], P[P_R + 6], P[P_R + 7],
+                  P[P_R + 8])
+    R_e, p_e = compose(R_goal_inv, (P[P_P], P[P_P + 1], P[P_P + 2]), R_f, (T[0, 3], T[1, 3], T[2, 3]))
+    X = log_transform(R_e, p_e)
+    for i in range(6):
+        r[i] = X[i]
+
+
+@inline
+def residual_jacobian(mb, w, q, frame, T, r, Jb, Jlog, Jr):
+    """∂r/∂q = J_r^-1(r) J_b(q) (6 x n) into Jr, after goal_residual at this q (the poses in place)."""
+    jacobian(mb, w, q, frame, REF_BODY, T, Jb, True)
+    log_jacobian((r[0], r[1], r[2], r[3], r[4], r[5]), Jlog)
+    for a in range(6):
+        for j in range(Jb.shape[1]):
+            s = 0.0
+            for b in range(6):
+                s += Jlog[a, b] * Jb[b, j]
+            Jr[a, j] = s
+
+
+@inline
+def squared_norm(r):
+    s = 0.0
+    for v in r:
+        s += v * v
+    return s
+
+
+@inline
+def running_cost(P, x, u, x_ref, r):
+    """l_t = dt ½ (w_g |r|² + w_x |x - x_ref|² + w_u |u|²), r the goal residual at x's q."""
+    dx = 0.0
+    for i in range(x.shape[0]):
+        dx += (x[i] - x_ref[i]) * (x[i] - x_ref[i])
+    return P[P_DT] * 0.5 * (P[P_GOAL] * squared_norm(r) + P[P_STATE] * dx + P[P_CONTROL] * squared_norm(u))
+
+
+# ---- the trajectory's cost and gaps -----------------------------------------------------------------
+@inline
+def cost_and_gaps(mb, w, P, frame, x0, x_ref, xs, us, fs, T, r, x_next, s, zero):
+    """The cost of (xs, us) and its gaps f̄ into fs (N+1, 2n); NaN when a step diverges."""
+    N, n = us.shape
+    dt = P[P_DT]
+    cost = 0.0
+    for i in range(2 * n):
+        fs[0, i] = x0[i] - xs[0, i]
+    for t in range(N):
+        q, qd = xs[t, :n], xs[t, n:]
+        goal_residual(mb, w, q, frame, P, T, r)
+        cost += running_cost(P, xs[t], us[t], x_ref, r)
+        step(mb, w, q, qd, us[t], dt, METHOD_SEMI_IMPLICIT, -1, q, zero, zero, x_next[:n], x_next[n:], s)
+        for i in range(2 * n):
+            fs[t + 1, i] = x_next[i] - xs[t + 1, i]
+            if not np.isfinite(x_next[i]):
+                return np.nan
+    goal_residual(mb, w, xs[N, :n], frame, P, T, r)
+    return cost + 0.5 * P[P_TERMINAL] * squared_norm(r)
+
+
+# ---- derivatives along the trajectory ---------------------------------------------------------------
+@inline
+def derivatives(mb, w, P, frame, x_ref, xs, us, A, B, Lx, Lu, Lqq, T, r, Jb, Jlog, Jr, vectors, Minv, X,
+                dtau_dx_T, D, D_next, E, E_next, B_T):
+    """A_t, B_t (linearize.py) and the costs' gradients and Gauss-Newton Hessians (module docstring):
+    l_x (N+1, 2n), l_u (N, n), the goal's q-block of l_xx (N+1, n, n) (the rest of l_xx is dt w_x 1,
+    l_uu is dt w_u 1). Returns STATUS_OK or STATUS_DYNAMICS."""
+    N, n = us.shape
+    dt = P[P_DT]
+    for t in range(N + 1):
+        q = xs[t, :n]
+        if t < N:
+            status, _ = linearize_step(mb, w, q, xs[t, n:], us[t], dt, METHOD_SEMI_IMPLICIT, A[t], B[t],
+                                       vectors, Minv, X, dtau_dx_T, D, D_next, E, E_next, B_T)
+            if status != LINEARIZE_OK:
+                return STATUS_DYNAMICS
+            g, x_weight = dt * P[P_GOAL], dt * P[P_STATE]
+            for i in range(n):
+                Lu[t, i] = dt * P[P_CONTROL] * us[t, i]
+        else:
+            g, x_weight = P[P_TERMINAL], 0.0
+        goal_residual(mb, w, q, frame, P, T, r)
+        residual_jacobian(mb, w, q, frame, T, r, Jb, Jlog, Jr)
+        for j in range(n):
+            s = 0.0
+            for a in range(6):
+                s += Jr[a, j] * r[a]
+            Lx[t, j] = g * s + x_weight * (xs[t, j] - x_ref[j])
+            Lx[t, n + j] = x_weight * (xs[t, n + j] - x_ref[n + j])
+            for c in range(j, n):
+                s = 0.0
+                for a in range(6):
+                    s += Jr[a, j] * Jr[a, c]
+                Lqq[t, j, c] = g * s
+                Lqq[t, c, j] = g * s
+    return STATUS_OK
+
+
+# ---- the control step of a knot: a box-constrained quadratic program ------------------------------------
+@inline
+def box_value(H, g, x):
+    """½ x^T H x + g^T x."""
+    n = g.shape[0]
+    v = 0.0
+    for i in range(n):
+        s = 0.0
+        for j in range(n):
+            s += H[i, j] * x[j]
+        v += x[i] * (0.5 * s + g[i])
+    return v
+
+
+@inline
+def free_factor(H, free, L):
+    """The Cholesky factor of H's rows and columns where free (packed to the first m rows and columns
+    of L); returns m, or -1 when that block is not positive definite."""
+    n = free.shape[0]
+    m = 0
+    for i in range(n):
+        if free[i]:
+            mc = 0
+            for j in range(n):
+                if free[j]:
+                    L[m, mc] = H[i, j]
+                    mc += 1
+            m += 1
+    if not cholesky_in_place(L, m):
+        return -1
+    return m
+
+
+@inline
+def box_qp(H, g, lo, hi, limited, x, free, L, grad, step_, trial, rhs):
+    """x = argmin ½ x^T H x + g^T x over lo ≤ x ≤ hi (any x when not limited) by projected Newton
+    steps on the free variables (those not held at a bound by their gradient), from x = 0 clamped;
+    free marks them at the end and L holds the Cholesky factor of H on them. Returns the number of free
+    variables, or -1 when H is not positive definite on them."""
+    n = g.shape[0]
+    for i in range(n):
+        x[i] = min(max(0.0, lo[i]), hi[i]) if limited else 0.0
+    for _ in range(50):
+        for i in range(n):
+            s = g[i]
+            for j in range(n):
+                s += H[i, j] * x[j]
+            grad[i] = s
+            free[i] = not limited or not ((x[i] <= lo[i] and s > 0.0) or (x[i] >= hi[i] and s < 0.0))
+        m = free_factor(H, free, L)
+        if m < 0:
+            return -1
+        gnorm = 0.0
+        c = 0
+        for i in range(n):
+            if free[i]:
+                rhs[c] = -grad[i]
+                gnorm += grad[i] * grad[i]
+                c += 1
+        if gnorm < 1e-24:
+            return m
+        cholesky_solve_in_place(L, m, rhs)
+        c = 0
+        for i in range(n):
+            if free[i]:
+                step_[i] = rhs[c]
+                c += 1
+            else:
+                step_[i] = 0.0
+        if not limited:
+            for i in range(n):
+                x[i] += step_[i]
+            return m
+        value = box_value(H, g, x)
+        slope = 0.0
+        for i in range(n):
+            slope += grad[i] * step_[i]
+        alpha = 1.0
+        accepted = False
+        while alpha > 1e-10:
+            for i in range(n):
+                trial[i] = min(max(x[i] + alpha * step_[i], lo[i]), hi[i])
+            if box_value(H, g, trial) <= value + 1e-4 * alpha * slope:
+                accepted = True
+                break
+            alpha *= 0.5
+        if not accepted:
+            return m
+        done = True
+        for i in range(n):
+            if trial[i] != x[i]:
+                done = False
+            x[i] = trial[i]
+        if done:
+            return m
+    return free_factor(H, free, L)
+
+
+# ---- backward pass ---------------------------------------------------------------------------------------
+@inline
+def backward_pass(P, limited, u_lo, u_hi, us, A, B, Lx, Lu, Lqq, fs, feasible, reg, Vx, Vxx, k, K, Qu, Quuk,
+                  free, Qx, Qxx, Quu, Qux, VA, VB, L, lo, hi, grad, step_, trial, rhs):
+    """The Riccati recursion of the module docstring from t = N-1 down to 0. Returns (STATUS_OK, 0), or
+    (STATUS_NOT_POSITIVE, t) when Q_uu (with μ = reg) is not positive definite at knot t."""
+    N, n = us.shape
+    nx = 2 * n
+    dt = P[P_DT]
+    x_weight, u_weight = dt * P[P_STATE], dt * P[P_CONTROL]
+    for i in range(nx):
+        Vx[N, i] = Lx[N, i]
+        for j in range(nx):
+            Vxx[N, i, j] = Lqq[N, i, j] if i < n and j < n else 0.0
+    if not feasible:
+        for i in range(nx):
+            s = 0.0
+            for j in range(nx):
+                s += Vxx[N, i, j] * fs[N, j]
+            Vx[N, i] += s
+    for t in range(N - 1, -1, -1):
+        # The products run along rows (an inner loop over contiguous columns, which LLVM vectorises).
+        At, Bt, Vx1, Vxx1 = A[t], B[t], Vx[t + 1], Vxx[t + 1]
+        for i in range(nx):                                               # V_xx' A, V_xx' B
+            for j in range(nx):
+                VA[i, j] = 0.0
+            for j in range(n):
+                VB[i, j] = 0.0
+            for c in range(nx):
+                v = Vxx1[i, c]
+                for j in range(nx):
+                    VA[i, j] += v * At[c, j]
+                for j in range(n):
+                    VB[i, j] += v * Bt[c, j]
+        for i in range(nx):                                               # Q_x, and l_xx in Q_xx
+            Qx[i] = Lx[t, i]
+            for j in range(nx):
+                Qxx[i, j] = (Lqq[t, i, j] if i < n and j < n else 0.0) + (x_weight if i == j else 0.0)
+        for c in range(nx):                                               # + A^T V_x', + A^T (V_xx' A)
+            v1 = Vx1[c]
+            for i in range(nx):
+                a = At[c, i]
+                Qx[i] += a * v1
+                for j in range(nx):
+                    Qxx[i, j] += a * VA[c, j]
+        for i in range(n):                                                # Q_u, Q_uu, Q_ux
+            Qu[t, i] = Lu[t, i]
+            for j in range(n):
+                Quu[i, j] = u_weight + reg if i == j else 0.0
+            for j in range(nx):
+                Qux[i, j] = 0.0
+            lo[i] = u_lo[i] - us[t, i]
+            hi[i] = u_hi[i] - us[t, i]
+        for c in range(nx):
+            v1 = Vx1[c]
+            for i in range(n):
+                b = Bt[c, i]
+                Qu[t, i] += b * v1
+                for j in range(n):
+                    Quu[i, j] += b * VB[c, j]
+                for j in range(nx):
+                    Qux[i, j] += b * VA[c, j]
+        m = box_qp(Quu, Qu[t], lo, hi, limited, k[t], free[t], L, grad, step_, trial, rhs)
+        if m < 0:
+            return STATUS_NOT_POSITIVE, t
+        for j in range(nx):                                               # K: free rows, -Q_uu,ff^-1 Q_ux,f
+            c = 0
+            for i in range(n):
+                if free[t, i]:
+                    rhs[c] = -Qux[i, j]
+                    c += 1
+            cholesky_solve_in_place(L, m, rhs)
+            c = 0
+            for i in range(n):
+                if free[t, i]:
+                    K[t, i, j] = rhs[c]
+                    c += 1
+                else:
+                    K[t, i, j] = 0.0
+        for i in range(n):                                                # Q_uu k (and + Q_u in grad)
+            s = 0.0
+            for j in range(n):
+                s += Quu[i, j] * k[t, j]
+            Quuk[t, i] = s
+            grad[i] = s + Qu[t, i]
+        # V_x = Q_x + K^T (Q_uu k + Q_u) + Q_ux^T k;  V_xx = Q_xx + Q_ux^T K (with K = -Q_uu,ff^-1 Q_ux,f on
+        # the free rows and 0 on the clamped ones, K^T Q_uu K + K^T Q_ux = 0)
+        for i in range(nx):
+            Vx[t, i] = Qx[i]
+            for j in range(nx):
+                Vxx[t, i, j] = Qxx[i, j]
+        for c in range(n):
+            g, kc = grad[c], k[t, c]
+            for i in range(nx):
+                Vx[t, i] += K[t, c, i] * g + Qux[c, i] * kc
+                a = Qux[c, i]
+                for j in range(nx):
+                    Vxx[t, i, j] += a * K[t, c, j]
+        for i in range(nx):                                               # symmetric to rounding
+            for j in range(i + 1, nx):
+                v = 0.5 * (Vxx[t, i, j] + Vxx[t, j, i])
+                Vxx[t, i, j] = v
+                Vxx[t, j, i] = v
+        if not feasible:
+            for i in range(nx):
+                s = 0.0
+                for j in range(nx):
+                    s += Vxx[t, i, j] * fs[t, j]
+                Vx[t, i] += s
+    return STATUS_OK, 0
+
+
+# ---- forward pass ------------------------------------------------------------------------------------------
+@inline
+def forward_pass(mb, w, P, frame, x0, x_ref, limited, u_lo, u_hi, xs, us, fs, k, K, alpha, feasible, xs_try,
+                 us_try, T, r, dx, s, zero):
+    """The rollout at step α (module docstring) into xs_try, us_try; returns its cost (NaN when it
+    diverges)."""
+    N, n = us.shape
+    nx = 2 * n
+    dt = P[P_DT]
+    close = feasible or alpha == 1.0
+    cost = 0.0
+    for i in range(nx):
+        xs_try[0, i] = x0[i] if close else x0[i] + (alpha - 1.0) * fs[0, i]
+    for t in range(N):
+        for i in range(nx):
+            dx[i] = xs_try[t, i] - xs[t, i]
+        for i in range(n):
+            u = us[t, i] + alpha * k[t, i]
+            for j in range(nx):
+                u += K[t, i, j] * dx[j]
+            us_try[t, i] = min(max(u, u_lo[i]), u_hi[i]) if limited else u
+        q, qd = xs_try[t, :n], xs_try[t, n:]
+        goal_residual(mb, w, q, frame, P, T, r)
+        cost += running_cost(P, xs_try[t], us_try[t], x_ref, r)
+        step(mb, w, q, qd, us_try[t], dt, METHOD_SEMI_IMPLICIT, -1, q, zero, zero, xs_try[t + 1, :n],
+             xs_try[t + 1, n:], s)
+        for i in range(nx):
+            if not close:
+                xs_try[t + 1, i] += (alpha - 1.0) * fs[t + 1, i]
+            if not np.isfinite(xs_try[t + 1, i]):
+                return np.nan
+    goal_residual(mb, w, xs_try[N, :n], frame, P, T, r)
+    return cost + 0.5 * P[P_TERMINAL] * squared_norm(r)

@@ -1,0 +1,63 @@
+"""Entry points of optimal control (kernels/ddp.py): the cost and gaps of a trajectory, the derivatives
+along it, the backward pass and the forward pass of one FDDP iteration. The arrays are the solver's own
+(dynamics/optimal_control.py makes and checks them); each entry checks the sizes it relies on."""
+from numba import types
+
+from ..ddp import (
+    P_SIZE,
+    STATUS_OK,
+    backward_pass,
+    cost_and_gaps,
+    derivatives,
+    forward_pass,
+)
+from ..layout import all_finite, n_coordinates
+from .declare import _entry
+from .signatures import _D, _F, _I, _M, _MI, _T, _V, _VI
+
+_B2 = types.boolean[:, ::1]          # the free set of each knot's control step (N, n)
+
+
+@_entry(_F(_D, _VI, _I, _VI, _VI, _MI, _MI, _M, _M, _V, _V, _M, _VI))
+def ocp_cost(d, P, frame, x0, x_ref, xs, us, fs, T, r, x_next, s, zero):
+    """The cost of (xs, us) and its gaps into fs; NaN when a step diverges."""
+    n = n_coordinates(d)
+    N = us.shape[0]
+    if (P.shape[0] != P_SIZE or us.shape[1] != n or xs.shape[0] != N + 1 or xs.shape[1] != 2 * n
+            or fs.shape[0] != N + 1 or fs.shape[1] != 2 * n or x0.shape[0] != 2 * n
+            or x_ref.shape[0] != 2 * n):
+        raise ValueError("invalid trajectory shape")
+    if not (all_finite(xs) and all_finite(us) and all_finite(x0)):
+        raise ValueError("invalid trajectory values")
+    return cost_and_gaps(d, d, P, frame, x0, x_ref, xs, us, fs, T, r, x_next, s, zero)
+
+
+@_entry(_I(_D, _VI, _I, _VI, _MI, _MI, _T, _T, _M, _M, _T, _M, _V, _M, _M, _M, _M, _M, _M, _M, _M, _M, _M, _M,
+           _M))
+def ocp_derivatives(d, P, frame, x_ref, xs, us, A, B, Lx, Lu, Lqq, T, r, Jb, Jlog, Jr, vectors, Minv, X,
+                    dtau_dx_T, D, D_next, E, E_next, B_T):
+    """A_t, B_t, l_x, l_u and the goal's block of l_xx along (xs, us); STATUS_OK or STATUS_DYNAMICS."""
+    return derivatives(d, d, P, frame, x_ref, xs, us, A, B, Lx, Lu, Lqq, T, r, Jb, Jlog, Jr, vectors, Minv,
+                       X, dtau_dx_T, D, D_next, E, E_next, B_T)
+
+
+@_entry(types.UniTuple(_I, 2)(_VI, types.boolean, _VI, _VI, _MI, _T, _T, _M, _M, _T, _M, types.boolean, _F,
+                               _M, _T, _M, _T, _M, _M, _B2, _V, _M, _M, _M, _M, _M, _M, _V, _V, _V, _V, _V,
+                               _V))
+def ocp_backward(P, limited, u_lo, u_hi, us, A, B, Lx, Lu, Lqq, fs, feasible, reg, Vx, Vxx, k, K, Qu, Quuk,
+                 free, Qx, Qxx, Quu, Qux, VA, VB, L, lo, hi, grad, step_, trial, rhs):
+    """The backward pass (Riccati recursion with the box QP at each knot); (status, knot)."""
+    status, t = backward_pass(P, limited, u_lo, u_hi, us, A, B, Lx, Lu, Lqq, fs, feasible, reg, Vx, Vxx, k, K,
+                              Qu, Quuk, free, Qx, Qxx, Quu, Qux, VA, VB, L, lo, hi, grad, step_, trial, rhs)
+    if status == STATUS_OK and not (all_finite(k) and all_finite(K)):
+        raise ValueError("the backward pass overflowed (gains not finite)")
+    return status, t
+
+
+@_entry(_F(_D, _VI, _I, _VI, _VI, types.boolean, _VI, _VI, _MI, _MI, _MI, _MI, _T, _F, types.boolean, _M, _M,
+           _M, _V, _V, _M, _VI))
+def ocp_forward(d, P, frame, x0, x_ref, limited, u_lo, u_hi, xs, us, fs, k, K, alpha, feasible, xs_try,
+                us_try, T, r, dx, s, zero):
+    """The rollout at step alpha into (xs_try, us_try); its cost, NaN when it diverges."""
+    return forward_pass(d, d, P, frame, x0, x_ref, limited, u_lo, u_hi, xs, us, fs, k, K, alpha, feasible,
+                        xs_try, us_try, T, r, dx, s, zero)
