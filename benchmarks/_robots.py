@@ -290,3 +290,45 @@ def rk4_step_loop(model, q0, qd0, taus, dt):
     for k in range(len(taus)):
         q, qd = step(model, q, qd, taus[k], dt)
     return q, qd
+
+
+# ---- the reaching problem of optimal control, ours and Crocoddyl's -------------------------------------
+CROCODDYL_PYTHON = Path(__file__).resolve().parents[1] / ".venv-crocoddyl" / "bin" / "python"
+REACHING_WEIGHTS = {"goal": 1.0, "state": 0.1, "control": 0.1, "terminal": 1000.0}
+# name: (URDF, locked joints, frame, q0); the goal: the frame's start pose moved by REACHING_OFFSET
+REACHING = {
+    "UR5": (UR5_URDF, {}, "tool0", np.array([0.0, -1.0, 1.5, -0.5, 1.5, 0.0])),
+    "Panda": (PANDA_URDF, PANDA_FINGERS, "panda_hand", PANDA_READY),
+}
+REACHING_OFFSET = (0.1, 0.1, -0.1)      # m, root frame
+
+
+def reaching_problem(name, torque_limits=False, horizon=100, dt=0.01):
+    """The ReachingProblem `name` (REACHING) with Crocoddyl's example's weights."""
+    urdf, locked, frame, q0 = REACHING[name]
+    model = rd.load_urdf(str(urdf), locked_joints=dict(locked)) if locked else rd.load_urdf(str(urdf))
+    T_goal = rd.frame_pose(model, q0, frame)
+    T_goal[:3, 3] += REACHING_OFFSET
+    w = REACHING_WEIGHTS
+    return rd.ReachingProblem(model, frame, T_goal, q0, horizon=horizon, dt=dt, goal_weight=w["goal"],
+                              state_weight=w["state"], control_weight=w["control"],
+                              terminal_goal_weight=w["terminal"], torque_limits=torque_limits)
+
+
+def crocoddyl_reaching(name, problem, max_iterations=500, repeats=1, threads=None):
+    """Crocoddyl's FDDP (BoxFDDP with limits) on the same problem, in .venv-crocoddyl
+    (_crocoddyl_reaching.py): its JSON answer."""
+    import json
+    import subprocess
+    urdf, locked, frame, _ = REACHING[name]
+    if not CROCODDYL_PYTHON.exists():
+        raise RuntimeError(f"no Crocoddyl at {CROCODDYL_PYTHON}: run tools/bootstrap.sh")
+    spec = {"urdf": str(urdf), "locked": dict(locked), "frame": frame, "q0": problem.q0.tolist(),
+            "T_goal": problem.T_goal.tolist(), "horizon": problem.horizon, "dt": problem.dt,
+            "weights": REACHING_WEIGHTS, "torque_limits": problem.torque_limits,
+            "max_iterations": max_iterations, "repeats": repeats, "threads": threads}
+    run = subprocess.run([str(CROCODDYL_PYTHON), str(Path(__file__).with_name("_crocoddyl_reaching.py"))],
+                         input=json.dumps(spec), capture_output=True, text=True, timeout=600)
+    if run.returncode != 0:
+        raise RuntimeError(f"Crocoddyl failed: {run.stderr[-3000:]}")
+    return json.loads(run.stdout)

@@ -56,7 +56,7 @@ import _robots as R
 import _timing as T
 
 SECTIONS = ("single", "batch", "contact", "task_space", "identification", "robot_identification",
-            "derivatives", "scaling", "startup", "node", "sim")
+            "derivatives", "ocp", "scaling", "startup", "node", "sim")
 SINGLE_TARGET = 1.0
 BATCH_TARGET = 0.35
 CONTACT_TARGET = 0.3
@@ -68,6 +68,8 @@ ROBOT_IDENTIFY_SECONDS = 20.0
 DERIVATIVES_TARGET = 1.0         # one call of the dynamics' derivatives against Pinocchio's
 LINEARIZE_TARGET = 0.35          # linearize_trajectory (N = 100) against a Python loop over Pinocchio's
 LINEARIZE_N = 100
+OCP_TARGET = 1.0                 # solve_optimal_control against Crocoddyl's best (1 or 2 threads)
+OCP_TOLERANCE = 1e-9             # the stopping criterion of both solvers (Σ|Q_u|²)
 SIM_TARGET_X = 50.0
 METHOD = ("one process; for each case ours and Pinocchio's are timed back to back in every round "
           "(order alternating), rounds cycle through the same random states for both; each round is a "
@@ -480,6 +482,67 @@ def section_derivatives(opts):
     return out
 
 
+def section_ocp(opts):
+    """solve_optimal_control against Crocoddyl's SolverFDDP (SolverBoxFDDP with the URDF's torque limits)
+    on the reaching problem of its arm-manipulation example (_robots.REACHING: UR5, Panda with the fingers
+    locked; 100 knots of 10 ms), from the same start (x0 at every knot, quasi-static torques), to the
+    same tolerance (1e-9) or 500 iterations. Crocoddyl 3.2.1 runs in .venv-crocoddyl with 1 and 2 threads
+    (problem.nthreads, OpenMP). Per solve: the fastest of the repeats; per iteration: that / iterations.
+    Ratio: ours / Crocoddyl's best of the two thread counts (target <= OCP_TARGET). Where Crocoddyl stops
+    short of the tolerance (its BoxFDDP here: its stopping criterion far above it, a slightly higher
+    cost), the ratio is that of ours stopped at the first iteration whose cost is as low as Crocoddyl's
+    final one; both runs of ours are reported, and the costs."""
+    repeats = 3 if opts.quick else 10
+    out = {"repeats": repeats, "horizon": 100, "dt": 0.01, "robots": {}}
+    for name in R.REACHING:
+        results = {}
+        for limits in (False, True):
+            problem = R.reaching_problem(name, limits)
+            rd.solve_optimal_control(problem, max_iterations=500)            # compiled or loaded
+            solutions = [rd.solve_optimal_control(problem, max_iterations=500) for _ in range(repeats)]
+            best = min(solutions, key=lambda s: s.solve_time)
+            ours = {"solve_s": best.solve_time, "iterations": best.iterations, "cost": best.cost,
+                    "per_iteration_s": best.solve_time / max(best.iterations, 1), "converged": best.converged}
+            crocoddyl = {}
+            for threads in (1, 2):
+                c = R.crocoddyl_reaching(name, problem, repeats=repeats, threads=threads)
+                crocoddyl[threads] = {"solve_s": c["solve_time"], "iterations": c["iterations"],
+                                      "cost": c["cost"], "stop": c["stop"], "converged": c["converged"],
+                                      "per_iteration_s": c["solve_time"] / max(c["iterations"], 1)}
+            fastest = min(crocoddyl.values(), key=lambda c: c["solve_s"])
+            compared = ours
+            if fastest["stop"] > OCP_TOLERANCE:
+                # Crocoddyl stopped short of the tolerance (its stopping criterion far above it): ours
+                # timed to the first iteration whose cost is as low as Crocoddyl's final one
+                for k in range(1, 501):
+                    if rd.solve_optimal_control(problem, max_iterations=k).cost <= fastest["cost"]:
+                        break
+                solutions = [rd.solve_optimal_control(problem, max_iterations=k) for _ in range(repeats)]
+                matched = min(solutions, key=lambda s: s.solve_time)
+                compared = {"solve_s": matched.solve_time, "iterations": matched.iterations,
+                            "cost": matched.cost,
+                            "per_iteration_s": matched.solve_time / max(matched.iterations, 1)}
+            ratio = compared["solve_s"] / fastest["solve_s"]
+            ratio_it = ours["per_iteration_s"] / min(c["per_iteration_s"] for c in crocoddyl.values())
+            results["torque limits" if limits else "free"] = {
+                "ours": ours, "ours_to_crocoddyls_cost": compared if compared is not ours else None,
+                "crocoddyl_1": crocoddyl[1], "crocoddyl_2": crocoddyl[2], "ratio": ratio,
+                "ratio_per_iteration": ratio_it, "target": OCP_TARGET, "met": bool(ratio <= OCP_TARGET)}
+        def ms_it(r):
+            return f"{r['solve_s'] * 1e3:.1f} ({r['iterations']})"
+        rows = [(case, ms_it(r["ours"]) + (f"; {ms_it(r['ours_to_crocoddyls_cost'])}"
+                                           if r["ours_to_crocoddyls_cost"] else ""),
+                 ms_it(r["crocoddyl_1"]), ms_it(r["crocoddyl_2"]), rat(r["ratio"]),
+                 rat(r["ratio_per_iteration"]),
+                 f"{r['ours']['cost']:.7f} / {r['crocoddyl_1']['cost']:.7f}", verdict(r["met"]))
+                for case, r in results.items()]
+        table(["problem", "ours ms (it)", "croc 1T ms (it)", "croc 2T ms (it)", "ratio", "per it",
+               "cost ours/croc", "met"], rows,
+              f"Optimal control: {name} reaching, 100 knots (ratio: ours / Crocoddyl's best)")
+        out["robots"][name] = {"results": results}
+    return out
+
+
 # ----------------------------------------------------------------------------------------------
 # batched
 
@@ -871,6 +934,10 @@ def summary(res):
             for fn, r in d["results"].items():
                 rows.append((f"batch {tag}", f"{rob} {fn}", rat(r.get("ratio")), f"<= {BATCH_TARGET}",
                              verdict(r.get("met"))))
+    for rob, d in res.get("ocp", {}).get("robots", {}).items():
+        for case, r in d["results"].items():
+            rows.append(("ocp", f"{rob} reaching ({case}), per solve", rat(r["ratio"]), f"<= {OCP_TARGET:g}",
+                         verdict(r["met"])))
     for section in ("contact", "task_space", "derivatives"):
         for rob, d in res.get(section, {}).get("robots", {}).items():
             for fn, r in d["results"].items():
@@ -986,6 +1053,8 @@ def main(argv=None):
         guarded("robot_identification", section_robot_identification, opts)
     if "derivatives" in opts.only:
         guarded("derivatives", section_derivatives, opts)
+    if "ocp" in opts.only:
+        guarded("ocp", section_ocp, opts)
     if "scaling" in opts.only:
         guarded("scaling", section_scaling, opts)
     if "startup" in opts.only:

@@ -560,12 +560,33 @@ def _summary_table(rows):
     return lines + ['', f'{met} of {len(rows)} targets met.']
 
 
+def _section_ocp(run):
+    s = run['ocp']
+    lines = ['| problem | ours ms (iterations) | ours to Crocoddyl\'s cost | Crocoddyl 1 thread | Crocoddyl 2 threads '
+             '| ratio | per iteration | cost ours / Crocoddyl |', '|---|---|---|---|---|---|---|---|']
+
+    def ms_it(r):
+        return '–' if not r else f"{r['solve_s'] * 1e3:.1f} ({r['iterations']})"
+    for robot, d in s['robots'].items():
+        for case, r in d['results'].items():
+            lines.append(f"| {robot}, {case} | {ms_it(r['ours'])} | {ms_it(r.get('ours_to_crocoddyls_cost'))} | "
+                         f"{ms_it(r['crocoddyl_1'])} | {ms_it(r['crocoddyl_2'])} | **{_ratio(r['ratio'])}** | "
+                         f"{_ratio(r['ratio_per_iteration'])} | {r['ours']['cost']:.7f} / "
+                         f"{r['crocoddyl_1']['cost']:.7f} |")
+    lines += ['', f"Fastest of {s.get('repeats')} solves each, {s.get('horizon')} knots of {s.get('dt')} s; "
+              'ratio: ours / Crocoddyl\'s best of 1 and 2 threads (target ≤ 1), against ours to Crocoddyl\'s '
+              'final cost where Crocoddyl stops short of the tolerance; per iteration: the same with each '
+              'solve\'s time divided by its iterations.']
+    return lines
+
+
 SECTIONS = {
     'single': ('single', _section_single),
     'batch': ('batch', _section_batch),
     'contact': ('contact', _section_one_case('contact', 'contact sensing')),
     'task_space': ('task_space', _section_one_case('task_space', 'task-space control')),
     'derivatives': ('derivatives', _section_one_case('derivatives', 'derivatives')),
+    'ocp': ('ocp', _section_ocp),
     'identification': ('identification', _section_identification),
     'robot_identification': ('robot_identification', _section_robot_identification),
     'scaling': ('scaling', _section_scaling),

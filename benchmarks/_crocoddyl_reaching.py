@@ -3,14 +3,16 @@
 dynamics, IntegratedActionModelEuler; SolverFDDP, or SolverBoxFDDP with the URDF's effort limits).
 
 Run by .venv-crocoddyl's interpreter (tools/bootstrap.sh step 1d: Crocoddyl with the Pinocchio it works
-with), not the project's. Reads the problem as JSON on stdin:
+with), not the project's: by test/reference/test_ref_crocoddyl_reaching.py and the benchmarks' "ocp"
+section (_robots.crocoddyl_reaching). Reads the problem as JSON on stdin:
 
     {"urdf": path, "locked": {joint: value}, "frame": name, "q0": [...], "T_goal": 4x4, "horizon": N,
      "dt": s, "weights": {"goal", "state", "control", "terminal"}, "torque_limits": bool,
      "max_iterations": k, "repeats": r, "threads": t (optional)}
 
-and writes {"cost", "iterations", "solve_time" (the fastest of the repeats, s), "stop", "xs", "us"} as
-JSON on stdout. The initial guess is Crocoddyl's: x0 at every knot, quasi-static controls.
+and writes {"cost", "iterations", "converged" (what solve() returned), "solve_time" (the fastest of
+the repeats, s), "stop", "threads", "xs", "us"} as JSON on stdout. The initial guess is Crocoddyl's: x0
+at every knot, quasi-static controls.
 """
 import json
 import sys
@@ -67,9 +69,10 @@ def main():
     times = []
     for _ in range(spec.get("repeats", 1)):
         started = time.perf_counter()
-        solver.solve(xs_init, us_init, spec["max_iterations"], False)
+        converged = solver.solve(xs_init, us_init, spec["max_iterations"], False)
         times.append(time.perf_counter() - started)
-    json.dump({"cost": solver.cost, "iterations": solver.iter, "solve_time": min(times), "stop": solver.stop,
+    json.dump({"cost": solver.cost, "iterations": solver.iter, "converged": bool(converged),
+               "solve_time": min(times), "stop": solver.stop, "threads": problem.nthreads,
                "xs": np.array(solver.xs).tolist(), "us": np.array(solver.us).tolist()}, sys.stdout)
 
 
