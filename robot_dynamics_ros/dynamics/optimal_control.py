@@ -52,9 +52,9 @@ class ReachingProblem:
     articulated-body algorithm with the model's armature) and x_0 = (q0, 0); x_ref defaults to (q0, 0);
     torque_limits=True bounds every u_t by the URDF effort limits (then every joint needs one).
 
-    ``x0`` and ``T_goal`` may be set again (a model-predictive controller re-plans from each new state
-    and goal); the other settings are fixed. A problem keeps the solver's arrays between solves: solve
-    it from one thread at a time.
+    ``x0``, ``x_ref`` and ``T_goal`` may be set again (a model-predictive controller re-plans from each
+    new state and goal); the other settings are fixed. A problem keeps the solver's arrays between
+    solves: solve it from one thread at a time.
     """
 
     def __init__(self, model: Model, frame: str | None, T_goal, q0, *, horizon: int = 100, dt: float = 0.01,
@@ -81,8 +81,7 @@ class ReachingProblem:
         self.control_weight = weights["control_weight"]
         self.terminal_goal_weight = weights["terminal_goal_weight"]
         self.q0 = _checks.vector(model, q0, "q0").copy()
-        self.x_ref = (np.concatenate([self.q0, np.zeros(n)]) if x_ref is None
-                      else _checks.vector(model, x_ref, "x_ref", 2 * n).copy())
+        self.x_ref = np.concatenate([self.q0, np.zeros(n)]) if x_ref is None else x_ref
         if not isinstance(torque_limits, (bool, np.bool_)):
             raise ValueError(f"torque_limits must be True or False, got {torque_limits!r}")
         self.torque_limits = bool(torque_limits)
@@ -107,6 +106,15 @@ class ReachingProblem:
     @x0.setter
     def x0(self, value):
         self._x0 = _checks.vector(self.model, value, "x0", 2 * self.model.nq).copy()
+
+    @property
+    def x_ref(self) -> np.ndarray:
+        """The state the state cost pulls towards (2n,); settable (a copy is kept)."""
+        return self._x_ref.copy()
+
+    @x_ref.setter
+    def x_ref(self, value):
+        self._x_ref = _checks.vector(self.model, value, "x_ref", 2 * self.model.nq).copy()
 
     @property
     def T_goal(self) -> np.ndarray:
@@ -149,8 +157,8 @@ class ReachingProblem:
 
     def _cost(self, xs, us, fs):
         a = self._workspace()
-        cost = _k.ocp_cost(self.model._data.buffer, self._packed, self.frame_index, self._x0, self.x_ref, xs,
-                           us, fs, a["T"], a["r"], a["x_next"], a["s"], a["zero"])
+        cost = _k.ocp_cost(self.model._data.buffer, self._packed, self.frame_index, self._x0, self._x_ref,
+                           xs, us, fs, a["T"], a["r"], a["x_next"], a["s"], a["zero"])
         if not np.isfinite(cost):
             raise ValueError("the trajectory diverges: a step of the dynamics is not finite")
         return float(cost)
@@ -221,7 +229,7 @@ def solve_optimal_control(problem: ReachingProblem, *, xs_init=None, us_init=Non
           else _checks.array(model, us_init, "us_init", (N, n)).copy())
     a = problem._workspace()
     buf, P, frame = model._data.buffer, problem._packed, problem.frame_index
-    x0, x_ref = problem._x0, problem.x_ref
+    x0, x_ref = problem._x0, problem._x_ref
     limited, u_lo, u_hi = problem.torque_limits, problem.u_lower, problem.u_upper
     if limited:
         np.clip(us, u_lo, u_hi, out=us)

@@ -6,6 +6,8 @@ rclpy and are tested by test/logic (test_ros_free walks this package).
 - ``interpolation``, ``reference_schedule``, ``trajectory_goal``: the joint controller's reference
   (cubic/quintic interpolation, limit checks, the schedule over time, FollowJointTrajectory goals);
 - ``pose_profile``, ``task_frame``: the task-space controller's target profile and tip frame;
+- ``model_predictive``: re-planning a reaching problem from each measured state and the command between
+  re-plans (the MPC controller's logic);
 - ``contact_estimation``: the external torque estimator's momentum observer;
 - ``payload_log``: the joint states kept for payload identification;
 - ``simulation``: the simulator node's integration;

@@ -1,0 +1,104 @@
+"""The MPC logic (logic/model_predictive.py) in closed loop with the UR5e simulated by RK4 at 1 kHz
+(ROS-free): re-plans at 100 Hz (50 knots of 10 ms, 5 FDDP iterations), feedback between them; a target
+10 cm away is reached without a jump, within the torque limits; a new target mid-motion and a hold."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.dynamics.spatial import log_transform
+from robot_dynamics_ros.logic.model_predictive import ModelPredictiveController
+
+REPO = Path(__file__).resolve().parents[2]
+Q0 = np.array([0.0, -1.2, 1.5, -1.0, -1.57, 0.0])
+FRAME = "tool0"
+# The node's default weights (a receding horizon holds the arm against gravity: the torque cost small
+# beside the goal's)
+WEIGHTS = dict(goal_weight=100.0, state_weight=0.01, control_weight=1e-5, terminal_goal_weight=1000.0)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return rd.load_urdf(str(REPO / "urdf" / "ur5e.urdf"))
+
+
+def run(model, mpc, x, t0, seconds, targets=()):
+    """Simulate: re-plan every 10 ms, command every 1 ms (RK4); targets: (time, T_goal). Returns the
+    final state and the joint speeds and torques of every step."""
+    n, dt = model.nq, 0.001
+    speeds, torques = [], []
+    targets = list(targets)
+    for k in range(int(round(seconds / dt))):
+        t = t0 + k * dt
+        while targets and targets[0][0] <= t:
+            mpc.set_target(targets.pop(0)[1], x, t)
+        if k % 10 == 0:
+            mpc.problem.x_ref = np.r_[x[:n], np.zeros(n)]
+            mpc.replan(x, t)
+        tau = mpc.command(x, t)
+        torques.append(tau)
+        q, qd = rd.rk4_step(model, x[:n], x[n:], tau, dt)
+        x = np.r_[q, qd]
+        speeds.append(np.abs(qd).max())
+    return x, np.array(speeds), np.array(torques)
+
+
+def controller(model):
+    problem = rd.ReachingProblem(model, FRAME, rd.frame_pose(model, Q0, FRAME), Q0, horizon=50, dt=0.01,
+                                 torque_limits=True, **WEIGHTS)
+    return ModelPredictiveController(problem, max_iterations=5)
+
+
+def pose_error(model, x, T_goal):
+    T = rd.frame_pose(model, x[:model.nq], FRAME)
+    rotation = log_transform(np.linalg.inv(T_goal) @ T)[:3]
+    return np.linalg.norm(T[:3, 3] - T_goal[:3, 3]), np.linalg.norm(rotation)
+
+
+def test_a_target_10_cm_away_is_reached_without_a_jump(model):
+    mpc = controller(model)
+    x = np.r_[Q0, np.zeros(6)]
+    assert mpc.command(x, 0.0) is None                  # no plan yet: the node publishes nothing
+    mpc.hold(x, 0.0)
+    T_goal = rd.frame_pose(model, Q0, FRAME)
+    T_goal[:3, 3] += (0.1, 0.0, 0.0)
+    x, speeds, torques = run(model, mpc, x, 0.0, 3.0, targets=[(0.2, T_goal)])
+    position, rotation = pose_error(model, x, T_goal)
+    assert position < 0.005 and rotation < 0.02, (position, rotation)
+    assert speeds[:200].max() < 0.05                   # held (the plan's 10 ms steps against RK4 at 1 ms)
+    assert speeds.max() < 0.6                          # along the 0.1 m/s profile, no swing
+    assert (np.abs(torques) <= model.effort_limit).all()
+    assert np.abs(x[6:]).max() < 0.01                  # at rest at the end
+
+
+def test_a_new_target_mid_motion_and_a_hold(model):
+    mpc = controller(model)
+    x = np.r_[Q0, np.zeros(6)]
+    mpc.hold(x, 0.0)
+    first, second = rd.frame_pose(model, Q0, FRAME), rd.frame_pose(model, Q0, FRAME)
+    first[:3, 3] += (0.1, 0.0, 0.0)
+    second[:3, 3] += (0.0, 0.08, 0.05)
+    x, speeds, _ = run(model, mpc, x, 0.0, 3.5, targets=[(0.0, first), (0.8, second)])
+    position, rotation = pose_error(model, x, second)
+    assert position < 0.005 and rotation < 0.02, (position, rotation)
+    assert speeds.max() < 0.6
+    # hold: the reference stops where the frame is, the arm stays
+    mpc.hold(x, 3.5)
+    held = rd.frame_pose(model, x[:6], FRAME)
+    x, speeds, _ = run(model, mpc, x, 3.5, 0.5)
+    assert pose_error(model, x, held)[0] < 0.002 and speeds.max() < 0.05
+
+
+def test_a_warm_started_replan_needs_fewer_iterations(model):
+    mpc = controller(model)
+    x = np.r_[Q0, np.zeros(6)]
+    mpc.hold(x, 0.0)
+    T_goal = rd.frame_pose(model, Q0, FRAME)
+    T_goal[:3, 3] += (0.05, 0.0, 0.0)
+    mpc.set_target(T_goal, x, 0.0)
+    mpc.max_iterations = 100
+    cold = mpc.replan(x, 0.0)
+    warm = mpc.replan(cold.xs[1], 0.01)                 # the arm followed the plan for one knot
+    assert cold.converged and warm.converged and warm.iterations < cold.iterations
+    assert np.allclose(warm.xs[0], cold.xs[1])
