@@ -115,6 +115,7 @@ ENTRY_POINTS = [
     'simulator_node = robot_dynamics_ros.nodes.launcher:simulator_node',
     'external_torque_estimator = robot_dynamics_ros.nodes.launcher:external_torque_estimator',
     'task_space_controller = robot_dynamics_ros.nodes.launcher:task_space_controller',
+    'mpc_controller = robot_dynamics_ros.nodes.launcher:mpc_controller',
     'bringup = robot_dynamics_ros.cli.bringup:main',
     'demo = robot_dynamics_ros.demos.__main__:main',
 ]

@@ -38,6 +38,7 @@ NODES = {
     'computed_torque_controller': ('robot_dynamics_ros.nodes.computed_torque_node',
                                    'ComputedTorqueController'),
     'task_space_controller': ('robot_dynamics_ros.nodes.task_space_controller', 'TaskSpaceController'),
+    'mpc_controller': ('robot_dynamics_ros.nodes.mpc_controller', 'MpcController'),
     'external_torque_estimator': ('robot_dynamics_ros.nodes.external_torque_estimator',
                                   'ExternalTorqueEstimator'),
     'simulator_node': ('robot_dynamics_ros.nodes.simulator_node', 'SimulatorNode'),

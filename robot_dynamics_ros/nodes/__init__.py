@@ -11,6 +11,8 @@ The nodes (module.Class, 'executable and default node name'):
   (FollowJointTrajectory, trajectory_action.py), ~/controller_state.
 - task_space_controller.TaskSpaceController ('task_space_controller'): task-space control of
   tip_link to a PoseStamped target.
+- mpc_controller.MpcController ('mpc_controller'): model-predictive control of tip_link to a
+  PoseStamped target (box-FDDP re-plans, feedback between them); ~/predicted_path.
 - external_torque_estimator.ExternalTorqueEstimator ('external_torque_estimator'): external joint
   torques and tip wrench from the measured efforts; contact flag.
 - simulator_node.SimulatorNode ('simulator_node'): the forward dynamics integrated; /joint_states,
@@ -19,5 +21,6 @@ The nodes (module.Class, 'executable and default node name'):
 What they share: common.py (parameters, executor, spin, run_node), stop.py (SIGINT/SIGTERM from the
 first moment), launcher.py (the executables), model_source.py (the model from parameters or
 /robot_description), joint_state_input.py, controller.py (the controllers' base), effort_command.py,
-conversions.py and serialized.py (messages), diagnostics_publisher.py (/diagnostics).
+conversions.py and serialized.py (messages), diagnostics_publisher.py (/diagnostics), pose_target.py
+(the pose target of task_space_controller and mpc_controller).
 """

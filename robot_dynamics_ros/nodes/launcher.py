@@ -83,9 +83,13 @@ def task_space_controller():
     sys.exit(_run('task_space_controller'))
 
 
+def mpc_controller():
+    sys.exit(_run('mpc_controller'))
+
+
 EXECUTABLES = {'dynamics_node': 'dynamics_node', 'computed_torque_controller': 'computed_torque_node',
                'simulator_node': 'simulator_node', 'external_torque_estimator': 'external_torque_estimator',
-               'task_space_controller': 'task_space_controller'}
+               'task_space_controller': 'task_space_controller', 'mpc_controller': 'mpc_controller'}
 # the other executables: their modules
 TOOLS = {'bringup': 'robot_dynamics_ros.cli.bringup', 'demo': 'robot_dynamics_ros.demos.__main__'}
 

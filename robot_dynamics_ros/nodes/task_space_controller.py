@@ -66,9 +66,7 @@ import numpy as np
 from geometry_msgs.msg import PoseStamped, TwistStamped
 
 from robot_dynamics_ros import dynamics as rd
-from robot_dynamics_ros.logic.input_guard import BadInput, bounded
-from robot_dynamics_ros.logic.pose_profile import PoseReference, reach
-from robot_dynamics_ros.logic.task_frame import task_frame
+from robot_dynamics_ros.logic.input_guard import bounded
 from robot_dynamics_ros.nodes.common import (
     describe,
     float_array,
@@ -76,7 +74,8 @@ from robot_dynamics_ros.nodes.common import (
     run_node,
 )
 from robot_dynamics_ros.nodes.controller import COMPUTE_ERRORS, Controller, stamp
-from robot_dynamics_ros.nodes.conversions import index_map, pose_to_matrix, set_pose
+from robot_dynamics_ros.nodes.conversions import index_map, set_pose
+from robot_dynamics_ros.nodes.pose_target import PoseTarget
 
 __all__ = ['TaskSpaceController', 'main', 'task_gains']
 
@@ -98,13 +97,11 @@ def _empty(value):
     return isinstance(value, (list, tuple, bytes)) and len(value) == 0
 
 
-class TaskSpaceController(Controller):
+class TaskSpaceController(PoseTarget, Controller):
     """Task-space computed-torque controller of the tip frame's pose (module docstring)."""
 
     def __init__(self, node_name='task_space_controller', **kwargs):
         super().__init__(node_name, 'pose', **kwargs)
-        self.frame = None
-        self._controllable = False      # (Controller) until a model gives a tip frame
         self._to_order = self._to_model = None
         # self._gains (Controller): the law's keyword arguments while the parameters fit, else None
         self._posture = None            # nullspace_posture in model order, None when empty
@@ -125,21 +122,14 @@ class TaskSpaceController(Controller):
             'The posture q0 held in the null space (rad / m, one per joint in the controller\'s joint '
             'order); empty = the first measured position.',
             dynamic_typing=True, additional_constraints='empty or n numbers'))
-        self.declare_parameter('max_linear_velocity', 0.1, describe(
-            'Peak speed (m/s) of the desired frame origin on its way to a target.', min_value=1e-6))
-        self.declare_parameter('max_angular_velocity', 0.5, describe(
-            'Peak angular speed (rad/s) of the desired frame on its way to a target.', min_value=1e-6))
         self.declare_parameter('damping', 0.0, describe(
             'Added to J M^-1 J^T before it is inverted (0 = exact law; > 0 near singularities or with '
             'fewer than six joints).', min_value=0.0))
-        self._reference = PoseReference()
-        self._read_speeds()
-
+        self._declare_pose_target()
         self._pub_error = self.create_publisher(TwistStamped, '~/pose_error', 10)
         self._pub_desired = self.create_publisher(PoseStamped, '~/desired_pose', 10)
         self._error_msg = TwistStamped()
         self._desired_msg = PoseStamped()
-        self.create_subscription(PoseStamped, '~/target_pose', self._on_target, 10)
         self._start('drops the target and holds the pose of the new state')
 
     # -- parameters -------------------------------------------------------------------------
@@ -153,9 +143,8 @@ class TaskSpaceController(Controller):
             if posture.size and self.model is not None and posture.size != self.model.nq:
                 raise ValueError(f"parameter 'nullspace_posture' must be empty or have "
                                  f'{self.model.nq} entries, got {posture.size}')
-        elif p.name in ('max_linear_velocity', 'max_angular_velocity'):
-            if not (math.isfinite(p.value) and p.value > 0.0):
-                raise ValueError(f'{p.name} must be finite and > 0, got {p.value}')
+        elif self._check_pose_target(p):
+            pass
         elif p.name == 'damping':
             if not (math.isfinite(p.value) and p.value >= 0.0):
                 raise ValueError(f'damping must be finite and >= 0, got {p.value}')
@@ -169,10 +158,6 @@ class TaskSpaceController(Controller):
         if names & {'max_linear_velocity', 'max_angular_velocity'}:
             self._read_speeds()
         self._apply_timing(names)
-
-    def _read_speeds(self):
-        self._reference.max_linear_velocity = float(self.get_parameter('max_linear_velocity').value)
-        self._reference.max_angular_velocity = float(self.get_parameter('max_angular_velocity').value)
 
     def _update_gains(self):
         """The law's gains and posture in model order; None (and an error) when they do not fit."""
@@ -214,84 +199,21 @@ class TaskSpaceController(Controller):
     def _on_model(self, model, joint_order):
         self.model = model
         self.joint_order = joint_order
-        self._reference.clear()
         self._stale = False
         self._first_q = None
         self._throttle.reset()
         self._input.reset(model)
-        self.frame = None
-        self._controllable = False
         if model is None:
-            self._gains = None
+            self._reference.clear()
+            self.frame, self._controllable, self._gains = None, False, None
             return
         self._to_order = index_map(model.joint_names, joint_order)
         self._to_model = index_map(joint_order, model.joint_names)
         self._command.reset(model, self._to_order)
-        self.frame, reason = task_frame(model, self.get_parameter('tip_link').value)
-        self._controllable = self.frame is not None
-        if self.frame is None:
-            self.get_logger().error(f'{reason}: no task-space control (set tip_link); publishing '
-                                    'the gravity torques only')
-        self._reach = reach(model, self.frame) if self.frame is not None else 0.0
+        self._set_frame(model, 'task-space control')
         self._error_msg.header.frame_id = self.frame or ''
         self._desired_msg.header.frame_id = model.root_link
         self._update_gains()
-
-    # -- target -----------------------------------------------------------------------------
-    def _on_target(self, msg):
-        if self.model is None or self.frame is None:
-            self._throttle.warn('target/no_model', 'target rejected: no robot model (or no tip frame) yet')
-            return
-        if not self.enabled:
-            self._throttle.warn('target/disabled', 'target rejected: the controller is disabled (~/enable)')
-            return
-        frame_id = msg.header.frame_id
-        if frame_id not in ('', self.model.root_link):
-            self._throttle.warn('target/frame', f'target rejected: its frame_id '
-                                                f'{bounded(repr(frame_id), 100)} is not the root link '
-                                                f'{self.model.root_link!r} (or empty)')
-            return
-        try:
-            T_goal = pose_to_matrix(msg.pose)
-        except BadInput as exc:
-            self._throttle.warn(f'target/{exc.kind}', f'target rejected: {exc}')
-            return
-        distance = math.hypot(*T_goal[:3, 3])
-        if distance > self._reach:
-            self._throttle.warn('target/reach', f'target rejected: {distance:.4g} m from the root link, '
-                                                f'beyond the reach of {self.frame} ({self._reach:.3f} m '
-                                                'at most)')
-            return
-        now_ns = self.get_clock().now().nanoseconds
-        if not self._ensure_reference(now_ns):
-            self._throttle.warn('target/no_state', 'target rejected: no complete joint state yet')
-            return
-        duration = self._reference.move_to(T_goal, now_ns * 1e-9)
-        p = T_goal[:3, 3]
-        self.get_logger().info(f'new target ({p[0]:.4f}, {p[1]:.4f}, {p[2]:.4f}) m: '
-                               f'reached in {duration:.2f} s', throttle_duration_sec=1.0)
-
-    def _measured_pose(self):
-        q, _ = self._input.cache.arrays()
-        return rd.frame_pose(self.model, q, self.frame)
-
-    def _ensure_reference(self, now_ns):
-        """Hold the measured pose if nothing is desired yet; False while there is no complete state."""
-        if not self._input.complete:
-            return False
-        if self._reference.empty:
-            self._reference.hold(self._measured_pose(), now_ns * 1e-9)
-        return True
-
-    def _hold_here(self, now_ns=None):
-        now_ns = self.get_clock().now().nanoseconds if now_ns is None else now_ns
-        self._reference.hold(self._measured_pose(), now_ns * 1e-9)
-
-    def _on_discontinuity(self, description):
-        if self.enabled and self.model is not None and self.frame is not None:
-            self._hold_here()
-            self._throttle.warn('state/discontinuity',
-                                f'{description}: target dropped, holding the pose of this state')
 
     # -- services ---------------------------------------------------------------------------
     def _disable(self):
@@ -300,23 +222,7 @@ class TaskSpaceController(Controller):
             self._publish_gravity()
         return 'disabled: publishing g(q) for every joint state'
 
-    def _on_hold(self, request, response):
-        if not self.enabled:
-            response.success, response.message = False, 'the controller is disabled'
-        elif self.model is None or self.frame is None or not self._input.complete:
-            response.success, response.message = False, 'no complete joint state (or no tip frame) yet'
-        else:
-            self._hold_here()
-            p = self._reference.goal[:3, 3]
-            response.success = True
-            response.message = f'holding the pose at ({p[0]:.4f}, {p[1]:.4f}, {p[2]:.4f}) m'
-            self.get_logger().info(response.message)
-        return response
-
     # -- control ----------------------------------------------------------------------------
-    def _drop_reference(self, reason=None):
-        self._reference.clear()
-
     def _idle(self):
         """Disabled, or no tip frame (not ``_controllable``): g(q)."""
         self._publish_gravity()
@@ -361,11 +267,6 @@ class TaskSpaceController(Controller):
             desired.header.stamp = stamp(now_ns)
             set_pose(desired.pose, T_des)
             self._pub_desired.publish(desired)
-
-    def _tracking(self):
-        """For the mode on /diagnostics (Controller._mode): True while moving to a target."""
-        return self._reference.moving
-
 
 def main(args=None):
     run_node(TaskSpaceController, args)

@@ -33,6 +33,7 @@ IMPORT_KEYS = {
     'trajectory_msgs': 'trajectory_msgs',
     'std_srvs': 'std_srvs',
     'diagnostic_msgs': 'diagnostic_msgs',
+    'nav_msgs': 'nav_msgs',
     'control_msgs': 'control_msgs',
     'action_msgs': 'action_msgs',
     'ament_index_python': 'ament_index_python',
@@ -64,6 +65,9 @@ NO_ROSDEP_KEY = {
                 'python3-llvmlite), pinned in requirements/runtime.txt',
     'modern_robotics': 'no rosdep key (neither a system nor a pip one): installed from '
                        'requirements/test.txt',
+    'crocoddyl': 'not a dependency: the optimal-control reference, imported only by '
+                 'benchmarks/_crocoddyl_reaching.py in a venv of its own (.venv-crocoddyl, '
+                 'requirements/crocoddyl-reference.txt: it needs Pinocchio 4.0.0)',
 }
 
 # Declared without being imported: key -> (dependency kind, reason).

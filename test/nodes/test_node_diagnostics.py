@@ -20,6 +20,7 @@ from robot_dynamics_ros.nodes.computed_torque_node import ComputedTorqueControll
 from robot_dynamics_ros.nodes.conversions import make_joint_state
 from robot_dynamics_ros.nodes.dynamics_node import DynamicsNode
 from robot_dynamics_ros.nodes.external_torque_estimator import ExternalTorqueEstimator
+from robot_dynamics_ros.nodes.mpc_controller import MpcController
 from robot_dynamics_ros.nodes.simulator_node import SimulatorNode
 from robot_dynamics_ros.nodes.task_space_controller import TaskSpaceController
 
@@ -46,6 +47,11 @@ JOINT_STATE_NODES = {
     'task_space_controller': (TaskSpaceController, 'control', DiagnosticStatus.ERROR,
                               ('mode', 'enabled', 'control_rate (Hz)', 'state_timeout (s)'),
                               {'state_timeout': 0.3, 'tip_link': 'tool0', 'damping': 1e-4}),
+    'mpc_controller': (MpcController, 'control', DiagnosticStatus.ERROR,
+                       ('mode', 'enabled', 'control_rate (Hz)', 'state_timeout (s)', 'last solve (ms)',
+                        'last iterations', 'last converged', 'solve median (ms)', 'solve p99 (ms)',
+                        'replan rate (Hz)'),
+                       {'state_timeout': 0.3, 'tip_link': 'tool0'}),
 }
 SIMULATOR_KEYS = ('state', 'simulated time (s)', 'simulated time dropped (s)', 'real_time_factor')
 

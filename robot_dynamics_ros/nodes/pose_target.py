@@ -1,0 +1,137 @@
+"""The pose target of the controllers that drive a frame to a pose (task_space_controller,
+mpc_controller): ``~/target_pose`` validated, a desired pose that moves to it along a screw profile
+(logic.pose_profile.PoseReference) and holds it, and the target's part of ``~/hold``, of a state jump
+and of the /diagnostics mode.
+
+A target (geometry_msgs/PoseStamped of the controlled frame in the root link's frame:
+``header.frame_id`` empty or the root link) in another frame, with NaN or inf, with a zero quaternion,
+or farther from the root than the frame can reach (pose_profile.reach) is refused with a throttled
+warning, and the last good target stays; a finite non-unit quaternion is normalised. Parameters:
+``max_linear_velocity`` (m/s, > 0) and ``max_angular_velocity`` (rad/s, > 0) of the desired pose.
+"""
+import math
+
+from geometry_msgs.msg import PoseStamped
+
+from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.logic.input_guard import BadInput, bounded
+from robot_dynamics_ros.logic.pose_profile import PoseReference, reach
+from robot_dynamics_ros.logic.task_frame import task_frame
+from robot_dynamics_ros.nodes.common import describe
+from robot_dynamics_ros.nodes.conversions import pose_to_matrix
+
+
+class PoseTarget:
+    """Mixin of a nodes.controller.Controller that drives ``self.frame`` to a pose: call
+    ``_declare_pose_target()`` in ``__init__`` (before ``_start``), ``_check_pose_target(p)`` from
+    ``_check_parameter`` and ``_set_frame(model)`` from ``_on_model``."""
+
+    def _declare_pose_target(self):
+        self.frame = None
+        self._reach = 0.0
+        self._controllable = False      # (Controller) until a model gives the frame
+        self._reference = PoseReference()
+        self.declare_parameter('max_linear_velocity', 0.1, describe(
+            'Peak speed (m/s) of the desired frame origin on its way to a target.', min_value=1e-6))
+        self.declare_parameter('max_angular_velocity', 0.5, describe(
+            'Peak angular speed (rad/s) of the desired frame on its way to a target.', min_value=1e-6))
+        self._read_speeds()
+        self.create_subscription(PoseStamped, '~/target_pose', self._on_target, 10)
+
+    def _check_pose_target(self, p):
+        """Whether p is one of the target's parameters (raising ValueError when it is not acceptable)."""
+        if p.name in ('max_linear_velocity', 'max_angular_velocity'):
+            if not (math.isfinite(p.value) and p.value > 0.0):
+                raise ValueError(f'{p.name} must be finite and > 0, got {p.value}')
+            return True
+        return False
+
+    def _read_speeds(self):
+        self._reference.max_linear_velocity = float(self.get_parameter('max_linear_velocity').value)
+        self._reference.max_angular_velocity = float(self.get_parameter('max_angular_velocity').value)
+
+    def _set_frame(self, model, what):
+        """The controlled frame of ``model`` (tip_link, logic.task_frame) and its reach; ``what`` the
+        control there is, for the error when there is none."""
+        self._reference.clear()
+        self.frame, reason = task_frame(model, self.get_parameter('tip_link').value)
+        self._controllable = self.frame is not None
+        if self.frame is None:
+            self.get_logger().error(f'{reason}: no {what} (set tip_link); publishing the gravity torques '
+                                    'only')
+        self._reach = reach(model, self.frame) if self.frame is not None else 0.0
+
+    def _on_target(self, msg):
+        if self.model is None or self.frame is None:
+            self._throttle.warn('target/no_model', 'target rejected: no robot model (or no tip frame) yet')
+            return
+        if not self.enabled:
+            self._throttle.warn('target/disabled', 'target rejected: the controller is disabled (~/enable)')
+            return
+        frame_id = msg.header.frame_id
+        if frame_id not in ('', self.model.root_link):
+            self._throttle.warn('target/frame', f'target rejected: its frame_id '
+                                                f'{bounded(repr(frame_id), 100)} is not the root link '
+                                                f'{self.model.root_link!r} (or empty)')
+            return
+        try:
+            T_goal = pose_to_matrix(msg.pose)
+        except BadInput as exc:
+            self._throttle.warn(f'target/{exc.kind}', f'target rejected: {exc}')
+            return
+        distance = math.hypot(*T_goal[:3, 3])
+        if distance > self._reach:
+            self._throttle.warn('target/reach', f'target rejected: {distance:.4g} m from the root link, '
+                                                f'beyond the reach of {self.frame} ({self._reach:.3f} m '
+                                                'at most)')
+            return
+        now_ns = self.get_clock().now().nanoseconds
+        if not self._ensure_reference(now_ns):
+            self._throttle.warn('target/no_state', 'target rejected: no complete joint state yet')
+            return
+        duration = self._reference.move_to(T_goal, now_ns * 1e-9)
+        p = T_goal[:3, 3]
+        self.get_logger().info(f'new target ({p[0]:.4f}, {p[1]:.4f}, {p[2]:.4f}) m: '
+                               f'reached in {duration:.2f} s', throttle_duration_sec=1.0)
+
+    def _measured_pose(self):
+        q, _ = self._input.cache.arrays()
+        return rd.frame_pose(self.model, q, self.frame)
+
+    def _ensure_reference(self, now_ns):
+        """Hold the measured pose if nothing is desired yet; False while there is no complete state."""
+        if not self._input.complete:
+            return False
+        if self._reference.empty:
+            self._reference.hold(self._measured_pose(), now_ns * 1e-9)
+        return True
+
+    def _hold_here(self, now_ns=None):
+        now_ns = self.get_clock().now().nanoseconds if now_ns is None else now_ns
+        self._reference.hold(self._measured_pose(), now_ns * 1e-9)
+
+    def _on_discontinuity(self, description):
+        if self.enabled and self.model is not None and self.frame is not None:
+            self._hold_here()
+            self._throttle.warn('state/discontinuity',
+                                f'{description}: target dropped, holding the pose of this state')
+
+    def _on_hold(self, request, response):
+        if not self.enabled:
+            response.success, response.message = False, 'the controller is disabled'
+        elif self.model is None or self.frame is None or not self._input.complete:
+            response.success, response.message = False, 'no complete joint state (or no tip frame) yet'
+        else:
+            self._hold_here()
+            p = self._reference.goal[:3, 3]
+            response.success = True
+            response.message = f'holding the pose at ({p[0]:.4f}, {p[1]:.4f}, {p[2]:.4f}) m'
+            self.get_logger().info(response.message)
+        return response
+
+    def _drop_reference(self, reason=None):
+        self._reference.clear()
+
+    def _tracking(self):
+        """For the mode on /diagnostics (Controller._mode): True while moving to a target."""
+        return self._reference.moving
