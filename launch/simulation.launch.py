@@ -1,12 +1,12 @@
 """Simulated arm under computed-torque control (joint space, or task space with controller:=task_space),
 with the dynamics node and the external torque estimator.
 
-    ros2 launch robot_dynamics_ros simulation.launch.py [controller:=computed_torque|task_space]
+    ros2 launch robot_dynamics_ros simulation.launch.py [controller:=computed_torque|task_space|mpc]
         [urdf:=FILE] [config:=FILE] [params_file:=FILE] [namespace:=] [joint_states_topic:=joint_states]
         [effort_command_topic:=effort_controller/commands] [use_sim_time:=true] [real_time_factor:=1.0]
         [processes:=false] [log_level:=info]
 
-    simulator_node --/joint_states--+--> computed_torque_controller --+   (or task_space_controller)
+    simulator_node --/joint_states--+--> computed_torque_controller --+   (or task_space_, mpc_controller)
           ^                         |                                  |
           |                         +--> dynamics_node --> ~/gravity_torques, ~/mass_matrix, ...
           |                         +--> external_torque_estimator --> ~/external_torques,
@@ -17,8 +17,9 @@ The same graph as `python -m robot_dynamics_ros.cli.bringup --graph simulation` 
 robot_dynamics_ros/cli/bringup.py, GRAPHS['simulation'] and CONTROLLERS), from the same parameter file,
 config/simulation.yaml. Exactly one controller commands the simulator. Send a trajectory to
 /computed_torque_controller/joint_trajectory (trajectory_msgs/JointTrajectory), or with
-controller:=task_space a tool pose to /task_space_controller/target_pose (geometry_msgs/PoseStamped),
-or run `python -m robot_dynamics_ros.demo [--task-space]`. Topic names are relative: with
+controller:=task_space a tool pose to /task_space_controller/target_pose (geometry_msgs/PoseStamped)
+(controller:=mpc: to /mpc_controller/target_pose), or run `python -m robot_dynamics_ros.demo
+[--task-space|--mpc]`. Topic names are relative: with
 namespace:=arm every node is under /arm (/arm/joint_states, /arm/effort_controller/commands,
 /arm/computed_torque_controller/joint_trajectory, ...) and the config file's /**/<node> sections
 still apply; joint_states_topic:= and effort_command_topic:= remap the two topics the graph closes
@@ -59,10 +60,10 @@ def generate_launch_description():
         DeclareLaunchArgument(
             'controller',
             default_value='computed_torque',
-            choices=['computed_torque', 'task_space'],
+            choices=['computed_torque', 'task_space', 'mpc'],
             description='The controller that commands the simulator: computed_torque '
-                        '(computed_torque_controller, joint trajectories) or task_space '
-                        '(task_space_controller, tool poses).',
+                        '(computed_torque_controller, joint trajectories), task_space '
+                        '(task_space_controller, tool poses) or mpc (mpc_controller, tool poses).',
         ),
         DeclareLaunchArgument(
             'urdf',
@@ -183,9 +184,10 @@ def generate_launch_description():
                       condition=when('computed_torque'), **follower)
     task_space = Node(executable='task_space_controller', name='task_space_controller',
                       condition=when('task_space'), **follower)
+    mpc = Node(executable='mpc_controller', name='mpc_controller', condition=when('mpc'), **follower)
     dynamics = Node(executable='dynamics_node', name='dynamics_node', condition=IfCondition(processes),
                     **follower)
     estimator = Node(executable='external_torque_estimator', name='external_torque_estimator',
                      condition=IfCondition(processes), **follower)
-    return LaunchDescription(arguments + [one_process, simulator, controller, task_space, dynamics,
-                                          estimator])
+    return LaunchDescription(arguments + [one_process, simulator, controller, task_space, mpc,
+                                          dynamics, estimator])

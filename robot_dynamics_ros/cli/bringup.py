@@ -1,15 +1,16 @@
 """The node graph, described once, started without ``ros2 launch``.
 
     python -m robot_dynamics_ros.cli.bringup [--graph simulation|dynamics] [--config FILE] [--urdf FILE]
-        [--controller computed_torque|task_space] [--processes] [--executor events|single|multi]
+        [--controller computed_torque|task_space|mpc] [--processes] [--executor events|single|multi]
         [--real-time-factor X]
         [--use-sim-time true|false] [--duration S] [--ros-args ...]
 
 Two graphs, the same ones launch/simulation.launch.py and launch/dynamics.launch.py start:
 
 - ``simulation``: simulator_node + computed_torque_controller (or, ``--controller task_space``,
-  task_space_controller) + dynamics_node + external_torque_estimator on the default robot
-  (urdf/ur5e.urdf), parameters from config/simulation.yaml;
+  task_space_controller; ``--controller mpc``, mpc_controller) + dynamics_node +
+  external_torque_estimator on the default robot (urdf/ur5e.urdf), parameters from
+  config/simulation.yaml;
 - ``dynamics``: dynamics_node + external_torque_estimator, for a real robot, parameters from
   config/dynamics.yaml; the URDF comes from --urdf or, without it, from the /robot_description topic.
 
@@ -101,6 +102,9 @@ TASK_SPACE_CONTROLLER = NodeSpec(
     'task_space_controller', 'task_space_controller',
     'robot_dynamics_ros.nodes.task_space_controller', 'TaskSpaceController',
 )
+MPC_CONTROLLER = NodeSpec(
+    'mpc_controller', 'mpc_controller', 'robot_dynamics_ros.nodes.mpc_controller', 'MpcController',
+)
 
 #: The graphs, in start order (the simulator first: it publishes /robot_description and /clock).
 GRAPHS: dict[str, tuple[NodeSpec, ...]] = {
@@ -110,7 +114,8 @@ GRAPHS: dict[str, tuple[NodeSpec, ...]] = {
 
 #: The controllers a graph with a controller can run instead of computed_torque_controller
 #: (--controller; launch argument controller:=...): exactly one commands the simulator.
-CONTROLLERS = {'computed_torque': CONTROLLER, 'task_space': TASK_SPACE_CONTROLLER}
+CONTROLLERS = {'computed_torque': CONTROLLER, 'task_space': TASK_SPACE_CONTROLLER,
+               'mpc': MPC_CONTROLLER}
 
 
 def every_node(graph: str) -> tuple[NodeSpec, ...]:
@@ -545,8 +550,9 @@ def build_parser() -> argparse.ArgumentParser:
                              'dynamics: dynamics node alone, for a real robot (default: simulation)')
     parser.add_argument('--controller', choices=sorted(CONTROLLERS), default='computed_torque',
                         help='the simulation graph\'s controller: computed_torque (joint '
-                             'trajectories) or task_space (tool poses on '
-                             '/task_space_controller/target_pose) (default: computed_torque)')
+                             'trajectories), task_space (tool poses on '
+                             '/task_space_controller/target_pose) or mpc (tool poses on '
+                             '/mpc_controller/target_pose) (default: computed_torque)')
     parser.add_argument('--config', metavar='FILE',
                         help='parameter file (<node_name>: ros__parameters: ...), a path or the '
                              'name of a file in the package\'s config/ '

@@ -3,6 +3,7 @@
 
     python -m robot_dynamics_ros.demos                  the joint-space demo (joint_space_demo.py)
     python -m robot_dynamics_ros.demos --task-space     task_space_demo.py
+    python -m robot_dynamics_ros.demos --mpc            mpc_demo.py
     python -m robot_dynamics_ros.demos --payload        payload_demo.py
     python -m robot_dynamics_ros.demos --lqr            lqr_demo.py
     python -m robot_dynamics_ros.demos --identify       identify_demo.py
@@ -74,6 +75,13 @@ def build_parser() -> argparse.ArgumentParser:
     task.add_argument('--max-orientation-error', type=float, default=0.01,
                       help='fail if the tool is turned more than this from a corner [rad] '
                            '(default: 0.01)')
+    mpc = parser.add_argument_group('model-predictive control (mpc_demo.py; also --side, --turn, --dwell, '
+                                    '--max-position-error, --max-orientation-error)')
+    mpc.add_argument('--mpc', action='store_true',
+                     help='instead: mpc_controller moves the tool to the corners of a square with the torque '
+                          'limits on (out/demo_mpc.png)')
+    mpc.add_argument('--target-timeout', type=float, default=8.0,
+                     help='simulated time to reach a target before the next is sent [s] (default: 8)')
     parser.add_argument('--lqr', action='store_true',
                         help='instead: an LQR designed from linearize holds the arm at a pose from a knocked '
                              'start, simulated without ROS (out/demo_lqr.png)')
@@ -103,6 +111,9 @@ def main(args: Sequence[str] | None = None) -> int:
         if opts.task_space:
             from robot_dynamics_ros.demos import task_space_demo
             return task_space_demo.main(opts)
+        if opts.mpc:
+            from robot_dynamics_ros.demos import mpc_demo
+            return mpc_demo.main(opts)
         if opts.lqr:
             from robot_dynamics_ros.demos import lqr_demo
             return lqr_demo.main(opts)

@@ -14,9 +14,11 @@ re-plans.
 A new target never makes the arm jump: the goal the cost sees moves along the task-space controller's
 screw profile (pose_profile.PoseReference: a straight line in SE(3) with a minimum-jerk time scaling
 under the speed limits, starting from the reference's current pose, twist and acceleration), and each
-re-plan targets the profile's pose at the end of its horizon (t + N dt), so the plan leads the arm along
-the profile by at most one horizon instead of pulling it at once to a far pose. Before any target the
-reference holds the frame's pose at start-up (or after a hold).
+re-plan targets the profile's pose at the re-plan's time, so the goal moves by a small step from one
+re-plan to the next instead of jumping to a far pose. (Aiming at the profile's pose a horizon ahead
+would lead the arm better along the profile, but at a new target that pose is already a third of the
+way there, and the torques step by tens of N·m.) Before any target the reference holds the frame's pose
+at start-up (or after a hold).
 """
 import math
 
@@ -72,7 +74,7 @@ class ModelPredictiveController:
         """Solve from state x at time t (module docstring); returns the solution (also kept as the plan)."""
         problem = self.problem
         N, dt = problem.horizon, problem.dt
-        T_goal, _, _ = self.reference.sample(t + N * dt)
+        T_goal, _, _ = self.reference.sample(t)
         problem.x0 = x
         problem.T_goal = T_goal
         xs_init = us_init = None

@@ -11,7 +11,7 @@ box-FDDP warm started from the previous plan shifted by the time elapsed (solve_
 A new target never makes the arm jump: the goal the cost sees moves along the task-space controller's
 screw profile (the same ``~/target_pose`` handling: nodes/pose_target.py), within
 ``max_linear_velocity`` and ``max_angular_velocity``, and each re-plan aims at the profile's pose at
-the end of its horizon.
+its time (logic/model_predictive.py says why).
 
 Topics (joint vectors in the controller's joint order: ``joints`` parameter, else model order):
 
@@ -85,6 +85,7 @@ class MpcController(PoseTarget, Controller):
         super().__init__(node_name, 'pose', **kwargs)
         self._to_order = self._to_model = None
         self._mpc = None
+        self._next_replan_ns = None     # the re-plans' grid (replan_rate) on the node clock
         for name, (default, text, low, high) in {**PROBLEM_PARAMETERS, **SOLVER_PARAMETERS}.items():
             bounds = '' if math.isinf(high) else f', at most {high:g}'
             self.declare_parameter(name, default, describe(
@@ -164,7 +165,8 @@ class MpcController(PoseTarget, Controller):
         self._mpc = ModelPredictiveController(problem, max_iterations=int(self._value('max_iterations')),
                                               time_budget=budget)
         self._mpc.reference = self._reference           # the target's profile (pose_target.py)
-        self._replan_period = 1.0 / rate
+        self._replan_period_ns = int(round(1e9 / rate))
+        self._next_replan_ns = None
         self._gains = self._mpc                          # (Controller: not None while the plan can run)
 
     # -- model ------------------------------------------------------------------------------
@@ -218,7 +220,12 @@ class MpcController(PoseTarget, Controller):
         """Re-plan when due, then τ = u_k + K_k (x − x̄_k) of the plan (after Controller._step's opening)."""
         mpc, t = self._mpc, now_ns * 1e-9
         x = np.concatenate([q, qd])
-        if mpc.plan is None or t - mpc.plan_time >= self._replan_period or t < mpc.plan_time:
+        due = self._next_replan_ns
+        if mpc.plan is None or due is None or now_ns >= due or t < mpc.plan_time:
+            # on a grid of replan_rate: a re-plan late by part of a state period keeps the next one's time
+            period = self._replan_period_ns
+            on_grid = due is not None and 0 <= now_ns - due < period
+            self._next_replan_ns = due + period if on_grid else now_ns + period
             mpc.problem.x_ref = np.concatenate([q, np.zeros(q.size)])
             try:
                 plan = mpc.replan(x, t)

@@ -346,7 +346,9 @@ def test_every_public_function_is_fuzzed():
     there too), effort_limits and inertial_parameters (no argument but the model; effort_limits' +inf
     means "no limit"), and the whole-robot identification's functions (recordings, files and model
     builders: with_armature's bad input in test_ref_pinocchio_armature.py, the others' in
-    test_robot_identification.py, test_excitation.py and test_write_urdf.py)."""
+    test_robot_identification.py, test_excitation.py and test_write_urdf.py), and optimal control's
+    problem, solver and solution (a problem object and horizons of states: their bad input in
+    test_optimal_control.py)."""
     classes_and_loaders = {"Model", "Data", "AllTerms", "SimulationResult", "ClosedFormDynamics", "load_urdf",
                            "MomentumObserver",
                            "from_modern_robotics", "to_modern_robotics", "effort_limits",
@@ -354,7 +356,8 @@ def test_every_public_function_is_fuzzed():
                            "identify_payload", "identify_payload_from_log", "PayloadEstimate",
                            "with_armature", "base_parameters", "BaseParameters", "identify_robot",
                            "RobotEstimate", "excitation_trajectory", "ExcitationTrajectory",
-                           "JointTrajectoryPoints", "write_urdf"}
+                           "JointTrajectoryPoints", "write_urdf", "ReachingProblem", "solve_optimal_control",
+                           "OptimalControlSolution"}
     assert set(rd.__all__) - classes_and_loaders == set(FUNCTIONS)
 
 

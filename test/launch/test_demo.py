@@ -168,6 +168,26 @@ def test_task_space_demo_runs(tmp_path):
 
 @pytest.mark.ros
 @pytest.mark.slow
+def test_mpc_demo_runs(tmp_path):
+    """`python -m robot_dynamics_ros.demos --mpc`: exit 0 (every target reached within 5 mm and 0.02 rad,
+    every torque within its limit), re-plans near 100 Hz, the PNG."""
+    env = _demo_env()
+    result = subprocess.run(
+        [sys.executable, '-m', 'robot_dynamics_ros.demos', '--mpc', '--side', '0.06', '--dwell', '0.2',
+         '--max-position-error', '0.005', '--max-orientation-error', '0.02',
+         '--output', str(tmp_path / 'demo.png')],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    png = tmp_path / 'demo_mpc.png'
+    assert str(png) in result.stdout and png.is_file()
+    rows = [line.split() for line in result.stdout.splitlines() if line.strip()[:1].isdigit()]
+    assert len(rows) == 5 and all(float(r[1]) < 5.0 and float(r[2]) < 20.0 for r in rows), result.stdout
+    rate = float(result.stdout.split('re-plan rate ')[1].split()[0])
+    assert 80.0 < rate <= 110.0, result.stdout
+
+
+@pytest.mark.ros
+@pytest.mark.slow
 def test_payload_demo_runs(tmp_path):
     """`python -m robot_dynamics_ros.demos --payload`: exit 0 (the estimate within 5 % and 1 cm, the
     tracking error at least halved once the controller knows it), the report and the PNG."""

@@ -93,10 +93,10 @@ def test_a_new_target_mid_motion_and_a_hold(model):
 def test_a_warm_started_replan_needs_fewer_iterations(model):
     mpc = controller(model)
     x = np.r_[Q0, np.zeros(6)]
-    mpc.hold(x, 0.0)
+    mpc.hold(x, -10.0)
     T_goal = rd.frame_pose(model, Q0, FRAME)
     T_goal[:3, 3] += (0.05, 0.0, 0.0)
-    mpc.set_target(T_goal, x, 0.0)
+    mpc.set_target(T_goal, x, -10.0)                   # the profile has ended at t = 0: the goal is T_goal
     mpc.max_iterations = 100
     cold = mpc.replan(x, 0.0)
     warm = mpc.replan(cold.xs[1], 0.01)                 # the arm followed the plan for one knot
