@@ -397,6 +397,82 @@ def measure_round_trip(probe, kind, env, log_dir, duration, warmup=1.0, drain=0.
     return result
 
 
+def measure_mpc(probe, env, log_dir, duration, warmup=2.0, timeout=60.0):
+    """mpc_controller on the UR5e (config/simulation.yaml's settings: 50 knots of 10 ms re-planned at
+    100 Hz, at most 5 iterations, torque limits) under /joint_states at 1 kHz from this process, moving
+    the tool to a target 10 cm away (so that the re-plans work): from its /diagnostics (every 0.5 s) the
+    achieved re-plan rate, the solve times and the compute time per joint state (a re-plan included when
+    one falls due); here, the commands per state in the window and the node's CPU. (Its commands carry
+    no stamp and depend on the plan, not on the state alone: no round trip is decoded as for the other
+    controllers.)"""
+    from diagnostic_msgs.msg import DiagnosticArray
+    from geometry_msgs.msg import PoseStamped
+
+    from robot_dynamics_ros import dynamics as rd
+    from robot_dynamics_ros.nodes.conversions import set_pose
+
+    urdf = Path(__file__).resolve().parents[1] / "urdf" / "ur5e.urdf"
+    model = rd.load_urdf(str(urdf))
+    q0 = np.array([0.0, -1.2, 1.5, -1.0, -1.57, 0.0])
+    node = probe.node
+    pub = node.create_publisher(probe.JointState, "/joint_states", 10)
+    target = node.create_publisher(PoseStamped, "/mpc_controller/target_pose", 10)
+    diagnostics = []
+    sub = node.create_subscription(DiagnosticArray, "/diagnostics", lambda m: diagnostics.extend(
+        {v.key: v.value for v in st.values} for st in m.status if st.name.startswith("mpc_controller")), 100)
+    sends = []
+
+    def tick():
+        msg = probe.JointState(name=list(model.joint_names), position=[float(x) for x in q0],
+                               velocity=[0.0] * model.nq)
+        sends.append(time.monotonic_ns())
+        pub.publish(msg)
+    timer = node.create_timer(0.001, tick)
+    probe.commands.clear()
+    proc = NodeProcess("robot_dynamics_ros.nodes.mpc_controller",
+                       {"urdf_path": str(urdf), "tip_link": "tool0", "diagnostics_period": "0.5"}, env,
+                       log_dir)
+    result = {"node": "robot_dynamics_ros.nodes.mpc_controller", "topic": "/effort_controller/commands",
+              "rate_hz": 1000.0, "horizon": 50, "replan_target_hz": 100.0}
+    try:
+        if not probe.spin_until(lambda: bool(probe.commands) or not proc.alive(), timeout):
+            result["error"] = f"no command within {timeout} s; log tail:\n{proc.tail()}"
+            return result
+        T_goal = rd.frame_pose(model, q0, "tool0")
+        T_goal[:3, 3] += (0.1, 0.0, 0.0)
+        goal = PoseStamped()
+        set_pose(goal.pose, T_goal)
+        target.publish(goal)
+        probe.spin(warmup)
+        n0, s0, d0 = len(probe.commands), len(sends), len(diagnostics)
+        w0, c0 = time.monotonic_ns(), cpu_seconds(proc.pid)
+        probe.spin(duration)
+        n1, s1, d1 = len(probe.commands), len(sends), len(diagnostics)
+        w1, c1 = time.monotonic_ns(), cpu_seconds(proc.pid)
+    finally:
+        proc.stop()
+        node.destroy_timer(timer)
+        node.destroy_subscription(sub)
+        node.destroy_publisher(pub)
+        node.destroy_publisher(target)
+    wall = (w1 - w0) * 1e-9
+    window = diagnostics[d0:d1]
+
+    def values(key):
+        return [float(v[key]) for v in window if v.get(key, "-") not in ("-", "")]
+    rates, medians, p99s = values("replan rate (Hz)"), values("solve median (ms)"), values("solve p99 (ms)")
+    steps, steps99 = values("compute time median (ms)"), values("compute time p99 (ms)")
+    result.update(window_s=wall, sent=s1 - s0, answered=n1 - n0, command_rate_hz=(n1 - n0) / wall,
+                  replan_rate_hz=float(np.median(rates)) if rates else None,
+                  solve_median_ms=float(np.median(medians)) if medians else None,
+                  solve_p99_ms=float(np.max(p99s)) if p99s else None,
+                  step_median_ms=float(np.median(steps)) if steps else None,
+                  step_p99_ms=float(np.max(steps99)) if steps99 else None,
+                  cpu_percent=100.0 * (c1 - c0) / wall)
+    result["replan_met"] = bool(result["replan_rate_hz"] is not None and result["replan_rate_hz"] >= 99.0)
+    return result
+
+
 def measure_simulator(probe, env, log_dir, duration, warmup=1.0, timeout=30.0):
     """simulator_node, real_time_factor 0, publish_rate 1000, /clock: simulated s per wall s."""
     probe.publishing = False
@@ -466,6 +542,7 @@ def run(domain_id, *, duration, sim_duration, ready_runs, do_node=True, do_sim=T
                 out["task_space"] = measure_round_trip(probe, "task_space", env, log_dir, duration)
                 out["dynamics"] = measure_round_trip(probe, "dynamics", env, log_dir, duration)
                 out["estimator"] = measure_round_trip(probe, "estimator", env, log_dir, duration)
+                out["mpc"] = measure_mpc(probe, env, log_dir, duration)
         if do_sim:
             if "simulator_node" in missing:
                 out["skipped_sim"] = "simulator_node not there yet"

@@ -532,6 +532,14 @@ def _section_node(run):
             continue
         lines.append(f"| {label} | {r['p99_ms']:.2f} | {r['median_ms']:.2f} | {r['max_ms']:.2f} | "
                      f"{r['lost']} of {r['sent']} | {r['cpu_percent']:.0f} % |")
+    mpc = ros.get('mpc')
+    if mpc and 'error' not in mpc and mpc.get('replan_rate_hz') is not None:
+        lines += ['', f"`mpc_controller` (UR5e, {mpc.get('horizon')} knots, /joint_states at 1 kHz, "
+                  f"moving to a target): re-plans at {mpc['replan_rate_hz']:.1f} Hz (target 100), solve "
+                  f"time median {mpc['solve_median_ms']:.2f} ms, p99 {mpc['solve_p99_ms']:.2f} ms; compute "
+                  f"per joint state median {mpc['step_median_ms']:.3f} ms, p99 {mpc['step_p99_ms']:.3f} ms "
+                  f"(a re-plan included when one falls due); {mpc['answered']} commands for "
+                  f"{mpc['sent']} states; node CPU {mpc['cpu_percent']:.0f} %."]
     ready = ros.get('ready')
     if ready and ready.get('median_s'):
         lines += ['', f"`dynamics_node` ready (process start → first output, warm cache, median of "
