@@ -40,7 +40,7 @@ from robot_dynamics_ros.demos.recording import (
     urdf_joint_limits,
     urdf_robot_name,
 )
-from robot_dynamics_ros.demos.task_space_demo import square_targets
+from robot_dynamics_ros.demos.task_space_demo import _to_model_order, square_targets
 
 __all__ = ['MpcRecording', 'run', 'target_errors', 'report_text', 'plot']
 
@@ -180,12 +180,6 @@ def run(opts):
             if not graph.spin_until(lambda: rec.joint_states.stamp[-1] >= settled + opts.dwell * 1e9, 60.0):
                 return rec, model, ['the simulation stalled']
     return rec, model, []
-
-
-def _to_model_order(model, rec):
-    """Indices that put a joint-state row (rec.joint_names order) in model order."""
-    from robot_dynamics_ros.nodes.conversions import index_map
-    return index_map(rec.joint_names, model.joint_names)
 
 
 def target_errors(model, rec):

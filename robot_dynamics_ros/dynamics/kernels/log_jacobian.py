@@ -21,23 +21,13 @@ body Jacobian (ddp.py).
 import numpy as np
 
 from .jit import inline
+from .spatial_algebra import compose_rotations as mul3  # A B of 3 x 3 row-major 9-tuples
 
 
 @inline
 def hat(a):
     """[a]: the 3 x 3 skew matrix of a 3-tuple, row-major 9-tuple."""
     return (0.0, -a[2], a[1], a[2], 0.0, -a[0], -a[1], a[0], 0.0)
-
-
-@inline
-def mul3(A, B):
-    """A B for 3 x 3 matrices as row-major 9-tuples."""
-    return (A[0] * B[0] + A[1] * B[3] + A[2] * B[6], A[0] * B[1] + A[1] * B[4] + A[2] * B[7],
-            A[0] * B[2] + A[1] * B[5] + A[2] * B[8],
-            A[3] * B[0] + A[4] * B[3] + A[5] * B[6], A[3] * B[1] + A[4] * B[4] + A[5] * B[7],
-            A[3] * B[2] + A[4] * B[5] + A[5] * B[8],
-            A[6] * B[0] + A[7] * B[3] + A[8] * B[6], A[6] * B[1] + A[7] * B[4] + A[8] * B[7],
-            A[6] * B[2] + A[7] * B[5] + A[8] * B[8])
 
 
 @inline

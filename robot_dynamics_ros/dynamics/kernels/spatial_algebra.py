@@ -56,7 +56,7 @@ def transpose(R):
 
 @inline
 def compose_rotations(A, B):
-    """A B for two rotations (row-major 9-tuples)."""
+    """A B for two rotations, or any two 3 x 3 matrices (row-major 9-tuples)."""
     return (A[0] * B[0] + A[1] * B[3] + A[2] * B[6], A[0] * B[1] + A[1] * B[4] + A[2] * B[7],
             A[0] * B[2] + A[1] * B[5] + A[2] * B[8],
             A[3] * B[0] + A[4] * B[3] + A[5] * B[6], A[3] * B[1] + A[4] * B[4] + A[5] * B[7],
