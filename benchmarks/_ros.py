@@ -397,20 +397,26 @@ def measure_round_trip(probe, kind, env, log_dir, duration, warmup=1.0, drain=0.
     return result
 
 
-def measure_mpc(probe, env, log_dir, duration, warmup=2.0, timeout=60.0):
+def measure_mpc(probe, env, log_dir, duration, warmup=2.0, gap=0.03, timeout=60.0):
     """mpc_controller on the UR5e (config/simulation.yaml's settings: 50 knots of 10 ms re-planned at
     100 Hz, at most 5 iterations, torque limits) under /joint_states at 1 kHz from this process, moving
     the tool to a target 10 cm away (so that the re-plans work): from its /diagnostics (every 0.5 s) the
-    achieved re-plan rate, the solve times and the compute time per joint state (a re-plan included when
-    one falls due); here, the commands per state in the window and the node's CPU. (Its commands carry
-    no stamp and depend on the plan, not on the state alone: no round trip is decoded as for the other
-    controllers.)"""
+    achieved re-plan rate, the solve times and the compute time per joint state; here, the round trip
+    and the node's CPU.
+
+    The round trip, paired by order: the node answers every joint state with one command, in the order
+    the states arrive, and its commands carry no stamp (nor are they a function of the state alone, to
+    be decoded as the other controllers'). So the states stop for `gap` s (below the node's 0.1 s
+    state_timeout) until no command is under way, and from then on the j-th command answers the j-th
+    state; after the window the states stop again until no command is under way, and the pairing holds
+    if as many commands came as states were sent (checked: `paired`)."""
     from diagnostic_msgs.msg import DiagnosticArray
     from geometry_msgs.msg import PoseStamped
 
     from robot_dynamics_ros import dynamics as rd
     from robot_dynamics_ros.nodes.conversions import set_pose
 
+    probe.publishing = False        # (the Panda states of the other nodes' runs)
     urdf = Path(__file__).resolve().parents[1] / "urdf" / "ur5e.urdf"
     model = rd.load_urdf(str(urdf))
     q0 = np.array([0.0, -1.2, 1.5, -1.0, -1.57, 0.0])
@@ -428,12 +434,22 @@ def measure_mpc(probe, env, log_dir, duration, warmup=2.0, timeout=60.0):
         sends.append(time.monotonic_ns())
         pub.publish(msg)
     timer = node.create_timer(0.001, tick)
+    probe.spin(0.3)                 # (what the previous node sent still arrives)
     probe.commands.clear()
     proc = NodeProcess("robot_dynamics_ros.nodes.mpc_controller",
                        {"urdf_path": str(urdf), "tip_link": "tool0", "diagnostics_period": "0.5"}, env,
                        log_dir)
     result = {"node": "robot_dynamics_ros.nodes.mpc_controller", "topic": "/effort_controller/commands",
-              "rate_hz": 1000.0, "horizon": 50, "replan_target_hz": 100.0}
+              "rate_hz": 1000.0, "horizon": 50, "replan_target_hz": 100.0,
+              "method": "commands paired with states by order after a drained gap (docstring)"}
+
+    def quiet():
+        """Stop the states until no command is under way (none for `gap` s)."""
+        timer.cancel()
+        count = -1
+        while count != len(probe.commands):
+            count = len(probe.commands)
+            probe.spin(gap)
     try:
         if not probe.spin_until(lambda: bool(probe.commands) or not proc.alive(), timeout):
             result["error"] = f"no command within {timeout} s; log tail:\n{proc.tail()}"
@@ -444,11 +460,14 @@ def measure_mpc(probe, env, log_dir, duration, warmup=2.0, timeout=60.0):
         set_pose(goal.pose, T_goal)
         target.publish(goal)
         probe.spin(warmup)
+        quiet()
         n0, s0, d0 = len(probe.commands), len(sends), len(diagnostics)
+        timer.reset()
         w0, c0 = time.monotonic_ns(), cpu_seconds(proc.pid)
         probe.spin(duration)
-        n1, s1, d1 = len(probe.commands), len(sends), len(diagnostics)
         w1, c1 = time.monotonic_ns(), cpu_seconds(proc.pid)
+        quiet()             # (not longer: after state_timeout without states the node holds, and says so)
+        n1, s1, d1 = len(probe.commands), len(sends), len(diagnostics)
     finally:
         proc.stop()
         node.destroy_timer(timer)
@@ -462,13 +481,17 @@ def measure_mpc(probe, env, log_dir, duration, warmup=2.0, timeout=60.0):
         return [float(v[key]) for v in window if v.get(key, "-") not in ("-", "")]
     rates, medians, p99s = values("replan rate (Hz)"), values("solve median (ms)"), values("solve p99 (ms)")
     steps, steps99 = values("compute time median (ms)"), values("compute time p99 (ms)")
-    result.update(window_s=wall, sent=s1 - s0, answered=n1 - n0, command_rate_hz=(n1 - n0) / wall,
+    sent, answered = s1 - s0, n1 - n0
+    result.update(window_s=wall, sent=sent, answered=answered, paired=sent == answered,
                   replan_rate_hz=float(np.median(rates)) if rates else None,
                   solve_median_ms=float(np.median(medians)) if medians else None,
                   solve_p99_ms=float(np.max(p99s)) if p99s else None,
                   step_median_ms=float(np.median(steps)) if steps else None,
                   step_p99_ms=float(np.max(steps99)) if steps99 else None,
                   cpu_percent=100.0 * (c1 - c0) / wall)
+    if sent == answered:
+        rts = [probe.commands[n0 + j][0] - sends[s0 + j] for j in range(sent)]
+        result.update(_stats_ms(rts))
     result["replan_met"] = bool(result["replan_rate_hz"] is not None and result["replan_rate_hz"] >= 99.0)
     return result
 

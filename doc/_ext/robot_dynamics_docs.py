@@ -537,9 +537,14 @@ def _section_node(run):
         lines += ['', f"`mpc_controller` (UR5e, {mpc.get('horizon')} knots, /joint_states at 1 kHz, "
                   f"moving to a target): re-plans at {mpc['replan_rate_hz']:.1f} Hz (target 100), solve "
                   f"time median {mpc['solve_median_ms']:.2f} ms, p99 {mpc['solve_p99_ms']:.2f} ms; compute "
-                  f"per joint state median {mpc['step_median_ms']:.3f} ms, p99 {mpc['step_p99_ms']:.3f} ms "
-                  f"(a re-plan included when one falls due); {mpc['answered']} commands for "
-                  f"{mpc['sent']} states; node CPU {mpc['cpu_percent']:.0f} %."]
+                  f"per joint state median {mpc['step_median_ms']:.3f} ms, p99 {mpc['step_p99_ms']:.3f} ms"
+                  + (" (a re-plan included when one falls due)" if 'method' not in mpc else
+                     " (the re-plans run in a planning thread beside it)")
+                  + f"; {mpc['answered']} commands for {mpc['sent']} states"
+                  + (f"; round trip median {mpc['median_ms']:.3f} ms, p99 {mpc['p99_ms']:.3f} ms, max "
+                     f"{mpc['max_ms']:.2f} ms (commands paired with states by order)"
+                     if 'p99_ms' in mpc else '')
+                  + f"; node CPU {mpc['cpu_percent']:.0f} %."]
     ready = ros.get('ready')
     if ready and ready.get('median_s'):
         lines += ['', f"`dynamics_node` ready (process start → first output, warm cache, median of "

@@ -10,10 +10,11 @@ UR5e's tool visits a few targets under model-predictive control, with the torque
    demo's targets). Each target goes once the tool is within ``--max-position-error`` and
    ``--max-orientation-error`` of the previous one and ``--dwell`` s of simulated time have passed
    (or after ``--target-timeout`` s of simulated time).
-3. Records the joint states, effort commands, ~/predicted_path (each re-plan's plan of the tool) and
-   /diagnostics; the tool's actual pose is the model's frame_pose of each joint state. Prints the pose
-   error at each target, the solve times and the achieved re-plan rate; draws out/demo_mpc.png: the
-   tool's path (targets, predicted, actual), the pose error over time, the joint torques against their
+3. Records the joint states, effort commands, ~/predicted_path (each re-plan's plan of the tool),
+   ~/desired_pose (each re-plan's goal: the screw profile's pose at its time) and /diagnostics; the
+   tool's actual pose is the model's frame_pose of each joint state. Prints the pose error at each
+   target, the solve times and the achieved re-plan rate; draws out/demo_mpc.png: the tool's path
+   (targets, desired, predicted, actual), the pose error over time, the joint torques against their
    limits, the solve time per re-plan (sampled by /diagnostics) and the re-plan rate.
 
 Exit code 0 when every target was reached within the tolerances with every torque within its limit;
@@ -47,6 +48,7 @@ __all__ = ['MpcRecording', 'run', 'target_errors', 'report_text', 'plot']
 CONTROLLER = '/mpc_controller'
 TARGET_TOPIC = f'{CONTROLLER}/target_pose'
 PATH_TOPIC = f'{CONTROLLER}/predicted_path'
+DESIRED_TOPIC = f'{CONTROLLER}/desired_pose'
 COMMANDS_TOPIC = '/effort_controller/commands'
 JOINT_STATES_TOPIC = '/joint_states'
 TOOL = 'tool0'
@@ -61,6 +63,7 @@ class MpcRecording:
     joint_states: Series = field(default_factory=Series)      # q
     commands: Series = field(default_factory=Series)          # τ, joint order
     paths: Series = field(default_factory=Series)             # the plan's tool positions (N + 1, 3)
+    desired: Series = field(default_factory=Series)           # each re-plan's goal position (3,)
     solves: Series = field(default_factory=Series)            # (last solve ms, iterations), /diagnostics
     summary: dict = field(default_factory=dict)               # the last diagnostics values
     targets: list = field(default_factory=list)               # (stamp ns when sent, T (4, 4))
@@ -102,6 +105,8 @@ def make_recorder(rec, context):
             self.create_subscription(PathMsg, PATH_TOPIC, lambda m: append(
                 rec.paths, stamp(m), [[p.pose.position.x, p.pose.position.y, p.pose.position.z]
                                       for p in m.poses]), qos)
+            self.create_subscription(PoseStamped, DESIRED_TOPIC, lambda m: append(
+                rec.desired, stamp(m), [m.pose.position.x, m.pose.position.y, m.pose.position.z]), qos)
             self.create_subscription(DiagnosticArray, '/diagnostics', self._on_diagnostics, qos)
 
         def _on_state(self, msg):
@@ -227,8 +232,8 @@ def report_text(rec, errors, opts) -> str:
 
 
 def plot(rec, model, errors, path) -> Path:
-    """Tool path (y-z: targets, predicted, actual), pose error over time, torques against their limits,
-    solve time per re-plan and the re-plan rate."""
+    """Tool path (y-z: targets, desired, predicted, actual), pose error over time, torques against their
+    limits, solve time per re-plan and the re-plan rate."""
     import matplotlib
 
     matplotlib.use('Agg')
@@ -251,6 +256,10 @@ def plot(rec, model, errors, path) -> Path:
         plan = np.asarray(plan)
         ax.plot(plan[:, 1], plan[:, 2], color='#2ca02c', lw=0.6, alpha=0.5,
                 label='predicted (a re-plan of every 25)' if k == 0 else None)
+    if rec.desired.values:
+        D = np.asarray(rec.desired.values)
+        ax.plot(D[:, 1], D[:, 2], color='k', lw=1.0, ls='--',
+                label="desired (each re-plan's goal: the screw profile)")
     ax.plot(P[:, 1], P[:, 2], color='#ff7f0e', lw=1.5, label='actual (frame_pose of the joint states)')
     for k, (_, T) in enumerate(rec.targets):
         ax.plot(T[1, 3], T[2, 3], 'ks', ms=6, label='targets' if k == 0 else None)
@@ -259,7 +268,9 @@ def plot(rec, model, errors, path) -> Path:
     ax.set_ylabel('z [m]')
     ax.set_aspect('equal', adjustable='datalim')
     ax.set_title(f'{TOOL} path in the base frame', loc='left', fontweight='bold')
-    ax.legend(fontsize=8)
+    x_lo, x_hi = ax.get_xlim()
+    ax.plot([x_hi + 0.9 * (x_hi - x_lo)], [P[0, 2]], alpha=0.0)     # room on the right for the legend
+    ax.legend(fontsize=8, loc='center right')
     ax = axes[0, 1]
     # the pose error to the current target
     sent = np.array([s for s, _ in rec.targets])

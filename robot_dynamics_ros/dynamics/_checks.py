@@ -158,7 +158,8 @@ def buffer(model, data):
     """The kernels' buffer (packed model and workspace) of `data`, which must be a Data(model);
     None: the model's own default Data.
 
-    Thread safety of the default Data: every kernel is compiled without nogil, so it holds the GIL
+    Thread safety of the default Data: every kernel is compiled without nogil (but the optimal-control
+    passes, which take the problem's own Data, ReachingProblem.data), so it holds the GIL
     for the whole call, and it uses the workspace only inside that one call (results go to arrays
     the caller allocated; nothing is read back from the workspace afterwards). Calls from several
     Python threads that share the model's default Data are therefore serialised and each returns

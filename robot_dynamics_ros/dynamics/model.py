@@ -663,8 +663,9 @@ class Data:
     both). Nothing in the hot path allocates except the returned results.
 
     Calls without `data=` share the model's default Data safely between Python threads: every
-    kernel is compiled without nogil, so it holds the GIL for its whole call, and uses the workspace
-    only within that call (results go to new arrays). They are serialised, not run in parallel; for
+    kernel is compiled without nogil (but the optimal-control passes, which take the problem's own
+    Data), so it holds the GIL for its whole call, and uses the workspace only within that call
+    (results go to new arrays). They are serialised, not run in parallel; for
     parallel work, or under NUMBA_DISABLE_JIT=1 (uncompiled kernels switch threads mid-call), give
     each thread its own Data(model). compute_all_terms(..., data=d) returns d's own result arrays.
     """

@@ -27,7 +27,7 @@ from numpy import empty
 from . import _checks
 from .inverse_dynamics import gravity_torques
 from .kernels import ddp as _ddp, entries as _k
-from .model import Model
+from .model import Data, Model
 from .spatial import rigid_transform
 
 # FDDP's constants (those of Crocoddyl's SolverFDDP, so that iteration counts compare)
@@ -53,8 +53,10 @@ class ReachingProblem:
     torque_limits=True bounds every u_t by the URDF effort limits (then every joint needs one).
 
     ``x0``, ``x_ref`` and ``T_goal`` may be set again (a model-predictive controller re-plans from each
-    new state and goal); the other settings are fixed. A problem keeps the solver's arrays between
-    solves: solve it from one thread at a time.
+    new state and goal); the other settings are fixed. A problem keeps the solver's arrays and a
+    workspace of its own (``data``, a Data(model)) between solves: solve it from one thread at a time.
+    The solver's compiled loops release the GIL and use only these, so a solve in one thread leaves the
+    interpreter to the others (a control loop beside a re-planning thread: logic/model_predictive.py).
     """
 
     def __init__(self, model: Model, frame: str | None, T_goal, q0, *, horizon: int = 100, dt: float = 0.01,
@@ -97,6 +99,7 @@ class ReachingProblem:
         self.x0 = np.concatenate([self.q0, np.zeros(n)])
         self.T_goal = T_goal
         self._arrays = None
+        self.data = Data(model)
 
     @property
     def x0(self) -> np.ndarray:
@@ -157,7 +160,7 @@ class ReachingProblem:
 
     def _cost(self, xs, us, fs):
         a = self._workspace()
-        cost = _k.ocp_cost(self.model._data.buffer, self._packed, self.frame_index, self._x0, self._x_ref,
+        cost = _k.ocp_cost(self.data.buffer, self._packed, self.frame_index, self._x0, self._x_ref,
                            xs, us, fs, a["T"], a["r"], a["x_next"], a["s"], a["zero"])
         if not np.isfinite(cost):
             raise ValueError("the trajectory diverges: a step of the dynamics is not finite")
@@ -228,7 +231,7 @@ def solve_optimal_control(problem: ReachingProblem, *, xs_init=None, us_init=Non
     us = (problem.quasi_static_controls() if us_init is None
           else _checks.array(model, us_init, "us_init", (N, n)).copy())
     a = problem._workspace()
-    buf, P, frame = model._data.buffer, problem._packed, problem.frame_index
+    buf, P, frame = problem.data.buffer, problem._packed, problem.frame_index
     x0, x_ref = problem._x0, problem._x_ref
     limited, u_lo, u_hi = problem.torque_limits, problem.u_lower, problem.u_upper
     if limited:

@@ -19,13 +19,40 @@ re-plan to the next instead of jumping to a far pose. (Aiming at the profile's p
 would lead the arm better along the profile, but at a new target that pose is already a third of the
 way there, and the torques step by tens of N·m.) Before any target the reference holds the frame's pose
 at start-up (or after a hold).
+
+Re-planning off the control path: ``start_replan`` hands a warm re-plan to a planning thread and
+returns at once; ``collect`` puts the plan it finished in force (at the next state after it finished).
+The solver's compiled loops release the GIL and work on the problem's own workspace, so the control
+path (``command``, microseconds) runs beside a re-plan instead of after it. While a re-plan runs, the
+previous plan stays in force with its gains, which is what they are for; its knot 0 is the state it was
+planned from, so a plan put in force a solve time later is sampled at that time (the gains correct
+for the state's drift since). A cold re-plan (no plan to warm-start from: at start-up, after a hold, or
+after a failed re-plan) runs in the caller's thread (``replan``), after any re-plan still in the
+planning thread has finished: commanding nothing better than gravity while it ran would let a moving
+arm coast.
 """
 import math
+import queue
+import threading
+from typing import NamedTuple
 
 import numpy as np
 
 from robot_dynamics_ros.dynamics import ReachingProblem, frame_pose, solve_optimal_control
 from robot_dynamics_ros.logic.pose_profile import PoseReference
+
+
+class _Job(NamedTuple):
+    """A re-plan, prepared in the control thread: the planning thread reads nothing else that the
+    control thread writes."""
+    x: np.ndarray           # the measured state
+    t: float                # its time
+    T_goal: np.ndarray      # the reference's pose at t
+    x_ref: np.ndarray       # the state cost's target
+    xs_init: np.ndarray     # the warm start (None: cold)
+    us_init: np.ndarray
+    iterations: int
+    generation: int         # hold() and drop() count up: a re-plan begun before is discarded
 
 
 class ModelPredictiveController:
@@ -46,9 +73,16 @@ class ModelPredictiveController:
         self.cold_iterations = int(cold_iterations)
         self.time_budget = time_budget
         self.reference = PoseReference(max_linear_velocity, max_angular_velocity)
-        self.plan = None            # the last OptimalControlSolution
+        self.plan = None            # the OptimalControlSolution in force
         self.plan_time = None       # the time of its knot 0
         self.effort_limit = np.asarray(problem.model.effort_limit, dtype=float)
+        self.goal_pose = None       # T_goal of the last re-plan begun (the profile's pose at its time)
+        self._generation = 0
+        self._thread = None         # the planning thread (started by the first start_replan)
+        self._jobs = queue.SimpleQueue()
+        self._finished = None       # (job, solution or exception) from the planning thread
+        self._idle = threading.Event()
+        self._idle.set()
 
     # -- the target ------------------------------------------------------------------------------
     def hold(self, x, t):
@@ -56,7 +90,12 @@ class ModelPredictiveController:
         dropped (the next re-plan starts from the quasi-static torques)."""
         n = self.problem.model.nq
         self.reference.hold(frame_pose(self.problem.model, x[:n], self.problem.frame), t)
+        self.drop()
+
+    def drop(self):
+        """Drop the plan in force and any re-plan under way (the next re-plan is cold)."""
         self.plan = self.plan_time = None
+        self._generation += 1
 
     def set_target(self, T_goal, x, t):
         """Move the frame's reference to T_goal (4 x 4, root frame) from time t; returns the profile's
@@ -70,25 +109,105 @@ class ModelPredictiveController:
         return not self.reference.empty
 
     # -- re-planning -----------------------------------------------------------------------------
-    def replan(self, x, t):
-        """Solve from state x at time t (module docstring); returns the solution (also kept as the plan)."""
+    def replan(self, x, t, x_ref=None):
+        """Solve from state x at time t in this thread (module docstring), warm started from the plan in
+        force if any, with x_ref (2n,) as the state cost's target (None: the problem's); returns the
+        solution, now the plan in force. Waits first for a re-plan under way in the planning thread."""
+        self._idle.wait()
+        self._put_in_force(self._finish())
+        job = self._job(x, t, x_ref)
+        plan = self._solve(job)
+        self.plan, self.plan_time = plan, t
+        return plan
+
+    def start_replan(self, x, t, x_ref=None):
+        """Begin a warm re-plan from x at t (as replan) in the planning thread and return at once: True
+        if begun; False (nothing begun) while a re-plan is under way or without a plan in force to warm
+        start from (then call replan)."""
+        if self.plan is None or not self._idle.is_set():
+            return False
+        job = self._job(x, t, x_ref)
+        if job.xs_init is None:             # the plan in force is over: nothing to warm start from
+            return False
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._plan_forever, name='mpc-planning', daemon=True)
+            self._thread.start()
+        self._put_in_force(self._finish())
+        self._idle.clear()
+        self._jobs.put(job)
+        return True
+
+    def collect(self):
+        """The plan the planning thread has finished since the last call, now in force; None if none (or
+        if it was begun before a hold or drop). Raises what the re-plan raised (the plan is then
+        dropped)."""
+        if not self._idle.is_set():
+            return None
+        return self._put_in_force(self._finish())
+
+    @property
+    def planning(self):
+        """Whether a re-plan is under way in the planning thread."""
+        return not self._idle.is_set()
+
+    def close(self, timeout=None):
+        """End the planning thread (after the re-plan under way; at most `timeout` s waited)."""
+        if self._thread is not None:
+            self._jobs.put(None)
+            self._thread.join(timeout)
+            self._thread = None
+
+    def _job(self, x, t, x_ref):
         problem = self.problem
         N, dt = problem.horizon, problem.dt
         T_goal, _, _ = self.reference.sample(t)
-        problem.x0 = x
-        problem.T_goal = T_goal
+        x = np.array(x, dtype=float)
+        x_ref = problem.x_ref if x_ref is None else np.array(x_ref, dtype=float)
         xs_init = us_init = None
         iterations = self.cold_iterations
         if self.plan is not None:
             shift = min(max(int(round((t - self.plan_time) / dt)), 0), N)
             if shift < N:
-                xs_init = np.vstack([self.plan.xs[shift:], np.repeat(self.plan.xs[-1:], shift, axis=0)])
-                us_init = np.vstack([self.plan.us[shift:], np.repeat(self.plan.us[-1:], shift, axis=0)])
+                plan = self.plan
+                xs_init = np.vstack([plan.xs[shift:], np.repeat(plan.xs[-1:], shift, axis=0)])
+                us_init = np.vstack([plan.us[shift:], np.repeat(plan.us[-1:], shift, axis=0)])
                 iterations = self.max_iterations
-        self.plan = solve_optimal_control(problem, xs_init=xs_init, us_init=us_init,
-                                          max_iterations=iterations, time_limit=self.time_budget)
-        self.plan_time = t
-        return self.plan
+        self.goal_pose = T_goal
+        return _Job(x, t, T_goal, x_ref, xs_init, us_init, iterations, self._generation)
+
+    def _solve(self, job):
+        """The re-plan of `job` (the only code that writes the problem)."""
+        problem = self.problem
+        problem.x0 = job.x
+        problem.T_goal = job.T_goal
+        problem.x_ref = job.x_ref
+        return solve_optimal_control(problem, xs_init=job.xs_init, us_init=job.us_init,
+                                     max_iterations=job.iterations, time_limit=self.time_budget)
+
+    def _plan_forever(self):
+        while (job := self._jobs.get()) is not None:
+            try:
+                result = self._solve(job)
+            except Exception as exc:        # handed to the control thread, which raises it
+                result = exc
+            self._finished = (job, result)
+            self._idle.set()
+
+    def _finish(self):
+        finished, self._finished = self._finished, None
+        return finished
+
+    def _put_in_force(self, finished):
+        if finished is None:
+            return None
+        job, result = finished
+        if job.generation != self._generation:
+            return None
+        if isinstance(result, BaseException):
+            self.drop()
+            raise result
+        self.plan, self.plan_time = result, job.t
+        return result
 
     def command(self, x, t):
         """τ = u_k + K_k (x - x̄_k) of the plan in force at time t, clamped to the effort limits; None

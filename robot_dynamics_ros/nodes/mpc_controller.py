@@ -6,7 +6,10 @@ costs, the URDF's effort limits as box constraints) from the measured state at `
 box-FDDP warm started from the previous plan shifted by the time elapsed (solve_optimal_control, at most
 ``max_iterations`` and ``time_budget`` per re-plan); between re-plans, at every joint state (or at
 ``control_rate``), τ = u_k + K_k (x − x̄_k) from the last plan, clamped to the effort limits
-(robot_dynamics_ros.logic.model_predictive, ROS-free).
+(robot_dynamics_ros.logic.model_predictive, ROS-free). The warm re-plans run in a planning thread
+beside the control path (the solver releases the GIL): a joint state never waits for a solve; the plan
+a re-plan finishes is put in force at the next joint state. A cold one (at start-up, after a hold or a
+failed re-plan) runs at the joint state that asks for it.
 
 A new target never makes the arm jump: the goal the cost sees moves along the task-space controller's
 screw profile (the same ``~/target_pose`` handling: nodes/pose_target.py), within
@@ -20,6 +23,8 @@ Topics (joint vectors in the controller's joint order: ``joints`` parameter, els
 - out ``effort_controller/commands`` (std_msgs/Float64MultiArray), as the other controllers.
 - out ``~/predicted_path`` (nav_msgs/Path): the tool's poses along the last plan, in the root link's
   frame, after each re-plan while anybody subscribes.
+- out ``~/desired_pose`` (geometry_msgs/PoseStamped): the goal of each re-plan (the profile's pose at its
+  time), in the root link's frame, while anybody subscribes.
 - ``/diagnostics``: the controllers' status plus the last re-plan's solve time and iterations, the
   median and p99 solve time, and the achieved re-plan rate (WARN below ``diagnostics_min_replan_rate``).
 
@@ -138,6 +143,7 @@ class MpcController(PoseTarget, Controller):
     def _build(self):
         """The reaching problem and its MPC for the model and the parameters; None (``_gains`` too:
         gravity torques only) without a model or frame, or when they do not fit."""
+        self._close_planner()
         self._mpc = self._gains = None
         if self.model is None or self.frame is None:
             return
@@ -169,6 +175,17 @@ class MpcController(PoseTarget, Controller):
         self._next_replan_ns = None
         self._gains = self._mpc                          # (Controller: not None while the plan can run)
 
+    def _close_planner(self):
+        """End the planning thread of the MPC being replaced (after its re-plan under way, which is
+        discarded; not waited for here)."""
+        if self._mpc is not None:
+            self._mpc.close(timeout=0.0)
+
+    def destroy_node(self):
+        if self._mpc is not None:
+            self._mpc.close(timeout=1.0)
+        super().destroy_node()
+
     # -- model ------------------------------------------------------------------------------
     @staticmethod
     def _warm_up_calls(model):
@@ -186,6 +203,7 @@ class MpcController(PoseTarget, Controller):
         self._input.reset(model)
         if model is None:
             self._reference.clear()
+            self._close_planner()
             self.frame, self._controllable, self._mpc, self._gains = None, False, None, None
             return
         self._to_order = index_map(model.joint_names, joint_order)
@@ -207,7 +225,7 @@ class MpcController(PoseTarget, Controller):
     def _drop_reference(self, reason=None):
         super()._drop_reference(reason)
         if self._mpc is not None:
-            self._mpc.plan = self._mpc.plan_time = None
+            self._mpc.drop()
 
     def _idle(self):
         self._publish_gravity()
@@ -217,29 +235,42 @@ class MpcController(PoseTarget, Controller):
         self._publish_gravity()
 
     def _control(self, now_ns, q, qd):
-        """Re-plan when due, then τ = u_k + K_k (x − x̄_k) of the plan (after Controller._step's opening)."""
+        """Put a finished re-plan in force, begin the next when due, then τ = u_k + K_k (x − x̄_k) of the
+        plan in force (after Controller._step's opening). Warm re-plans run in the planning thread
+        (logic/model_predictive.py); a cold one (no plan in force) here."""
         mpc, t = self._mpc, now_ns * 1e-9
         x = np.concatenate([q, qd])
-        due = self._next_replan_ns
-        if mpc.plan is None or due is None or now_ns >= due or t < mpc.plan_time:
-            # on a grid of replan_rate: a re-plan late by part of a state period keeps the next one's time
-            period = self._replan_period_ns
-            on_grid = due is not None and 0 <= now_ns - due < period
-            self._next_replan_ns = due + period if on_grid else now_ns + period
-            mpc.problem.x_ref = np.concatenate([q, np.zeros(q.size)])
-            try:
-                plan = mpc.replan(x, t)
-            except COMPUTE_ERRORS as exc:
-                self._throttle.warn('compute/plan', f'cannot plan ({exc}): publishing the gravity torques')
-                mpc.plan = mpc.plan_time = None
-                self._publish_gravity()
-                return
-            self._solve_times.append(plan.solve_time)
-            self._replans.append(t)
-            self._last = (plan.solve_time, plan.iterations, plan.converged)
-            if self._path_pub.get_subscription_count():
-                self._publish_path(now_ns)
+        try:
+            plan = mpc.collect()
+            if plan is not None:
+                self._record(plan, mpc.plan_time, now_ns)
+            if mpc.plan is not None and t < mpc.plan_time:     # the clock went back (a simulator reset)
+                mpc.drop()
+            due = self._next_replan_ns
+            if (mpc.plan is None or due is None or now_ns >= due) and not mpc.planning:
+                # on a grid of replan_rate: a re-plan late by part of a state period keeps the next one's
+                # time; one due while the previous still runs begins at the first state after it ended
+                period = self._replan_period_ns
+                on_grid = due is not None and 0 <= now_ns - due < period
+                self._next_replan_ns = due + period if on_grid else now_ns + period
+                x_ref = np.concatenate([q, np.zeros(q.size)])
+                if not mpc.start_replan(x, t, x_ref):
+                    self._record(mpc.replan(x, t, x_ref), t, now_ns)
+                self._publish_desired(now_ns, mpc.goal_pose)
+        except COMPUTE_ERRORS as exc:
+            self._throttle.warn('compute/plan', f'cannot plan ({exc}): publishing the gravity torques')
+            mpc.drop()
+            self._publish_gravity()
+            return
         self._command.publish(mpc.command(x, t))
+
+    def _record(self, plan, plan_time, now_ns):
+        """Bookkeeping of a plan put in force: /diagnostics' figures, ~/predicted_path."""
+        self._solve_times.append(plan.solve_time)
+        self._replans.append(plan_time)
+        self._last = (plan.solve_time, plan.iterations, plan.converged)
+        if self._path_pub.get_subscription_count():
+            self._publish_path(now_ns)
 
     def _publish_path(self, now_ns):
         msg = Path()

@@ -1,7 +1,8 @@
 """The pose target of the controllers that drive a frame to a pose (task_space_controller,
 mpc_controller): ``~/target_pose`` validated, a desired pose that moves to it along a screw profile
 (logic.pose_profile.PoseReference) and holds it, and the target's part of ``~/hold``, of a state jump
-and of the /diagnostics mode.
+and of the /diagnostics mode; ``~/desired_pose`` (geometry_msgs/PoseStamped in the root link's frame),
+published only while anybody subscribes.
 
 A target (geometry_msgs/PoseStamped of the controlled frame in the root link's frame:
 ``header.frame_id`` empty or the root link) in another frame, with NaN or inf, with a zero quaternion,
@@ -18,7 +19,8 @@ from robot_dynamics_ros.logic.input_guard import BadInput, bounded
 from robot_dynamics_ros.logic.pose_profile import PoseReference, reach
 from robot_dynamics_ros.logic.task_frame import task_frame
 from robot_dynamics_ros.nodes.common import describe
-from robot_dynamics_ros.nodes.conversions import pose_to_matrix
+from robot_dynamics_ros.nodes.controller import stamp
+from robot_dynamics_ros.nodes.conversions import pose_to_matrix, set_pose
 
 
 class PoseTarget:
@@ -37,6 +39,16 @@ class PoseTarget:
             'Peak angular speed (rad/s) of the desired frame on its way to a target.', min_value=1e-6))
         self._read_speeds()
         self.create_subscription(PoseStamped, '~/target_pose', self._on_target, 10)
+        self._pub_desired = self.create_publisher(PoseStamped, '~/desired_pose', 10)
+        self._desired_msg = PoseStamped()
+
+    def _publish_desired(self, now_ns, T_des):
+        """The desired pose T_des (4 x 4, root link's frame) on ~/desired_pose, while subscribed."""
+        if self._pub_desired.get_subscription_count():
+            desired = self._desired_msg
+            desired.header.stamp = stamp(now_ns)
+            set_pose(desired.pose, T_des)
+            self._pub_desired.publish(desired)
 
     def _check_pose_target(self, p):
         """Whether p is one of the target's parameters (raising ValueError when it is not acceptable)."""
@@ -54,6 +66,7 @@ class PoseTarget:
         """The controlled frame of ``model`` (tip_link, logic.task_frame) and its reach; ``what`` the
         control there is, for the error when there is none."""
         self._reference.clear()
+        self._desired_msg.header.frame_id = model.root_link
         self.frame, reason = task_frame(model, self.get_parameter('tip_link').value)
         self._controllable = self.frame is not None
         if self.frame is None:

@@ -63,7 +63,7 @@ several tips needs it), plus, settable at run time and validated:
 import math
 
 import numpy as np
-from geometry_msgs.msg import PoseStamped, TwistStamped
+from geometry_msgs.msg import TwistStamped
 
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.logic.input_guard import bounded
@@ -74,7 +74,7 @@ from robot_dynamics_ros.nodes.common import (
     run_node,
 )
 from robot_dynamics_ros.nodes.controller import COMPUTE_ERRORS, Controller, stamp
-from robot_dynamics_ros.nodes.conversions import index_map, set_pose
+from robot_dynamics_ros.nodes.conversions import index_map
 from robot_dynamics_ros.nodes.pose_target import PoseTarget
 
 __all__ = ['TaskSpaceController', 'main', 'task_gains']
@@ -127,9 +127,7 @@ class TaskSpaceController(PoseTarget, Controller):
             'fewer than six joints).', min_value=0.0))
         self._declare_pose_target()
         self._pub_error = self.create_publisher(TwistStamped, '~/pose_error', 10)
-        self._pub_desired = self.create_publisher(PoseStamped, '~/desired_pose', 10)
         self._error_msg = TwistStamped()
-        self._desired_msg = PoseStamped()
         self._start('drops the target and holds the pose of the new state')
 
     # -- parameters -------------------------------------------------------------------------
@@ -212,7 +210,6 @@ class TaskSpaceController(PoseTarget, Controller):
         self._command.reset(model, self._to_order)
         self._set_frame(model, 'task-space control')
         self._error_msg.header.frame_id = self.frame or ''
-        self._desired_msg.header.frame_id = model.root_link
         self._update_gains()
 
     # -- services ---------------------------------------------------------------------------
@@ -262,11 +259,7 @@ class TaskSpaceController(PoseTarget, Controller):
             a, v = msg.twist.angular, msg.twist.linear
             a.x, a.y, a.z, v.x, v.y, v.z = X_e.tolist()
             self._pub_error.publish(msg)
-        if self._pub_desired.get_subscription_count():
-            desired = self._desired_msg
-            desired.header.stamp = stamp(now_ns)
-            set_pose(desired.pose, T_des)
-            self._pub_desired.publish(desired)
+        self._publish_desired(now_ns, T_des)
 
 def main(args=None):
     run_node(TaskSpaceController, args)

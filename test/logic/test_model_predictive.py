@@ -1,6 +1,10 @@
 """The MPC logic (logic/model_predictive.py) in closed loop with the UR5e simulated by RK4 at 1 kHz
 (ROS-free): re-plans at 100 Hz (50 knots of 10 ms, 5 FDDP iterations), feedback between them; a target
-10 cm away is reached without a jump, within the torque limits; a new target mid-motion and a hold."""
+10 cm away is reached without a jump, within the torque limits; a new target mid-motion and a hold; the
+same with the re-plans in the planning thread, paced in real time as the node runs them; the thread's
+plan equals the one solved in the caller's, a hold discards a re-plan under way, and its errors reach
+the caller."""
+import time
 from pathlib import Path
 
 import numpy as np
@@ -23,17 +27,26 @@ def model():
     return rd.load_urdf(str(REPO / "urdf" / "ur5e.urdf"))
 
 
-def run(model, mpc, x, t0, seconds, targets=()):
+def run(model, mpc, x, t0, seconds, targets=(), background=False):
     """Simulate: re-plan every 10 ms, command every 1 ms (RK4); targets: (time, T_goal). Returns the
-    final state and the joint speeds and torques of every step."""
+    final state and the joint speeds and torques of every step. background: the warm re-plans in the
+    planning thread (as mpc_controller), the simulation paced to the wall clock so that a re-plan takes
+    the simulated time it takes."""
     n, dt = model.nq, 0.001
     speeds, torques = [], []
     targets = list(targets)
+    wall0 = time.perf_counter()
     for k in range(int(round(seconds / dt))):
         t = t0 + k * dt
         while targets and targets[0][0] <= t:
             mpc.set_target(targets.pop(0)[1], x, t)
-        if k % 10 == 0:
+        if background:
+            while time.perf_counter() - wall0 < k * dt:
+                time.sleep(0.0002)
+            mpc.collect()
+            if k % 10 == 0 and not mpc.start_replan(x, t, np.r_[x[:n], np.zeros(n)]) and mpc.plan is None:
+                mpc.replan(x, t, np.r_[x[:n], np.zeros(n)])
+        elif k % 10 == 0:
             mpc.problem.x_ref = np.r_[x[:n], np.zeros(n)]
             mpc.replan(x, t)
         tau = mpc.command(x, t)
@@ -70,6 +83,80 @@ def test_a_target_10_cm_away_is_reached_without_a_jump(model):
     assert speeds.max() < 0.6                          # along the 0.1 m/s profile, no swing
     assert (np.abs(torques) <= model.effort_limit).all()
     assert np.abs(x[6:]).max() < 0.01                  # at rest at the end
+
+
+def test_the_planning_thread_reaches_the_target_in_real_time(model):
+    mpc = controller(model)
+    x = np.r_[Q0, np.zeros(6)]
+    mpc.hold(x, 0.0)
+    T_goal = rd.frame_pose(model, Q0, FRAME)
+    T_goal[:3, 3] += (0.1, 0.0, 0.0)
+    try:
+        x, speeds, torques = run(model, mpc, x, 0.0, 3.0, targets=[(0.2, T_goal)], background=True)
+    finally:
+        mpc.close()
+    position, rotation = pose_error(model, x, T_goal)
+    assert position < 0.005 and rotation < 0.02, (position, rotation)
+    assert speeds.max() < 0.6
+    assert (np.abs(torques) <= model.effort_limit).all()
+    assert np.abs(x[6:]).max() < 0.01
+
+
+def test_the_planning_thread_solves_what_the_caller_would(model):
+    from robot_dynamics_ros.dynamics.kernels import entries
+    x = np.r_[Q0, np.zeros(6)]
+    T_goal = rd.frame_pose(model, Q0, FRAME)
+    T_goal[:3, 3] += (0.05, 0.0, 0.0)
+    x_next = x + np.r_[np.full(6, 1e-3), np.full(6, 0.01)]
+    plans = []
+    for background in (False, True):
+        mpc = controller(model)
+        mpc.hold(x, -10.0)
+        mpc.set_target(T_goal, x, -10.0)
+        mpc.replan(x, 0.0)                                      # cold, in the caller's thread
+        assert not mpc.planning and mpc.collect() is None
+        if background:
+            assert mpc.start_replan(x_next, 0.02)
+            assert not mpc.start_replan(x_next, 0.02)          # one at a time
+            deadline = time.monotonic() + 10.0
+            while (plan := mpc.collect()) is None and time.monotonic() < deadline:
+                mpc.command(x_next, 0.02)                       # the control path runs meanwhile
+                time.sleep(1e-4)
+            assert plan is not None and mpc.plan is plan and mpc.plan_time == 0.02
+            mpc.close()
+        else:
+            plan = mpc.replan(x_next, 0.02)
+        plans.append(plan)
+    np.testing.assert_array_equal(plans[0].xs, plans[1].xs)
+    np.testing.assert_array_equal(plans[0].K, plans[1].K)
+    # the solver's passes release the GIL (the control path runs beside them, not between them)
+    for name in ('ocp_cost', 'ocp_derivatives', 'ocp_backward', 'ocp_forward'):
+        assert getattr(entries, name).targetoptions['nogil'] is True, name
+
+
+def test_a_hold_discards_the_replan_under_way_and_errors_reach_the_caller(model):
+    mpc = controller(model)
+    x = np.r_[Q0, np.zeros(6)]
+    mpc.hold(x, 0.0)
+    mpc.replan(x, 0.0)
+    assert mpc.start_replan(x, 0.01)
+    mpc.hold(x, 0.01)                                           # the plan dropped, the re-plan too
+    assert mpc.plan is None
+    assert not mpc.start_replan(x, 0.02)                        # nothing to warm start from
+    deadline = time.monotonic() + 10.0
+    while mpc.planning and time.monotonic() < deadline:
+        time.sleep(1e-3)
+    assert mpc.collect() is None and mpc.plan is None
+    mpc.replan(x, 0.02)
+    bad = x.copy()
+    bad[0] = np.nan
+    assert mpc.start_replan(bad, 0.03)
+    with pytest.raises(ValueError, match="x0"):
+        deadline = time.monotonic() + 10.0
+        while mpc.collect() is None and time.monotonic() < deadline:
+            time.sleep(1e-3)
+    assert mpc.plan is None                                     # dropped: the next re-plan is cold
+    mpc.close()
 
 
 def test_a_new_target_mid_motion_and_a_hold(model):

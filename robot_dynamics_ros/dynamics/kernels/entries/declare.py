@@ -10,13 +10,14 @@ from ..jit import entry as compiled_entry
 ENTRY_NAMES = []     # every entry point, in the order declared
 
 
-def _entry(signature, allocates=False):
+def _entry(signature, allocates=False, nogil=False):
     """Declare a compiled entry point with an explicit signature, compiled (or loaded from numba's
     cache) on its first call, or by compile_entries(), rather than at import, so a process pays only
     for the kernels it uses. The first call rebinds the module attribute to the compiled dispatcher:
     later `entries.name` lookups reach it directly; a reference taken before (`f = entries.name`)
     keeps reaching the same dispatcher. `allocates`: the entry point creates arrays (needs numba's
-    NRT)."""
+    NRT); `nogil`: it releases the GIL while it runs (for work in a thread beside the control loop; its
+    callers give it arrays and a Data no other thread uses)."""
     def declare(fn):
         compiled = None
 
@@ -24,7 +25,7 @@ def _entry(signature, allocates=False):
             nonlocal compiled
             if compiled is None:
                 with _compile_notice(fn.__name__):
-                    compiled = compiled_entry(signature, allocates)(fn)
+                    compiled = compiled_entry(signature, allocates, nogil)(fn)
                 setattr(sys.modules[__package__], fn.__name__, compiled)   # entries.<name>: the dispatcher
             return compiled
 

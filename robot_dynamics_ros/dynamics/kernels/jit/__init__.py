@@ -41,9 +41,9 @@ PLAIN_VARIABLE = "ROBOT_DYNAMICS_ROS_PLAIN_JIT"
 
 # Compiler options of every kernel (public njit options): cached on disk; no ZeroDivisionError checks
 # (ABA divides by D_i > 0); floating-point contraction and reassociation (FMA, vectorised sums), but
-# not the no-NaN / no-inf assumptions, so the finiteness checks of the inputs stay. No `nogil`: a
-# kernel holds the GIL for its whole call, so calls that share a Data (the model's default one) from
-# several Python threads run one after the other.
+# not the no-NaN / no-inf assumptions, so the finiteness checks of the inputs stay. No `nogil` (but for
+# the entries declared with it): a kernel holds the GIL for its whole call, so calls that share a Data
+# (the model's default one) from several Python threads run one after the other.
 OPTIONS = dict(cache=True, error_model="numpy", fastmath={"contract", "reassoc", "nsz", "arcp"})
 
 
@@ -108,9 +108,11 @@ def subroutine(fn):
     return _compiled_once(njit(**OPTIONS, **_HELPER_OPTIONS)(fn))
 
 
-def entry(signature, allocates=False):
+def entry(signature, allocates=False, nogil=False):
     """The decorator compiling an entry point (called from Python) with its explicit `signature`;
-    `allocates`: it creates arrays (linked mode turns numba's NRT on for those only)."""
+    `allocates`: it creates arrays (linked mode turns numba's NRT on for those only); `nogil`: it
+    releases the GIL for its call (its callers give it a workspace no other thread uses)."""
+    options = dict(OPTIONS, nogil=True) if nogil else OPTIONS
     if _HELPER_OPTIONS is None:
-        return njit(signature, **OPTIONS)
-    return njit(signature, **OPTIONS, _nrt=allocates)
+        return njit(signature, **options)
+    return njit(signature, **options, _nrt=allocates)
