@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,6 +38,7 @@ from robot_dynamics_ros.demos.recording import (
     Series,
     demo_knots,
     demo_main,
+    header_ns,
     save_figure,
     simulation_graph,
     trajectory_message,
@@ -101,9 +101,6 @@ def make_recorder(rec, context, current):
 
     qos = QoSProfile(depth=1000)
 
-    def stamp(msg):
-        return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-
     def by_name(msg, values):
         index = {name: k for k, name in enumerate(msg.name)}
         if len(values) != len(msg.name) or any(name not in index for name in rec.joint_names):
@@ -128,21 +125,17 @@ def make_recorder(rec, context, current):
             q = by_name(msg, msg.position)
             if q is None:
                 return
-            self.last_stamp, self.last_position = stamp(msg), q
+            self.last_stamp, self.last_position = header_ns(msg), q
             if current.get('run') is not None:
                 self._append(current['run'].velocity, msg, msg.velocity)
             if current.get('bag') is not None:
                 current['bag'].append(msg)
-                rec.excitation_states.t.append(time.monotonic())
-                rec.excitation_states.stamp.append(stamp(msg))
-                rec.excitation_states.values.append(q)
+                rec.excitation_states.add(header_ns(msg), q)
 
         def _append(self, series, msg, values):
             values = by_name(msg, values) if rec.joint_names else None
             if values is not None:
-                series.t.append(time.monotonic())
-                series.stamp.append(stamp(msg))
-                series.values.append(values)
+                series.add(header_ns(msg), values)
 
         def _on_error(self, msg):
             if current.get('run') is not None:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +34,8 @@ from robot_dynamics_ros.demos.recording import (
     GraphRun,
     Series,
     demo_main,
+    header_ns,
+    pose_target_recorder,
     save_figure,
     simulation_graph,
     spin_for,
@@ -78,60 +79,26 @@ def make_recorder(rec, context):
     from diagnostic_msgs.msg import DiagnosticArray
     from geometry_msgs.msg import PoseStamped
     from nav_msgs.msg import Path as PathMsg
-    from rclpy.node import Node
-    from rclpy.qos import QoSProfile
-    from sensor_msgs.msg import JointState
-    from std_msgs.msg import Float64MultiArray
 
-    from robot_dynamics_ros.nodes.conversions import set_pose
+    recorder = pose_target_recorder(rec, context, 'demo_mpc_recorder', TARGET_TOPIC, JOINT_STATES_TOPIC,
+                                    COMMANDS_TOPIC)
 
-    qos = QoSProfile(depth=200)
+    def on_diagnostics(msg):
+        for status in msg.status:
+            if status.name.startswith('mpc_controller'):
+                values = {v.key: v.value for v in status.values}
+                rec.summary = values
+                if 'last solve (ms)' in values:
+                    rec.solves.add(rec.joint_states.stamp[-1] if rec.joint_states.stamp else -1,
+                                   [float(values['last solve (ms)']), float(values['last iterations'])])
 
-    def stamp(msg):
-        return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-
-    def append(series, t_stamp, values):
-        series.t.append(time.monotonic())
-        series.stamp.append(t_stamp)
-        series.values.append(values)
-
-    class MpcDemoRecorder(Node):
-        def __init__(self):
-            super().__init__('demo_mpc_recorder', context=context)
-            self.target = self.create_publisher(PoseStamped, TARGET_TOPIC, 10)
-            self.create_subscription(JointState, JOINT_STATES_TOPIC, self._on_state, qos)
-            self.create_subscription(Float64MultiArray, COMMANDS_TOPIC,
-                                     lambda m: append(rec.commands, -1, list(m.data)), qos)
-            self.create_subscription(PathMsg, PATH_TOPIC, lambda m: append(
-                rec.paths, stamp(m), [[p.pose.position.x, p.pose.position.y, p.pose.position.z]
-                                      for p in m.poses]), qos)
-            self.create_subscription(PoseStamped, DESIRED_TOPIC, lambda m: append(
-                rec.desired, stamp(m), [m.pose.position.x, m.pose.position.y, m.pose.position.z]), qos)
-            self.create_subscription(DiagnosticArray, '/diagnostics', self._on_diagnostics, qos)
-
-        def _on_state(self, msg):
-            if not rec.joint_names:
-                rec.joint_names = tuple(msg.name)
-            if tuple(msg.name) == rec.joint_names and len(msg.position) == len(msg.name):
-                append(rec.joint_states, stamp(msg), list(msg.position))
-
-        def _on_diagnostics(self, msg):
-            for status in msg.status:
-                if status.name.startswith('mpc_controller'):
-                    values = {v.key: v.value for v in status.values}
-                    rec.summary = values
-                    if 'last solve (ms)' in values:
-                        append(rec.solves, rec.joint_states.stamp[-1] if rec.joint_states.stamp else -1,
-                               [float(values['last solve (ms)']), float(values['last iterations'])])
-
-        def send(self, T):
-            msg = PoseStamped()
-            msg.header.frame_id = ''            # the root link's frame
-            set_pose(msg.pose, T)
-            self.target.publish(msg)
-            rec.targets.append((rec.joint_states.stamp[-1], np.array(T)))
-
-    return MpcDemoRecorder()
+    recorder.create_subscription(PathMsg, PATH_TOPIC, lambda m: rec.paths.add(
+        header_ns(m), [[p.pose.position.x, p.pose.position.y, p.pose.position.z] for p in m.poses]),
+        recorder.qos)
+    recorder.create_subscription(PoseStamped, DESIRED_TOPIC, lambda m: rec.desired.add(
+        header_ns(m), [m.pose.position.x, m.pose.position.y, m.pose.position.z]), recorder.qos)
+    recorder.create_subscription(DiagnosticArray, '/diagnostics', on_diagnostics, recorder.qos)
+    return recorder
 
 
 def _pose_error(model, rec, T_goal):

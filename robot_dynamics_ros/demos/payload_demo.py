@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +34,7 @@ from robot_dynamics_ros.demos.recording import (
     Series,
     demo_knots,
     demo_main,
+    header_ns,
     save_figure,
     simulation_graph,
     trajectory_message,
@@ -88,9 +88,6 @@ def make_recorder(rec, context):
 
     qos = QoSProfile(depth=500)
 
-    def stamp(msg):
-        return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-
     class PayloadDemoRecorder(Node):
         def __init__(self):
             super().__init__('demo_payload_recorder', context=context)
@@ -106,15 +103,11 @@ def make_recorder(rec, context):
             if not rec.joint_names:
                 rec.joint_names = tuple(msg.name)
             if tuple(msg.name) == rec.joint_names and len(msg.position) == len(msg.name):
-                rec.joint_states.t.append(time.monotonic())
-                rec.joint_states.stamp.append(stamp(msg))
-                rec.joint_states.values.append(list(msg.position))
+                rec.joint_states.add(header_ns(msg), list(msg.position))
 
         def _on_error(self, msg):
             if tuple(msg.name) == rec.joint_names and len(msg.position) == len(msg.name):
-                rec.tracking_error.t.append(time.monotonic())
-                rec.tracking_error.stamp.append(stamp(msg))
-                rec.tracking_error.values.append(list(msg.position))
+                rec.tracking_error.add(header_ns(msg), list(msg.position))
 
         def payload_request(self, mass, com, inertia, frame=FRAME):
             return SetParametersAtomically.Request(parameters=_parameter_messages(mass, com, inertia, frame))

@@ -190,11 +190,62 @@ class Series:
     values: list = field(default_factory=list)
     names: tuple = ()
 
+    def add(self, stamp_ns, values):
+        """One message, received now: its header stamp (ns, or -1) and its values."""
+        self.t.append(time.monotonic())
+        self.stamp.append(stamp_ns)
+        self.values.append(values)
+
     def arrays(self):
         if not self.values:
             return np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros((0, len(self.names)))
         return (np.asarray(self.t), np.asarray(self.stamp, dtype=np.int64),
                 np.asarray(self.values, dtype=np.float64))
+
+
+def pose_target_recorder(rec, context, node_name, target_topic, joint_states_topic='/joint_states',
+                         commands_topic='/effort_controller/commands'):
+    """The node of a demo that sends pose targets (task_space_demo, mpc_demo): records the joint states
+    (rec.joint_states, names in rec.joint_names) and the effort commands (rec.commands); ``send(T)``
+    publishes the target T (4 x 4, root link's frame) on `target_topic` and notes it in rec.targets with
+    the last joint state's stamp. A demo adds its own subscriptions (with ``qos``). Imports rclpy."""
+    from geometry_msgs.msg import PoseStamped
+    from rclpy.node import Node
+    from rclpy.qos import QoSProfile
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    from robot_dynamics_ros.nodes.conversions import set_pose
+
+    class PoseTargetRecorder(Node):
+        qos = QoSProfile(depth=200)
+
+        def __init__(self):
+            super().__init__(node_name, context=context)
+            self.target = self.create_publisher(PoseStamped, target_topic, 10)
+            self.create_subscription(JointState, joint_states_topic, self._on_state, self.qos)
+            self.create_subscription(Float64MultiArray, commands_topic,
+                                     lambda m: rec.commands.add(-1, list(m.data)), self.qos)
+
+        def _on_state(self, msg):
+            if not rec.joint_names:
+                rec.joint_names = tuple(msg.name)
+            if tuple(msg.name) == rec.joint_names and len(msg.position) == len(msg.name):
+                rec.joint_states.add(header_ns(msg), list(msg.position))
+
+        def send(self, T):
+            msg = PoseStamped()
+            msg.header.frame_id = ''            # the root link's frame
+            set_pose(msg.pose, T)
+            self.target.publish(msg)
+            rec.targets.append((rec.joint_states.stamp[-1], np.array(T)))
+
+    return PoseTargetRecorder()
+
+
+def header_ns(msg) -> int:
+    """A message's header stamp in ns."""
+    return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
 
 
 def save_figure(fig, path, dpi=100) -> Path:

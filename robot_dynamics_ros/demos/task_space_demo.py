@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +31,8 @@ from robot_dynamics_ros.demos.recording import (
     GraphRun,
     Series,
     demo_main,
+    header_ns,
+    pose_target_recorder,
     save_figure,
     simulation_graph,
     spin_for,
@@ -83,50 +84,17 @@ class TaskSpaceRecording:
 def make_recorder(rec, context):
     """The demo's node: records, and publishes the targets (imports rclpy)."""
     from geometry_msgs.msg import PoseStamped, TwistStamped
-    from rclpy.node import Node
-    from rclpy.qos import QoSProfile
-    from sensor_msgs.msg import JointState
-    from std_msgs.msg import Float64MultiArray
 
-    from robot_dynamics_ros.nodes.conversions import pose_to_matrix, set_pose
+    from robot_dynamics_ros.nodes.conversions import pose_to_matrix
 
-    qos = QoSProfile(depth=200)
-
-    def stamp(msg):
-        return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-
-    def append(series, t_stamp, values):
-        series.t.append(time.monotonic())
-        series.stamp.append(t_stamp)
-        series.values.append(values)
-
-    class TaskSpaceDemoRecorder(Node):
-        def __init__(self):
-            super().__init__('demo_task_space_recorder', context=context)
-            self.target = self.create_publisher(PoseStamped, TARGET_TOPIC, 10)
-            self.create_subscription(JointState, JOINT_STATES_TOPIC, self._on_state, qos)
-            self.create_subscription(Float64MultiArray, COMMANDS_TOPIC,
-                                     lambda m: append(rec.commands, -1, list(m.data)), qos)
-            self.create_subscription(TwistStamped, POSE_ERROR_TOPIC, lambda m: append(
-                rec.pose_error, stamp(m), [m.twist.angular.x, m.twist.angular.y, m.twist.angular.z,
-                                           m.twist.linear.x, m.twist.linear.y, m.twist.linear.z]), qos)
-            self.create_subscription(PoseStamped, DESIRED_POSE_TOPIC, lambda m: append(
-                rec.desired, stamp(m), pose_to_matrix(m.pose).ravel().tolist()), qos)
-
-        def _on_state(self, msg):
-            if not rec.joint_names:
-                rec.joint_names = tuple(msg.name)
-            if tuple(msg.name) == rec.joint_names and len(msg.position) == len(msg.name):
-                append(rec.joint_states, stamp(msg), list(msg.position))
-
-        def send(self, T):
-            msg = PoseStamped()
-            msg.header.frame_id = ''            # the root link's frame
-            set_pose(msg.pose, T)
-            self.target.publish(msg)
-            rec.targets.append((rec.joint_states.stamp[-1], np.array(T)))
-
-    return TaskSpaceDemoRecorder()
+    recorder = pose_target_recorder(rec, context, 'demo_task_space_recorder', TARGET_TOPIC,
+                                    JOINT_STATES_TOPIC, COMMANDS_TOPIC)
+    recorder.create_subscription(TwistStamped, POSE_ERROR_TOPIC, lambda m: rec.pose_error.add(
+        header_ns(m), [m.twist.angular.x, m.twist.angular.y, m.twist.angular.z,
+                       m.twist.linear.x, m.twist.linear.y, m.twist.linear.z]), recorder.qos)
+    recorder.create_subscription(PoseStamped, DESIRED_POSE_TOPIC, lambda m: rec.desired.add(
+        header_ns(m), pose_to_matrix(m.pose).ravel().tolist()), recorder.qos)
+    return recorder
 
 
 def _desired_at(rec, T, tolerance=1e-9):

@@ -13,18 +13,13 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 
 from robot_dynamics_ros import dynamics as rd
-from robot_dynamics_ros.dynamics.spatial import inverse_transform, log_transform
-from robot_dynamics_ros.nodes.conversions import pose_to_matrix, set_pose
+from robot_dynamics_ros.nodes.conversions import pose_to_matrix
 from robot_dynamics_ros.nodes.mpc_controller import MpcController
 from robot_dynamics_ros.nodes.simulator_node import SimulatorNode
 
-from _node_harness import UR5E_HOME
+from _pose_targets import Q0, TOOL, pose_error, target_msg, tool_pose, wait_for_time
 
 pytestmark = pytest.mark.ros
-
-Q0 = np.array(UR5E_HOME) + np.array([0.2, 0.3, -0.4, 0.3, 0.2, 0.1])
-TOOL = 'tool0'
-
 
 def _start(ros, xml, **parameters):
     controller = ros.add(MpcController, {'robot_description': xml, 'tip_link': TOOL, 'use_sim_time': True,
@@ -37,43 +32,21 @@ def _start(ros, xml, **parameters):
     return controller, sim, commands
 
 
-def _tool(model, sim):
-    return rd.frame_pose(model, np.array(sim.q), TOOL)
-
-
-def _target_msg(T, frame_id=''):
-    msg = PoseStamped()
-    msg.header.frame_id = frame_id
-    set_pose(msg.pose, T)
-    return msg
-
-
-def _pose_error(T, T_des):
-    X = log_transform(inverse_transform(T) @ T_des)
-    return np.linalg.norm(X[:3]), np.linalg.norm(T_des[:3, 3] - T[:3, 3])
-
-
-def _wait_for_time(ros, sim, seconds, timeout=120.0):
-    start = sim.get_clock().now().nanoseconds
-    assert ros.spin_until(lambda: (sim.get_clock().now().nanoseconds - start) * 1e-9 >= seconds, timeout), \
-        'the simulation stalled'
-
-
 def test_a_target_10_cm_away_is_reached(graph, ur5e_xml):
     ros = graph
     model = rd.load_urdf(ur5e_xml, tip_link=TOOL)
     controller, sim, commands = _start(ros, ur5e_xml)
     name = controller.get_name()
     paths = ros.collect(Path, f'/{name}/predicted_path', qos=100)
-    T0 = _tool(model, sim)
-    assert max(_pose_error(T0, rd.frame_pose(model, Q0, TOOL))) < 2e-3, 'it must hold the first pose'
+    T0 = tool_pose(model, sim)
+    assert max(pose_error(T0, rd.frame_pose(model, Q0, TOOL))) < 2e-3, 'it must hold the first pose'
     T_goal = T0.copy()
     T_goal[:3, 3] += (0.06, -0.05, 0.06)                    # 10 cm
     pub = ros.publisher(PoseStamped, f'/{name}/target_pose')
     n = len(commands)
-    pub.publish(_target_msg(T_goal, 'base_link'))
-    _wait_for_time(ros, sim, 3.0)
-    angle, distance = _pose_error(_tool(model, sim), T_goal)
+    pub.publish(target_msg(T_goal, 'base_link'))
+    wait_for_time(ros, sim, 3.0)
+    angle, distance = pose_error(tool_pose(model, sim), T_goal)
     assert distance < 0.005 and angle < 0.02, (distance, angle)
     tau = np.array([m.data for m in commands[n:]])
     assert len(tau) > 1000 and np.isfinite(tau).all()
@@ -92,23 +65,23 @@ def test_bad_targets_are_refused_and_nothing_moves(graph, ur5e_xml):
     model = rd.load_urdf(ur5e_xml, tip_link=TOOL)
     controller, sim, commands = _start(ros, ur5e_xml)
     name = controller.get_name()
-    T0 = _tool(model, sim)
+    T0 = tool_pose(model, sim)
     pub = ros.publisher(PoseStamped, f'/{name}/target_pose')
     far = T0.copy()
     far[:3, 3] += 0.1
-    nan = _target_msg(far)
+    nan = target_msg(far)
     nan.pose.position.y = float('nan')
-    zero = _target_msg(far)
+    zero = target_msg(far)
     o = zero.pose.orientation
     o.x = o.y = o.z = o.w = 0.0
-    out_of_reach = _target_msg(far)
+    out_of_reach = target_msg(far)
     out_of_reach.pose.position.z = 5.0
-    for msg in (_target_msg(far, 'world'), nan, zero, out_of_reach):
+    for msg in (target_msg(far, 'world'), nan, zero, out_of_reach):
         pub.publish(msg)
-    _wait_for_time(ros, sim, 1.0)
+    wait_for_time(ros, sim, 1.0)
     for kind in ('frame_id', 'NaN', 'quaternion', 'beyond the reach'):
         assert ros.warnings(name, kind), kind
-    angle, distance = _pose_error(_tool(model, sim), T0)
+    angle, distance = pose_error(tool_pose(model, sim), T0)
     assert distance < 2e-3 and angle < 1e-2, (distance, angle)
 
 
@@ -118,28 +91,28 @@ def test_enable_hold_stale_and_parameters(graph, ur5e_xml):
     controller, sim, commands = _start(ros, ur5e_xml)
     name = controller.get_name()
     pub = ros.publisher(PoseStamped, f'/{name}/target_pose')
-    T0 = _tool(model, sim)
+    T0 = tool_pose(model, sim)
     T_goal = T0.copy()
     T_goal[:3, 3] += (0.1, 0.0, 0.0)
-    pub.publish(_target_msg(T_goal))
-    _wait_for_time(ros, sim, 0.5)
+    pub.publish(target_msg(T_goal))
+    wait_for_time(ros, sim, 0.5)
     assert ros.call(Trigger, f'/{name}/hold', Trigger.Request()).success
-    T_hold = _tool(model, sim)
-    _wait_for_time(ros, sim, 1.5)
-    T_end = _tool(model, sim)
+    T_hold = tool_pose(model, sim)
+    wait_for_time(ros, sim, 1.5)
+    T_end = tool_pose(model, sim)
     assert np.linalg.norm(T_end[:3, 3] - T_hold[:3, 3]) < 0.01
     assert np.linalg.norm(T_end[:3, 3] - T_goal[:3, 3]) > 0.03, 'the hold must stop the motion'
     # disabled: g(q), targets refused
     assert ros.call(SetBool, f'/{name}/enable', SetBool.Request(data=False)).success
-    pub.publish(_target_msg(T_goal))
-    _wait_for_time(ros, sim, 0.3)
+    pub.publish(target_msg(T_goal))
+    wait_for_time(ros, sim, 0.3)
     assert ros.warnings(name, 'disabled')
     np.testing.assert_allclose(commands[-1].data, rd.gravity_torques(model, np.array(sim.q)), atol=0.05)
     # enabled again: holds where it is
     assert ros.call(SetBool, f'/{name}/enable', SetBool.Request(data=True)).success
-    T_here = _tool(model, sim)
-    _wait_for_time(ros, sim, 0.5)
-    assert np.linalg.norm(_tool(model, sim)[:3, 3] - T_here[:3, 3]) < 2e-3
+    T_here = tool_pose(model, sim)
+    wait_for_time(ros, sim, 0.5)
+    assert np.linalg.norm(tool_pose(model, sim)[:3, 3] - T_here[:3, 3]) < 2e-3
     # parameters: validated at run time, applied
     client = ros.probe.create_client(SetParameters, f'/{name}/set_parameters')
     assert ros.spin_until(client.service_is_ready, 10.0)
@@ -154,9 +127,9 @@ def test_enable_hold_stale_and_parameters(graph, ur5e_xml):
         future = client.call_async(SetParameters.Request(parameters=[parameter.to_parameter_msg()]))
         assert ros.spin_until(future.done, 5.0)
         assert future.result().results[0].successful is good, parameter.name
-    pub.publish(_target_msg(T_goal))
-    _wait_for_time(ros, sim, 3.0)
-    angle, distance = _pose_error(_tool(model, sim), T_goal)
+    pub.publish(target_msg(T_goal))
+    wait_for_time(ros, sim, 3.0)
+    angle, distance = pose_error(tool_pose(model, sim), T_goal)
     assert distance < 0.005 and angle < 0.02, (distance, angle)
 
 

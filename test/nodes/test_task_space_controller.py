@@ -11,18 +11,14 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 
 from robot_dynamics_ros import dynamics as rd
-from robot_dynamics_ros.dynamics.spatial import exp_coordinates, inverse_transform, log_transform
-from robot_dynamics_ros.nodes.conversions import pose_to_matrix, set_pose
+from robot_dynamics_ros.dynamics.spatial import exp_coordinates
+from robot_dynamics_ros.nodes.conversions import pose_to_matrix
 from robot_dynamics_ros.nodes.simulator_node import SimulatorNode
 from robot_dynamics_ros.nodes.task_space_controller import TaskSpaceController, task_gains
 
-from _node_harness import UR5E_HOME
+from _pose_targets import Q0, TOOL, pose_error, target_msg, tool_pose, wait_for_time
 
 pytestmark = pytest.mark.ros
-
-Q0 = np.array(UR5E_HOME) + np.array([0.2, 0.3, -0.4, 0.3, 0.2, 0.1])
-TOOL = 'tool0'
-
 
 def _start(ros, xml, **parameters):
     controller = ros.add(TaskSpaceController, {'robot_description': xml, 'tip_link': TOOL,
@@ -40,43 +36,21 @@ def _start(ros, xml, **parameters):
     return controller, sim, commands, errors, desired
 
 
-def _tool(model, sim):
-    return rd.frame_pose(model, np.array(sim.q), TOOL)
-
-
-def _target_msg(T, frame_id=''):
-    msg = PoseStamped()
-    msg.header.frame_id = frame_id
-    set_pose(msg.pose, T)
-    return msg
-
-
-def _pose_error(T, T_des):
-    X = log_transform(inverse_transform(T) @ T_des)
-    return np.linalg.norm(X[:3]), np.linalg.norm(T_des[:3, 3] - T[:3, 3])
-
-
-def _wait_for_time(ros, sim, seconds, timeout=60.0):
-    start = sim.get_clock().now().nanoseconds
-    assert ros.spin_until(lambda: (sim.get_clock().now().nanoseconds - start) * 1e-9 >= seconds, timeout), \
-        'the simulation stalled'
-
-
 def test_a_target_is_reached_along_a_smooth_profile(graph, ur5e_xml):
     ros = graph
     model = rd.load_urdf(ur5e_xml, tip_link=TOOL)
     controller, sim, commands, errors, desired = _start(ros, ur5e_xml)
-    T0 = _tool(model, sim)
-    assert max(_pose_error(T0, rd.frame_pose(model, Q0, TOOL))) < 1e-3, 'it must hold the first pose'
+    T0 = tool_pose(model, sim)
+    assert max(pose_error(T0, rd.frame_pose(model, Q0, TOOL))) < 1e-3, 'it must hold the first pose'
     assert errors[-1].header.frame_id == TOOL and desired[-1].header.frame_id == model.root_link
     # 0.3 rad about a tilted axis and 25 cm: 15/8 * max(0.3 / 1.0, 0.25 / 0.2) = 2.34 s
     T_goal = T0 @ exp_coordinates(np.r_[0.3 * np.array([0.6, 0.0, 0.8]), 0.0, 0.0, 0.0])
     T_goal[:3, 3] += (0.15, -0.1, 0.17)
     pub = ros.publisher(PoseStamped, f'/{controller.get_name()}/target_pose')
     n = len(commands)
-    pub.publish(_target_msg(T_goal, 'base_link'))
-    _wait_for_time(ros, sim, 4.0)
-    angle, distance = _pose_error(_tool(model, sim), T_goal)
+    pub.publish(target_msg(T_goal, 'base_link'))
+    wait_for_time(ros, sim, 4.0)
+    angle, distance = pose_error(tool_pose(model, sim), T_goal)
     assert distance < 1e-3 and angle < 1e-2, (distance, angle)
     np.testing.assert_allclose(pose_to_matrix(desired[-1].pose), T_goal, atol=1e-9)
     # smooth: no step in the torques (a pose error of 25 cm under kp = 225 would ask for 2 kN)
@@ -97,33 +71,33 @@ def test_bad_targets_are_refused_and_nothing_moves(graph, ur5e_xml):
     model = rd.load_urdf(ur5e_xml, tip_link=TOOL)
     controller, sim, commands, errors, desired = _start(ros, ur5e_xml)
     name = controller.get_name()
-    T0 = _tool(model, sim)
+    T0 = tool_pose(model, sim)
     pub = ros.publisher(PoseStamped, f'/{name}/target_pose')
     far = T0.copy()
     far[:3, 3] += 0.2
-    nan = _target_msg(far)
+    nan = target_msg(far)
     nan.pose.position.y = float('nan')
-    zero = _target_msg(far)
+    zero = target_msg(far)
     o = zero.pose.orientation
     o.x = o.y = o.z = o.w = 0.0
-    for msg in (_target_msg(far, 'world'), nan, zero):
+    for msg in (target_msg(far, 'world'), nan, zero):
         pub.publish(msg)
-    _wait_for_time(ros, sim, 1.0)
-    out_of_reach = _target_msg(far)
+    wait_for_time(ros, sim, 1.0)
+    out_of_reach = target_msg(far)
     out_of_reach.pose.position.z = 5.0
     pub.publish(out_of_reach)
-    _wait_for_time(ros, sim, 0.2)
+    wait_for_time(ros, sim, 0.2)
     for kind in ('frame_id', 'NaN', 'quaternion', 'beyond the reach'):
         assert ros.warnings(name, kind), kind
-    angle, distance = _pose_error(_tool(model, sim), T0)
+    angle, distance = pose_error(tool_pose(model, sim), T0)
     assert distance < 1e-4 and angle < 1e-4
     # a non-unit quaternion is normalised
-    scaled = _target_msg(T0 @ exp_coordinates([0.0, 0.0, 0.1, 0.02, 0.0, 0.0]))
+    scaled = target_msg(T0 @ exp_coordinates([0.0, 0.0, 0.1, 0.02, 0.0, 0.0]))
     o = scaled.pose.orientation
     o.x, o.y, o.z, o.w = 3 * o.x, 3 * o.y, 3 * o.z, 3 * o.w
     pub.publish(scaled)
-    _wait_for_time(ros, sim, 1.5)
-    angle, distance = _pose_error(_tool(model, sim), pose_to_matrix(scaled.pose))
+    wait_for_time(ros, sim, 1.5)
+    angle, distance = pose_error(tool_pose(model, sim), pose_to_matrix(scaled.pose))
     assert distance < 1e-3 and angle < 1e-2
     assert all(np.isfinite(m.data).all() for m in commands)
 
@@ -134,30 +108,30 @@ def test_enable_hold_and_parameters(graph, ur5e_xml):
     controller, sim, commands, errors, desired = _start(ros, ur5e_xml)
     name = controller.get_name()
     pub = ros.publisher(PoseStamped, f'/{name}/target_pose')
-    T0 = _tool(model, sim)
+    T0 = tool_pose(model, sim)
     # hold mid-way: the tool stops where it was when asked (it moves no further than its braking)
     T_goal = T0.copy()
     T_goal[:3, 3] += (0.12, -0.08, 0.1)         # (0.2 m straight up stretches the elbow straight)
-    pub.publish(_target_msg(T_goal))
-    _wait_for_time(ros, sim, 0.6)
+    pub.publish(target_msg(T_goal))
+    wait_for_time(ros, sim, 0.6)
     assert ros.call(Trigger, f'/{name}/hold', Trigger.Request()).success
-    T_hold = _tool(model, sim)
-    _wait_for_time(ros, sim, 1.5)
-    T_end = _tool(model, sim)
+    T_hold = tool_pose(model, sim)
+    wait_for_time(ros, sim, 1.5)
+    T_end = tool_pose(model, sim)
     assert np.linalg.norm(T_end[:3, 3] - T_hold[:3, 3]) < 0.02
     assert np.linalg.norm(T_end[:3, 3] - T_goal[:3, 3]) > 0.05, 'the hold must stop the motion'
     # disabled: g(q) every state, targets refused, the arm floats where it is
     assert ros.call(SetBool, f'/{name}/enable', SetBool.Request(data=False)).success
-    pub.publish(_target_msg(T_goal))
-    _wait_for_time(ros, sim, 0.5)
+    pub.publish(target_msg(T_goal))
+    wait_for_time(ros, sim, 0.5)
     assert ros.warnings(name, 'disabled')
     q = np.array(sim.q)
     np.testing.assert_allclose(commands[-1].data, rd.gravity_torques(model, q), atol=0.05)
     # enabled again: holds the pose it is in; a target then goes
     assert ros.call(SetBool, f'/{name}/enable', SetBool.Request(data=True)).success
-    T_here = _tool(model, sim)
-    _wait_for_time(ros, sim, 0.5)
-    assert np.linalg.norm(_tool(model, sim)[:3, 3] - T_here[:3, 3]) < 1e-3
+    T_here = tool_pose(model, sim)
+    wait_for_time(ros, sim, 0.5)
+    assert np.linalg.norm(tool_pose(model, sim)[:3, 3] - T_here[:3, 3]) < 1e-3
     # parameters: validated, applied
     client = ros.probe.create_client(SetParameters, f'/{name}/set_parameters')
     assert ros.spin_until(client.service_is_ready, 10.0)
@@ -171,9 +145,9 @@ def test_enable_hold_and_parameters(graph, ur5e_xml):
         assert ros.spin_until(future.done, 5.0)
         assert future.result().results[0].successful is good, parameter.name
     np.testing.assert_array_equal(task_gains('kp', [100.0, 400.0]), [100.0] * 3 + [400.0] * 3)
-    pub.publish(_target_msg(T_goal))
-    _wait_for_time(ros, sim, 3.0)
-    angle, distance = _pose_error(_tool(model, sim), T_goal)
+    pub.publish(target_msg(T_goal))
+    wait_for_time(ros, sim, 3.0)
+    angle, distance = pose_error(tool_pose(model, sim), T_goal)
     assert distance < 1e-3 and angle < 1e-2, (distance, angle)
 
 
