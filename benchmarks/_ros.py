@@ -406,10 +406,11 @@ def measure_mpc(probe, env, log_dir, duration, warmup=2.0, gap=0.03, timeout=60.
 
     The round trip, paired by order: the node answers every joint state with one command, in the order
     the states arrive, and its commands carry no stamp (nor are they a function of the state alone, to
-    be decoded as the other controllers'). So the states stop for `gap` s (below the node's 0.1 s
-    state_timeout) until no command is under way, and from then on the j-th command answers the j-th
-    state; after the window the states stop again until no command is under way, and the pairing holds
-    if as many commands came as states were sent (checked: `paired`)."""
+    be decoded as the other controllers'). So the states stop, `gap` s at a time, until no command is
+    under way, and from then on the j-th command answers the j-th state; after the window the states
+    stop again until no command is under way, and the pairing holds if as many commands came as states
+    were sent (checked: `paired`). The node's state_timeout is 1 s here, so that no gap ends in its
+    stale-state hold (which publishes a command of its own)."""
     from diagnostic_msgs.msg import DiagnosticArray
     from geometry_msgs.msg import PoseStamped
 
@@ -437,7 +438,8 @@ def measure_mpc(probe, env, log_dir, duration, warmup=2.0, gap=0.03, timeout=60.
     probe.spin(0.3)                 # (what the previous node sent still arrives)
     probe.commands.clear()
     proc = NodeProcess("robot_dynamics_ros.nodes.mpc_controller",
-                       {"urdf_path": str(urdf), "tip_link": "tool0", "diagnostics_period": "0.5"}, env,
+                       {"urdf_path": str(urdf), "tip_link": "tool0", "diagnostics_period": "0.5",
+                        "state_timeout": "1.0"}, env,
                        log_dir)
     result = {"node": "robot_dynamics_ros.nodes.mpc_controller", "topic": "/effort_controller/commands",
               "rate_hz": 1000.0, "horizon": 50, "replan_target_hz": 100.0,
@@ -466,7 +468,7 @@ def measure_mpc(probe, env, log_dir, duration, warmup=2.0, gap=0.03, timeout=60.
         w0, c0 = time.monotonic_ns(), cpu_seconds(proc.pid)
         probe.spin(duration)
         w1, c1 = time.monotonic_ns(), cpu_seconds(proc.pid)
-        quiet()             # (not longer: after state_timeout without states the node holds, and says so)
+        quiet()
         n1, s1, d1 = len(probe.commands), len(sends), len(diagnostics)
     finally:
         proc.stop()
