@@ -129,7 +129,10 @@ class ModelPredictiveController:
         """Begin a warm re-plan from x at t (as replan) in the planning thread and return at once: True
         if begun; False (nothing begun) while a re-plan is under way or without a plan in force to warm
         start from (then call replan)."""
-        if self.plan is None or not self._idle.is_set():
+        if not self._idle.is_set():
+            return False
+        self._put_in_force(self._finish())      # (a finished re-plan not collected yet: the newer start)
+        if self.plan is None:
             return False
         job = self._job(x, t, x_ref)
         if job.xs_init is None:             # the plan in force is over: nothing to warm start from
@@ -137,7 +140,6 @@ class ModelPredictiveController:
         if self._thread is None:
             self._thread = threading.Thread(target=self._plan_forever, name='mpc-planning', daemon=True)
             self._thread.start()
-        self._put_in_force(self._finish())
         self._idle.clear()
         self._jobs.put(job)
         return True

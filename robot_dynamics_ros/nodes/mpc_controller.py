@@ -247,9 +247,10 @@ class MpcController(PoseTarget, Controller):
             if mpc.plan is not None and t < mpc.plan_time:     # the clock went back (a simulator reset)
                 mpc.drop()
             due = self._next_replan_ns
-            if (mpc.plan is None or due is None or now_ns >= due) and not mpc.planning:
+            if mpc.plan is None or ((due is None or now_ns >= due) and not mpc.planning):
                 # on a grid of replan_rate: a re-plan late by part of a state period keeps the next one's
-                # time; one due while the previous still runs begins at the first state after it ended
+                # time; one due while the previous still runs begins at the first state after it ended;
+                # without a plan in force (a re-plan under way was begun before a hold), a cold one now
                 period = self._replan_period_ns
                 on_grid = due is not None and 0 <= now_ns - due < period
                 self._next_replan_ns = due + period if on_grid else now_ns + period
