@@ -121,6 +121,12 @@ class Harness:
         return [m.msg for m in self.logs
                 if m.name == node_name and m.level >= Log.WARN and contains in m.msg]
 
+    def logged(self, node_name, contains='', timeout=3.0):
+        """``warnings``, after spinning until there is one (at most ``timeout`` s): /rosout reaches the
+        probe on its own path, on a loaded machine after the messages that followed the warning."""
+        self.spin_until(lambda: self.warnings(node_name, contains), timeout)
+        return self.warnings(node_name, contains)
+
     def close(self):
         self.remove_all()
         self.executor.shutdown(timeout_sec=1.0)

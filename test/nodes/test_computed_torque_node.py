@@ -237,7 +237,7 @@ def test_stale_states_give_gravity_hold(graph, ur5e_xml, ur5e_model):
     assert ros.spin_until(lambda: len(loop.commands) > n, 1.0), 'no command once states stopped'
     np.testing.assert_allclose(loop.commands[-1].data, rd.gravity_torques(ur5e_model, q),
                                atol=1e-9)
-    assert ros.warnings(loop.name, 'state_timeout')
+    assert ros.logged(loop.name, 'state_timeout')
     # States resume: hold where the robot is now.
     q2 = Q0 - 0.03
     tau = loop.send(q2, z)
@@ -267,7 +267,7 @@ def test_bad_joint_states_are_dropped(graph, ur5e_xml):
                 make_joint_state(['not_a_joint'], position=[1.0])):
         loop.states.publish(msg)
     ros.spin(0.3)
-    assert ros.warnings(loop.name, 'not finite') and ros.warnings(loop.name, 'length mismatch')
+    assert ros.logged(loop.name, 'not finite') and ros.logged(loop.name, 'length mismatch')
     assert all(math.isfinite(v) for m in loop.commands for v in m.data)
     assert loop.send(Q0, z) is not None, 'controller stopped answering'
 
@@ -454,7 +454,7 @@ def test_messages_that_update_no_joint_trigger_no_command(graph, ur5e_xml, ur5e_
     loop.states.publish(make_joint_state([]))
     loop.states.publish(make_joint_state(['gripper_joint'], position=[0.01]))
     assert loop.quiet(0.4), 'a message naming no model joint produced a command'
-    assert ros.warnings(loop.name, 'names none of the joints')
+    assert ros.logged(loop.name, 'names none of the joints')
     q = Q0 + 0.01
     tau = loop.send(list(q) + [math.nan], list(z) + [math.nan],
                     names=UR5E_JOINTS + ('gripper_joint',))
@@ -643,7 +643,7 @@ def test_a_jump_or_a_stamp_going_back_drops_the_reference_and_holds_there(graph,
     tau = loop.send(q_back, z, stamp=_stamp(3.0))
     np.testing.assert_allclose(tau, expected(ur5e_model, q_back, z, q_back, z, z, 100.0, 20.0),
                                atol=1e-9)
-    assert ros.warnings(loop.name, 'stamp went back')
+    assert ros.logged(loop.name, 'stamp went back')
     # max_state_jump 0: never a jump
     assert loop.node.set_parameters([Parameter('max_state_jump', value=0.0)])[0].successful
     loop.node._throttle.reset()

@@ -80,7 +80,7 @@ def test_bad_targets_are_refused_and_nothing_moves(graph, ur5e_xml):
         pub.publish(msg)
     wait_for_time(ros, sim, 1.0)
     for kind in ('frame_id', 'NaN', 'quaternion', 'beyond the reach'):
-        assert ros.warnings(name, kind), kind
+        assert ros.logged(name, kind), kind
     angle, distance = pose_error(tool_pose(model, sim), T0)
     assert distance < 2e-3 and angle < 1e-2, (distance, angle)
 
@@ -106,7 +106,7 @@ def test_enable_hold_stale_and_parameters(graph, ur5e_xml):
     assert ros.call(SetBool, f'/{name}/enable', SetBool.Request(data=False)).success
     pub.publish(target_msg(T_goal))
     wait_for_time(ros, sim, 0.3)
-    assert ros.warnings(name, 'disabled')
+    assert ros.logged(name, 'disabled')
     np.testing.assert_allclose(commands[-1].data, rd.gravity_torques(model, np.array(sim.q)), atol=0.05)
     # enabled again: holds where it is
     assert ros.call(SetBool, f'/{name}/enable', SetBool.Request(data=True)).success
@@ -152,5 +152,5 @@ def test_stale_states_give_the_gravity_hold(graph, ur5e_xml, ur5e_model):
         ros.spin(0.01)
     assert ros.spin_until(lambda: commands, 30.0), 'no control output'
     ros.spin(0.6)
-    assert ros.warnings(name, 'state_timeout')
+    assert ros.logged(name, 'state_timeout')
     np.testing.assert_allclose(commands[-1].data, rd.gravity_torques(ur5e_model, Q0), atol=1e-9)

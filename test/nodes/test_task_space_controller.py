@@ -88,7 +88,7 @@ def test_bad_targets_are_refused_and_nothing_moves(graph, ur5e_xml):
     pub.publish(out_of_reach)
     wait_for_time(ros, sim, 0.2)
     for kind in ('frame_id', 'NaN', 'quaternion', 'beyond the reach'):
-        assert ros.warnings(name, kind), kind
+        assert ros.logged(name, kind), kind
     angle, distance = pose_error(tool_pose(model, sim), T0)
     assert distance < 1e-4 and angle < 1e-4
     # a non-unit quaternion is normalised
@@ -124,7 +124,7 @@ def test_enable_hold_and_parameters(graph, ur5e_xml):
     assert ros.call(SetBool, f'/{name}/enable', SetBool.Request(data=False)).success
     pub.publish(target_msg(T_goal))
     wait_for_time(ros, sim, 0.5)
-    assert ros.warnings(name, 'disabled')
+    assert ros.logged(name, 'disabled')
     q = np.array(sim.q)
     np.testing.assert_allclose(commands[-1].data, rd.gravity_torques(model, q), atol=0.05)
     # enabled again: holds the pose it is in; a target then goes
@@ -176,7 +176,7 @@ def test_stale_states_give_the_gravity_hold_and_resumed_ones_hold_the_new_pose(g
         ros.spin(0.01)
     assert ros.spin_until(lambda: errors, 10.0), 'no control output'
     ros.spin(0.6)                       # no states: stale
-    assert ros.warnings(name, 'state_timeout')
+    assert ros.logged(name, 'state_timeout')
     np.testing.assert_allclose(commands[-1].data, rd.gravity_torques(ur5e_model, Q0), atol=1e-9)
     q1 = Q0 + 0.01                      # resumed a little elsewhere (within max_state_jump)
     errors.clear()
