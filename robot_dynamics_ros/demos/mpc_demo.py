@@ -38,11 +38,9 @@ from robot_dynamics_ros.demos.recording import (
     pose_target_recorder,
     save_figure,
     simulation_graph,
-    spin_for,
-    urdf_joint_limits,
     urdf_robot_name,
 )
-from robot_dynamics_ros.demos.task_space_demo import _to_model_order, square_targets
+from robot_dynamics_ros.demos.task_space_demo import _to_model_order, square_targets, start_at_rest
 
 __all__ = ['MpcRecording', 'run', 'target_errors', 'report_text', 'plot']
 
@@ -122,16 +120,9 @@ def run(opts):
     rec = MpcRecording(robot_name=urdf_robot_name(gc.urdf))
     with GraphRun(gc, opts.mode, opts.executor) as graph:
         recorder = graph.add(make_recorder(rec, graph.context))
-        rec.mode = graph.description
-        if not graph.spin_until(lambda: rec.joint_states.values and rec.commands.values
-                                and recorder.target.get_subscription_count() > 0, opts.startup_timeout):
-            return rec, model, [f'no joint states, commands or {TARGET_TOPIC} subscriber within '
-                                f'{opts.startup_timeout:g} s'
-                                + (f' ({graph.exited()})' if not graph.alive() else '')]
-        rec.effort_limit = urdf_joint_limits(gc.urdf, rec.joint_names)[3]
-        spin_for(graph.executor, 0.5)                       # the first hold, for the plot
-        T_start = rd.frame_pose(model, np.asarray(rec.joint_states.values[-1])[_to_model_order(model, rec)],
-                                TOOL)
+        T_start, problem = start_at_rest(graph, gc, model, rec, recorder, opts, rec.commands, 'commands')
+        if problem:
+            return rec, model, [problem]
         for k, T in enumerate(square_targets(T_start, opts.side, opts.turn)):
             recorder.send(T)
             sent = rec.joint_states.stamp[-1]
@@ -145,11 +136,9 @@ def run(opts):
             def timed_out():
                 return rec.joint_states.stamp[-1] >= sent + opts.target_timeout * 1e9
             if not graph.spin_until(lambda: arrived() or timed_out(), 300.0):
-                return rec, model, ['the simulation stalled'
-                                    + (f' ({graph.exited()})' if not graph.alive() else '')]
+                return rec, model, ['the simulation stalled' + graph.exit_note()]
             rec.reached.append(rec.joint_states.stamp[-1] if arrived() else None)
-            settled = rec.joint_states.stamp[-1]
-            if not graph.spin_until(lambda: rec.joint_states.stamp[-1] >= settled + opts.dwell * 1e9, 60.0):
+            if not graph.wait_simulated(rec.joint_states, opts.dwell):
                 return rec, model, ['the simulation stalled']
     return rec, model, []
 

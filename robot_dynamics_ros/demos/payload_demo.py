@@ -131,7 +131,7 @@ def _run_trajectory(graph, recorder, rec, knots, duration):
     recorder.reference.publish(trajectory_message(rec.joint_names, *knots))
     end = start + int((duration + SETTLE) * 1e9)
     if not graph.spin_until(lambda: rec.joint_states.stamp[-1] >= end, 3.0 * (duration + SETTLE) + 60.0):
-        return 'the simulation did not reach the end of the trajectory' + _exit_note(graph)
+        return 'the simulation did not reach the end of the trajectory' + graph.exit_note()
     rec.runs.append((start, end))
     return None
 
@@ -151,7 +151,7 @@ def run(opts):
         if not graph.spin_until(lambda: rec.joint_states.values and rec.tracking_error.values
                                 and recorder.reference.get_subscription_count() > 0, opts.startup_timeout):
             return rec, [f'no joint states, tracking errors or {TRAJECTORY_TOPIC} subscriber within '
-                         f'{opts.startup_timeout:g} s' + _exit_note(graph)]
+                         f'{opts.startup_timeout:g} s' + graph.exit_note()]
         # the real payload (the simulator's); the dynamics node identifies at the same frame
         # identified from the states since the payload is on: the trajectory and the settling after
         window = Parameter('identification_window', value=float(opts.duration + SETTLE)).to_parameter_msg()
@@ -166,7 +166,7 @@ def run(opts):
                 return rec, [problem or f'{node} refused the payload: {answer.result.reason}']
         print(f'demo: the simulated arm carries {opts.payload_mass:g} kg at {FRAME}; the controller does '
               'not know', file=sys.stderr, flush=True)
-        _wait(graph, rec, SETTLE)          # the arm takes the weight: it sags, the controller holds
+        graph.wait_simulated(rec.joint_states, SETTLE)      # the arm takes the weight: it sags, it is held
         knots, _ = demo_knots(opts, gc.urdf, rec.joint_names, np.asarray(rec.joint_states.values[-1]))
         problem = _run_trajectory(graph, recorder, rec, knots, opts.duration)
         if problem:
@@ -186,21 +186,11 @@ def run(opts):
             return rec, [problem or f'the controller refused the estimate: {answer.result.reason}']
         print('demo: the controller now knows the payload; the same trajectory again', file=sys.stderr,
               flush=True)
-        _wait(graph, rec, SETTLE)          # the hold at the end of the first run converges first
+        graph.wait_simulated(rec.joint_states, SETTLE)      # the hold after the first run converges first
         problem = _run_trajectory(graph, recorder, rec, knots, opts.duration)
         if problem:
             return rec, [problem]
     return rec, []
-
-
-def _wait(graph, rec, seconds):
-    """Spin for ``seconds`` of simulated time (at most a minute of wall time)."""
-    until = rec.joint_states.stamp[-1] + int(seconds * 1e9)
-    graph.spin_until(lambda: rec.joint_states.stamp[-1] >= until, 60.0)
-
-
-def _exit_note(graph):
-    return f' ({graph.exited()})' if not graph.alive() else ''
 
 
 def _trigger_request():

@@ -315,6 +315,16 @@ class GraphRun:
         """Spin until ``condition()`` or the graph ends; True when ``condition()`` is."""
         return spin_until(self.executor, lambda: not self.alive() or condition(), timeout) and condition()
 
+    def exit_note(self):
+        """' (<node> exited with code <n>, ...)' when part of the graph has ended, else ''."""
+        return f' ({self.exited()})' if not self.alive() else ''
+
+    def wait_simulated(self, states, seconds, timeout=60.0):
+        """Spin for ``seconds`` of simulated time after the last of ``states`` (a Series of joint states,
+        stamped in simulated time), at most ``timeout`` s of wall time; False when it stalled."""
+        until = states.stamp[-1] + int(seconds * 1e9)
+        return self.spin_until(lambda: states.stamp[-1] >= until, timeout)
+
     def __exit__(self, *exc):
         import rclpy
 

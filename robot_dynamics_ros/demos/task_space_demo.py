@@ -103,6 +103,24 @@ def _desired_at(rec, T, tolerance=1e-9):
                                              <= tolerance)
 
 
+def start_at_rest(graph, gc, model, rec, recorder, opts, first_output, what):
+    """The opening of a pose demo (this one, mpc_demo): wait for the joint states, the controller's
+    `first_output` (a Series; `what` it is, for the error) and a subscriber to the targets; note the
+    effort limits; let the first hold show for 0.5 s in the plot. Returns (the tool's pose then, None)
+    or (None, what did not come)."""
+    from robot_dynamics_ros import dynamics as rd
+
+    rec.mode = graph.description
+    if not graph.spin_until(lambda: rec.joint_states.values and first_output.values
+                            and recorder.target.get_subscription_count() > 0, opts.startup_timeout):
+        return None, (f'no joint states, {what} or {recorder.target.topic_name} subscriber within '
+                      f'{opts.startup_timeout:g} s' + graph.exit_note())
+    rec.effort_limit = urdf_joint_limits(gc.urdf, rec.joint_names)[3]
+    spin_for(graph.executor, 0.5)
+    q = np.asarray(rec.joint_states.values[-1])[_to_model_order(model, rec)]
+    return rd.frame_pose(model, q, TOOL), None
+
+
 def run(opts):
     """Bring the graph up with the task-space controller, visit the targets, record. Returns
     (recording, model, problems)."""
@@ -113,26 +131,17 @@ def run(opts):
     rec = TaskSpaceRecording(robot_name=urdf_robot_name(gc.urdf))
     with GraphRun(gc, opts.mode, opts.executor) as graph:
         recorder = graph.add(make_recorder(rec, graph.context))
-        rec.mode = graph.description
-        if not graph.spin_until(lambda: rec.joint_states.values and rec.pose_error.values
-                                and recorder.target.get_subscription_count() > 0, opts.startup_timeout):
-            return rec, model, [f'no joint states, pose errors or {TARGET_TOPIC} subscriber within '
-                                f'{opts.startup_timeout:g} s'
-                                + (f' ({graph.exited()})' if not graph.alive() else '')]
-        rec.effort_limit = urdf_joint_limits(gc.urdf, rec.joint_names)[3]
-        spin_for(graph.executor, 0.5)                       # the first hold, for the plot
-        T_start = rd.frame_pose(model, np.asarray(rec.joint_states.values[-1])[_to_model_order(model, rec)],
-                                TOOL)
+        T_start, problem = start_at_rest(graph, gc, model, rec, recorder, opts, rec.pose_error, 'pose errors')
+        if problem:
+            return rec, model, [problem]
         for k, T in enumerate(square_targets(T_start, opts.side, opts.turn)):
             recorder.send(T)
             print(f'demo: target {k + 1}: tool at ({T[0, 3]:.3f}, {T[1, 3]:.3f}, {T[2, 3]:.3f}) m',
                   file=sys.stderr, flush=True)
             # the desired pose reaches the target, then a dwell in simulated time
             if not graph.spin_until(lambda: _desired_at(rec, T), 120.0):
-                return rec, model, [f'the desired pose did not reach target {k + 1}'
-                                    + (f' ({graph.exited()})' if not graph.alive() else '')]
-            reached = rec.joint_states.stamp[-1]
-            if not graph.spin_until(lambda: rec.joint_states.stamp[-1] >= reached + opts.dwell * 1e9, 60.0):
+                return rec, model, [f'the desired pose did not reach target {k + 1}' + graph.exit_note()]
+            if not graph.wait_simulated(rec.joint_states, opts.dwell):
                 return rec, model, ['the simulation stalled']
     return rec, model, []
 
