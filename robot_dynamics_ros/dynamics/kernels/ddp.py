@@ -255,6 +255,16 @@ def box_qp(H, g, lo, hi, limited, x, free, L, grad, step_, trial, rhs):
 
 # ---- backward pass ---------------------------------------------------------------------------------------
 @inline
+def add_gap_term(Vxx_t, f_t, Vx_t):
+    """V_x += V_xx f̄ at a knot whose gap f̄ is open (FDDP: the value's gradient at the defect's end)."""
+    for i in range(Vx_t.shape[0]):
+        s = 0.0
+        for j in range(Vx_t.shape[0]):
+            s += Vxx_t[i, j] * f_t[j]
+        Vx_t[i] += s
+
+
+@inline
 def backward_pass(P, limited, u_lo, u_hi, us, A, B, Lx, Lu, Lqq, fs, feasible, reg, Vx, Vxx, k, K, Qu, Quuk,
                   free, Qx, Qxx, Quu, Qux, VA, VB, L, lo, hi, grad, step_, trial, rhs):
     """The Riccati recursion of the module docstring from t = N-1 down to 0. Returns (STATUS_OK, 0), or
@@ -268,11 +278,7 @@ def backward_pass(P, limited, u_lo, u_hi, us, A, B, Lx, Lu, Lqq, fs, feasible, r
         for j in range(nx):
             Vxx[N, i, j] = Lqq[N, i, j] if i < n and j < n else 0.0
     if not feasible:
-        for i in range(nx):
-            s = 0.0
-            for j in range(nx):
-                s += Vxx[N, i, j] * fs[N, j]
-            Vx[N, i] += s
+        add_gap_term(Vxx[N], fs[N], Vx[N])
     for t in range(N - 1, -1, -1):
         # The symplectic Euler step's structure: A = [[1, 0], [0, 0]] + E G, B = E H, E = [dt 1; 1] (2n x n),
         # with G = ∂q̇⁺/∂x = A's lower rows (n x 2n) and H = ∂q̇⁺/∂u = B's lower rows (n x n). With
@@ -374,11 +380,7 @@ def backward_pass(P, limited, u_lo, u_hi, us, A, B, Lx, Lu, Lqq, fs, feasible, r
                 Vxx[t, i, j] = v
                 Vxx[t, j, i] = v
         if not feasible:
-            for i in range(nx):
-                s = 0.0
-                for j in range(nx):
-                    s += Vxx[t, i, j] * fs[t, j]
-                Vx[t, i] += s
+            add_gap_term(Vxx[t], fs[t], Vx[t])
     return STATUS_OK, 0
 
 
