@@ -142,7 +142,11 @@ setup(
     license='Apache-2.0',
     # setuptools >= 72 ignores tests_require; colcon reads the 'test' extra.
     extras_require={
-        'test': ['pytest<9', 'pin', 'example-robot-data', 'hypothesis', 'modern-robotics', 'urdfdom-py'],
+        'test': ['pytest<9', 'pin', 'example-robot-data', 'hypothesis', 'modern-robotics', 'urdfdom-py',
+                 'xacro>=2.0'],
+        # A .xacro robot description (urdf_path, urdf:=, --urdf) is expanded with the ROS xacro (2.x:
+        # $(find pkg) through the ament index), imported only then: pip install '.[xacro]'.
+        'xacro': ['xacro>=2.0'],
         'jazzy': [f'ros-jazzy-{name}' for name in ROS_PACKAGES],
         'kilted': [f'ros-kilted-{name}' for name in ROS_PACKAGES],
     },

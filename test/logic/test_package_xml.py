@@ -37,6 +37,7 @@ IMPORT_KEYS = {
     'control_msgs': 'control_msgs',
     'action_msgs': 'action_msgs',
     'ament_index_python': 'ament_index_python',
+    'xacro': 'xacro',                        # a .xacro robot description (logic/robot_description.py)
     'launch': 'launch',
     'launch_ros': 'launch_ros',
     'launch_testing': 'launch_testing',
