@@ -24,9 +24,10 @@ Nothing moves that nobody commanded:
 
 - ``wait_for_command`` (default true): after start-up (``set_model``), ``reset()`` and a
   divergence, the simulation is *still*: it does not integrate, it publishes its state (the
-  initial one, zero velocity, zero effort) at ``publish_rate`` per wall second so a controller can
-  start, and the first effort command (``command()``) sets it going. Without it the arm would fall
-  under gravity before a controller answers, and a controller would then hold wherever it ended
+  initial one, zero velocity, the effort g(q) that holds it there, as brakes would) at
+  ``publish_rate`` per wall second so a controller can start, and the first effort command
+  (``command()``) sets it going. Without it the arm would fall under gravity before a controller
+  answers, and a controller would then hold wherever it ended
   up. A reset in lock-step, while the answer to the last state is still awaited, skips that
   answer when it comes: it was computed before the reset (for the state before it), and applied
   to the reset state it would give the arm a kick; the command after it, answering the reset
@@ -34,6 +35,18 @@ Nothing moves that nobody commanded:
   command comes).
 - paused (``set_paused``): no step, no publication (simulated time stands still, and so does a
   /clock made from it); resumed, it goes on from the same state.
+
+The hardware's firmware (``hardware``: ``robot_dynamics_ros.logic.hardware.Conventions``; default the
+'ros2_control' profile, a command applied as it is): the torque applied is the command plus what
+that firmware adds, by the simulated arm's model without its payload (``firmware_model``: the firmware
+knows the arm, not what it carries),
+
+    τ_applied = sat(τ_command + τ_firmware(q, q̇))                     (logic/hardware.py, eq. 1)
+
+so a simulated Franka or Kinova holds still under a zero command. No command for ``command_timeout``
+s (or the hardware's own, when shorter): the hardware's ``on_command_timeout``, 'zero_command' (the
+firmware's terms only: an arm that compensates gravity floats, any other falls) or 'brake' (the arm
+stops where it is and holds, as a reflex or protective stop does, until the next command).
 
 Lock-step: after a publication the simulation may wait (at most ``lockstep_timeout`` s of wall
 time, without stepping) for the next command. In real time it does so once commands have answered
@@ -70,6 +83,7 @@ import numpy as np
 
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.dynamics.limits import clip_positions, enforce_position_limits, saturate_effort
+from robot_dynamics_ros.logic.hardware import resolve
 
 __all__ = ['Simulation', 'Report', 'INTEGRATORS', 'DEFAULT_SETTINGS', 'FAST_BUDGET',
            'LOCKSTEP_STREAK', 'mimic_joint_states']
@@ -86,7 +100,7 @@ DEFAULT_SETTINGS = {
     'friction': True,                 # URDF joint damping and Coulomb friction
     'publish_rate': 100.0,            # states per simulated second
     'real_time_factor': 1.0,          # simulated s per wall s; 0 = as fast as possible
-    'command_timeout': 0.5,           # simulated s without a command: zero effort
+    'command_timeout': 0.5,           # simulated s without a command: the hardware's reaction
     'external_wrench_timeout': 0.0,   # simulated s a wrench is applied; 0 = until the next one
     'lockstep_timeout': 0.05,         # wall s waited for the command answering a state; 0 = never
     'wait_for_command': True,         # still after start-up and reset until the first command
@@ -151,11 +165,12 @@ class Simulation:
         command_source: ``command_source()`` -> True when some node publishes commands (used at
             real_time_factor 0 to decide whether to wait for them; default: never).
         clock: wall-clock seconds (default ``time.monotonic``).
+        hardware: the Conventions of the emulated hardware (default: 'ros2_control').
         **settings: the keys of ``DEFAULT_SETTINGS`` (see ``configure``).
     """
 
     def __init__(self, dt, *, publish=None, report=None, initial_state=None, command_source=None,
-                 clock=time.monotonic, **settings):
+                 clock=time.monotonic, hardware=None, **settings):
         dt = float(dt)
         if not (math.isfinite(dt) and dt > 0.0):
             raise ValueError(f'dt must be finite and > 0, got {dt}')
@@ -173,7 +188,10 @@ class Simulation:
         self.configure(**settings)
 
         self.model = None
-        self.q = self.qd = self.tau = None      # model order
+        self.hardware = resolve() if hardware is None else hardware
+        self.firmware_model = None              # the arm as its firmware knows it (no payload)
+        self.braked = False                     # 'brake' after a command timeout, until a command
+        self.q = self.qd = self.tau = None      # model order; tau: the torque applied
         self.paused = False
         self.still = False                      # waits for a command before integrating
         self.dropped = 0.0                      # simulated seconds dropped (CPU too slow)
@@ -249,18 +267,22 @@ class Simulation:
         """Simulated time in seconds."""
         return self.steps * self.dt
 
-    def set_model(self, model):
-        """Simulate ``model`` from its initial state (None: no model, nothing is simulated)."""
+    def set_model(self, model, firmware_model=None):
+        """Simulate ``model`` from its initial state (None: no model, nothing is simulated);
+        ``firmware_model``: the arm as its firmware knows it (default: ``model``)."""
         self.model = model
+        self.firmware_model = model if firmware_model is None else firmware_model
         if model is None:
             self.q = self.qd = self.tau = None
             return
         self._reset_state()
 
-    def replace_model(self, model):
+    def replace_model(self, model, firmware_model=None):
         """Simulate ``model``, the same robot (joints, limits) with other inertias (a payload
         attached or removed), from the current state on: nothing is reset."""
         self.model = model
+        if firmware_model is not None:
+            self.firmware_model = firmware_model
 
     def warm_up_calls(self, model=None):
         """The step calls the simulation makes on ``model`` (default: its own), as ``f(q, qd)``
@@ -282,7 +304,9 @@ class Simulation:
         answer_due = self._awaiting is not None and self._awaiting[0] == self._command_seq
         self._skip_commands = int(answer_due and self.settings['wait_for_command'])
         self.q, self.qd = self._initial_state()
-        self.tau = np.zeros(self.model.nq)
+        # still, as on its brakes before a controller starts: the sensors read the torque that holds it
+        self.tau = rd.gravity_torques(self.model, self.q)
+        self.braked = False
         self._command = None
         self._command_timed_out = True
         self._f_tip = None
@@ -323,6 +347,7 @@ class Simulation:
         self._command = np.asarray(tau, dtype=np.float64)
         self._command_steps = self.steps
         self._command_timed_out = False
+        self.braked = False
         self._command_seq += 1
         self._lockstep = True
         if self.still:
@@ -430,20 +455,38 @@ class Simulation:
         if wait and self.settings['lockstep_timeout'] > 0.0:
             self._awaiting = (self._command_seq, self.clock())
 
+    def command_timeout(self):
+        """Simulated s without a command before the hardware reacts: ``command_timeout``, or the
+        hardware's own when it is shorter."""
+        own = self.hardware.command_timeout
+        return min(self.settings['command_timeout'], own) if own > 0.0 else self.settings['command_timeout']
+
+    def _firmware_torques(self):
+        """τ_firmware(q, q̇): what the emulated firmware adds to every command (zeros: nothing)."""
+        if self.hardware.full_torque_commands:
+            return np.zeros(self.model.nq)
+        return self.hardware.firmware_torques(self.firmware_model, self.q, self.qd)
+
     def _applied_effort(self):
-        timeout_steps = self.settings['command_timeout'] / self.dt
-        if self._command is not None and self.steps - self._command_steps > timeout_steps:
+        """τ_applied = sat(τ_command + τ_firmware) (module docstring); after a command timeout the
+        hardware's reaction (a 'brake' is applied by ``_step``)."""
+        timeout = self.command_timeout()
+        if self._command is not None and self.steps - self._command_steps > timeout / self.dt:
             self._command = None
             if not self._command_timed_out:
                 self._command_timed_out = True
+                reaction = self.hardware.on_command_timeout
+                self.braked = reaction == 'brake'
                 self.report.warning(
-                    f"no effort command for {self.settings['command_timeout']} s of simulated "
-                    'time: applying zero effort')
-        if self._command is None:
-            return np.zeros(self.model.nq)
-        tau, saturated = saturate_effort(self.model, self._command)
+                    f'no effort command for {timeout:g} s of simulated time: '
+                    + ('the arm brakes and holds where it is (the hardware\'s reaction, '
+                       f"hardware_profile '{self.hardware.profile}')" if self.braked else
+                       'applying zero effort' + ('' if self.hardware.full_torque_commands else
+                                                 " plus the firmware's compensation")))
+        command = np.zeros(self.model.nq) if self._command is None else self._command
+        tau, saturated = saturate_effort(self.model, command + self._firmware_torques())
         for i in np.flatnonzero(saturated):
-            self.report.warn(f'saturated/{i}', f'effort command of {self.model.joint_names[i]} '
+            self.report.warn(f'saturated/{i}', f'effort of {self.model.joint_names[i]} '
                                                f'saturated at {abs(tau[i]):g}')
         return tau
 
@@ -457,6 +500,10 @@ class Simulation:
     def _step(self):
         """One integrator step of dt, then the joint stops; publish when due. False on failure."""
         self.tau = self._applied_effort()
+        if self.braked:     # held by the brakes: the sensors read the torque that holds the arm
+            self.qd = np.zeros(self.model.nq)
+            self.tau = rd.gravity_torques(self.model, self.q)
+            return self._advance()
         f_tip = self._external_f_tip()
         friction = True if self.settings['friction'] else None
         try:
@@ -474,6 +521,10 @@ class Simulation:
             self._reset_state()
             return False
         self.q, self.qd = enforce_position_limits(self.model, q, qd)
+        return self._advance()
+
+    def _advance(self):
+        """Count the step taken; publish when due. True."""
         self.steps += 1
         self._published = self.steps >= self._next_publish_steps
         if self._published:

@@ -604,7 +604,7 @@ class ComputedTorqueController(Controller):
         except COMPUTE_ERRORS as exc:
             self._throttle.warn('compute/tau', f'cannot compute the computed torque: {exc}')
             return
-        if self._command.publish(tau):
+        if self._command.publish(tau, q, qd):
             if self._action is not None and self._action.after_step(now_ns, q, qd, q_d, qd_d, qdd_d,
                                                                     tau):
                 self._schedule.hold(q, now_ns)      # a tolerance violated: hold where the arm is

@@ -34,7 +34,8 @@ from rclpy.node import Node
 from std_srvs.srv import SetBool, Trigger
 
 from robot_dynamics_ros import dynamics as rd
-from robot_dynamics_ros.logic.diagnostics import ERROR
+from robot_dynamics_ros.logic.diagnostics import ERROR, WARN
+from robot_dynamics_ros.logic.hardware import CheckResult, EffortConventionCheck, command_rate_problem
 from robot_dynamics_ros.nodes.common import (
     MAX_CONTROL_RATE,
     MIN_CONTROL_RATE,
@@ -46,6 +47,7 @@ from robot_dynamics_ros.nodes.common import (
 )
 from robot_dynamics_ros.nodes.diagnostics_publisher import Details, NodeDiagnostics
 from robot_dynamics_ros.nodes.effort_command import EffortCommand
+from robot_dynamics_ros.nodes.hardware import HardwareParameters
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
 from robot_dynamics_ros.nodes.model_source import ModelSource
 
@@ -92,7 +94,12 @@ class Controller(Node):
             self.get_logger().error(f'{control_rate_error(self._control_rate)}: using '
                                     f'{MIN_CONTROL_RATE} Hz')
             self._control_rate = MIN_CONTROL_RATE
-        self._command = EffortCommand(self, self._throttle)
+        self.declare_parameter('check_effort_convention', True, describe(
+            'Before the first command, compare the measured efforts at rest with what measured_effort '
+            'predicts (doc/hardware.md, "The start-up check"); on a contradiction command nothing.',
+            read_only=True))
+        self._command = None            # EffortCommand, made in _start with the hardware parameters
+        self._effort_check = None       # logic.hardware.EffortConventionCheck until it has a verdict
 
     def _start(self, jump_consequence):
         """The parameter callbacks (start-up values are not validated: the subclass reads them), the
@@ -111,6 +118,10 @@ class Controller(Node):
         self._make_timer()
         self._source = ModelSource(self, self._on_model, warm_up=self._warm_up_calls,
                                    throttle=self._throttle, on_payload=self._on_payload)
+        self._hardware = HardwareParameters(self, self._source, runtime=False)
+        self._command = EffortCommand(self, self._throttle, self._hardware)
+        if not self.get_parameter('check_effort_convention').value:
+            self._command.verdict = CheckResult('skipped', None, None, 'check_effort_convention is false')
         self._source.start()
         self._diagnostics = NodeDiagnostics(
             self, 'control', self._throttle, self._source, self._input, self._input.compute,
@@ -124,7 +135,13 @@ class Controller(Node):
 
     def _on_enable(self, request, response):
         """~/enable: true holds where the arm is at the next complete state; false drops the
-        reference and hands over to the subclass's ``_disable()``."""
+        reference and hands over to the subclass's ``_disable()``. Refused after the start-up check
+        found the efforts contradict the hardware profile."""
+        verdict = self._command.verdict
+        if request.data and verdict is not None and not verdict.allows_commands:
+            response.success = False
+            response.message = f'refused: {verdict.message}'
+            return response
         if request.data and not self.enabled:
             self.enabled = True
             self._drop_reference('the controller was enabled')  # hold at the next complete state
@@ -169,9 +186,41 @@ class Controller(Node):
                                     lambda: self._step(), self._watchdog)
 
     # -- stale states -----------------------------------------------------------------------
-    def _on_state(self, _msg):
+    def _on_state(self, msg):
+        if self._command.verdict is None:
+            self._check_effort_convention(msg)
         if self._control_rate == 0.0:
             self._step(self._input.last_ns)
+
+    def _check_effort_convention(self, msg):
+        """The start-up check (logic.hardware.EffortConventionCheck), fed with each complete state
+        until it has a verdict; nothing is commanded before. A contradiction: disabled, an ERROR, and
+        nothing commanded for the node's lifetime (the parameters are read-only: restart it with the
+        profile that fits, or check_effort_convention false)."""
+        conventions = self._hardware.conventions()
+        if self.model is None or conventions is None:
+            return
+        check = self._effort_check
+        if check is None or check.model is not self.model:
+            check = self._effort_check = EffortConventionCheck(self.model, self._hardware.firmware_model,
+                                                               conventions)
+        effort = None
+        if len(msg.effort):
+            effort = self._input.cache.message_efforts(msg)
+            if effort is None:          # efforts for some joints only: wait for a whole state
+                return
+        q, qd = self._input.cache.arrays()
+        result = check.add(q, qd, effort)
+        if result is None:
+            return
+        self._command.verdict, self._effort_check = result, None
+        if result.allows_commands:
+            self.get_logger().info(f'effort convention: {result.message}')
+            return
+        self.enabled = False
+        self._drop_reference('the measured efforts contradict the hardware profile')
+        self.get_logger().error(f'{result.message}: this controller commands nothing (restart it with '
+                                'the hardware profile that fits)')
 
     def _is_stale(self, now_ns):
         if self._state_timeout <= 0.0:
@@ -197,7 +246,8 @@ class Controller(Node):
 
     def _publish_gravity(self, friction=False):
         """g(q) at the last measured q (with ``friction``, plus the URDF friction torques of its q̇):
-        the arm does not fall (and is not driven)."""
+        the arm does not fall (and is not driven); on an arm whose firmware adds them itself, what is
+        left of them (EffortCommand)."""
         q, qd = self._input.cache.arrays()
         try:
             tau = rd.gravity_torques(self.model, q)
@@ -206,7 +256,7 @@ class Controller(Node):
         except COMPUTE_ERRORS as exc:
             self._throttle.warn('compute/gravity', f'cannot compute gravity torques: {exc}')
             return
-        self._command.publish(tau)
+        self._command.publish(tau, q, qd)
 
     def _may_track(self, now_ns):
         """An enabled step at node-clock time now_ns: False (after the gravity-only hold) while the
@@ -265,14 +315,20 @@ class Controller(Node):
 
     # -- /diagnostics -----------------------------------------------------------------------
     def _mode(self):
-        """What the controller does now, in a few words, for /diagnostics: 'disabled'; 'stale-hold'
-        (joint states older than state_timeout: the gravity-only holding torque); else, as
-        ``_tracking()`` says, 'tracking' (a reference moves the arm) or 'holding' ('enabled' when
-        the subclass does not say).
+        """What the controller does now, in a few words, for /diagnostics: 'checking the effort
+        convention' (the start-up check, nothing commanded yet); 'refused: ...' (it failed);
+        'disabled'; 'stale-hold' (joint states older than state_timeout: the gravity-only holding
+        torque); else, as ``_tracking()`` says, 'tracking' (a reference moves the arm) or 'holding'
+        ('enabled' when the subclass does not say).
 
         The override point for modes of a subclass's own (an action goal): return its mode, else
         ``super()._mode()``. It is called once per diagnostics period, never on the control path.
         """
+        verdict = self._command.verdict
+        if verdict is None:
+            return 'checking the effort convention'
+        if not verdict.allows_commands:
+            return 'refused: the efforts contradict the hardware profile'
         if not self.enabled:
             return 'disabled'
         if self._stale:
@@ -289,9 +345,27 @@ class Controller(Node):
 
     def _diagnostic_details(self):
         """The controller's part of its /diagnostics status: the mode (the message when all is
-        well), enabled, the timing parameters."""
+        well), enabled, the timing parameters, the hardware conventions and the start-up check: ERROR
+        on a contradiction or without conventions, WARN when the commands go out slower than the
+        hardware needs (its ``command_rate``)."""
         mode = self._mode()
+        verdict, problems = self._command.verdict, []
+        if verdict is None:
+            check = self._effort_check
+            convention = check.waiting if check is not None else 'waiting for a joint state'
+        else:
+            convention = f'{verdict.status}: {verdict.message}'
+            if not verdict.allows_commands:
+                problems.append((ERROR, f'commands nothing: {verdict.message}'))
+        conventions = self._hardware.conventions()
+        if conventions is None and self.model is not None:
+            problems.append((ERROR, f'no hardware conventions: {self._hardware.error}'))
+        # commands go out at control_rate, or once per joint state
+        slow = conventions and command_rate_problem(conventions, self._control_rate or self._diagnostics.rate)
+        if slow and self.enabled:
+            problems.append((WARN, slow))
         return Details(values=(('mode', mode), ('enabled', str(self.enabled).lower()),
                                ('control_rate (Hz)', f'{self._control_rate:g}'),
-                               ('state_timeout (s)', f'{self._state_timeout:g}')),
-                       summary=mode)
+                               ('state_timeout (s)', f'{self._state_timeout:g}'),
+                               *self._hardware.details(), ('effort convention check', convention)),
+                       summary=mode, problems=tuple(problems))

@@ -79,6 +79,7 @@ class NodeDiagnostics:
                  stale_after=None, stale_level=WARN, details=None):
         self._node = node
         self._name = f'{node.get_name()}: {task}'
+        self.rate = None            # input messages per second over the last period (None before one)
         self._source = source
         self._meter = meter
         self._compute = compute
@@ -152,6 +153,7 @@ class NodeDiagnostics:
         model = self._source.model
         received = self._meter.received
         rate, total, period = self._periods.update(time.monotonic(), received)
+        self.rate = rate            # (the details may judge it: a controller against its hardware's rate)
         details = self._details() if self._details is not None else Details()
         problems = tuple(getattr(self._meter, 'problems', tuple)()) + tuple(details.problems)
         facts = Facts(has_model=model is not None, input=self._what, received=received,

@@ -9,6 +9,11 @@ model order):
 - ``~/gravity_torques`` (sensor_msgs/JointState, name + effort): g(q), N·m / N.
 - ``~/coriolis_torques`` (sensor_msgs/JointState, name + effort): c(q, q̇) = C(q, q̇) q̇.
 - ``~/mass_matrix`` (std_msgs/Float64MultiArray, n×n row-major, dims "rows"/"cols"): M(q).
+- ``~/feedforward_command`` (sensor_msgs/JointState, name + effort): g(q) + c(q, q̇) as this
+  hardware takes it in a command, less what its firmware adds itself (the hardware profile,
+  nodes/hardware.py: τ − τ_firmware, logic/hardware.py eq. 1): equal to g + c on a full-torque arm
+  ('ros2_control'), c alone on one whose firmware compensates gravity. The other outputs are the
+  model's terms, whatever the hardware.
 - ``~/task_space_inertia`` (std_msgs/Float64MultiArray, 6×6): Λ(q) at the tip frame
   (``tip_link`` / model.tip_frame), twist/wrench order angular first (ω, v) / (m, f),
   in the ``task_space_reference`` frame convention. Not published for a robot with several
@@ -16,8 +21,10 @@ model order):
   the tips (``robot_dynamics_ros.logic.task_frame``).
 
 Parameters: the model parameters of model_source, and (settable at run time)
-``publish_gravity``, ``publish_coriolis``, ``publish_mass_matrix``, ``publish_task_space_inertia``
-(bool, true), ``task_space_reference`` ('world_aligned' | 'space' | 'body'),
+``publish_gravity``, ``publish_coriolis``, ``publish_mass_matrix``, ``publish_task_space_inertia``,
+``publish_feedforward_command`` (bool, true), the hardware parameters (nodes/hardware.py:
+``hardware_profile``, ``firmware_compensates``, ``measured_effort``, ...), ``task_space_reference``
+('world_aligned' | 'space' | 'body'),
 ``task_space_damping`` (>= 0, damped-least-squares damping passed to the core); the plausibility
 bounds of joint_state_input (``position_tolerance``, ``position_tolerance_prismatic``,
 ``velocity_limit_factor``) and ``max_description_bytes`` (model_source).
@@ -44,8 +51,10 @@ answer's message is one line of JSON (``payload_log.estimate_summary``: mass, co
 ixx, ixy, ixz, iyy, iyz, izz, residual_rms, condition, consistent, frame, samples, seconds, and
 ``reason`` when success is false: too few states, too little excitation, no rigid body). With
 ``apply_identified_payload`` (default false) a successful estimate is set as the node's own payload
-parameters. The efforts, less ``effort_offset``, must be the joint torques the model's dynamics
-explain (without friction the model does not have); the model is the one with the armature.
+parameters. The efforts, turned into joint torques by the hardware conventions (less
+``effort_offset``; plus g(q) of the arm when ``measured_effort`` is 'gravity_compensated'), must be
+the joint torques the model's dynamics explain (without friction the model does not have); the
+model is the one with the armature.
 
 Diagnostics: ``diagnostics_period`` (s, default 1; 0 = none), ``diagnostics_min_rate`` (Hz, default
 0 = no check), ``diagnostics_max_age`` (s, default 0.5; 0 = no check), settable at run time:
@@ -76,7 +85,8 @@ from robot_dynamics_ros.logic.payload_log import (
 from robot_dynamics_ros.logic.task_frame import task_frame
 from robot_dynamics_ros.nodes.common import WarningThrottle, describe, parameter_validator, run_node
 from robot_dynamics_ros.nodes.conversions import index_map, make_joint_state, matrix_to_multiarray
-from robot_dynamics_ros.nodes.diagnostics_publisher import NodeDiagnostics
+from robot_dynamics_ros.nodes.diagnostics_publisher import Details, NodeDiagnostics
+from robot_dynamics_ros.nodes.hardware import HardwareParameters
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
 from robot_dynamics_ros.nodes.model_source import ModelSource
 from robot_dynamics_ros.nodes.serialized import SerializedMessage
@@ -85,7 +95,7 @@ __all__ = ['DynamicsNode', 'main']
 
 TASK_SPACE_REFERENCES = ('world_aligned', 'space', 'body')
 _PUBLISH_FLAGS = ('publish_gravity', 'publish_coriolis', 'publish_mass_matrix',
-                  'publish_task_space_inertia')
+                  'publish_task_space_inertia', 'publish_feedforward_command')
 
 
 class DynamicsNode(Node):
@@ -99,7 +109,8 @@ class DynamicsNode(Node):
         self._to_order = None
         self._task_frame = None         # frame of the task-space inertia; None: none published
         for flag, what in zip(_PUBLISH_FLAGS, ('~/gravity_torques', '~/coriolis_torques',
-                                               '~/mass_matrix', '~/task_space_inertia')):
+                                               '~/mass_matrix', '~/task_space_inertia',
+                                               "~/feedforward_command (g + c less the firmware's terms)")):
             self.declare_parameter(flag, True, describe(f'Publish {what}.'))
         self.declare_parameter('task_space_reference', 'world_aligned', describe(
             'Frame convention of the task-space inertia at the tip frame: world_aligned (tip '
@@ -126,15 +137,18 @@ class DynamicsNode(Node):
         self._pub_coriolis = self.create_publisher(JointState, '~/coriolis_torques', 10)
         self._pub_mass = self.create_publisher(Float64MultiArray, '~/mass_matrix', 10)
         self._pub_lambda = self.create_publisher(Float64MultiArray, '~/task_space_inertia', 10)
+        self._pub_feedforward = self.create_publisher(JointState, '~/feedforward_command', 10)
         self._input = JointStateInput(self, self._throttle, self._on_state)
         self.create_service(Trigger, '~/identify_payload', self._on_identify_payload)
         self._source = ModelSource(self, self._on_model, warm_up=self._warm_up_calls,
                                    throttle=self._throttle, on_payload=self._on_payload,
                                    effort_offset_use='~/identify_payload subtracts it from the logged '
                                                      'efforts.')
+        self._hardware = HardwareParameters(self, self._source, runtime=True)
         self._source.start()
         self._diagnostics = NodeDiagnostics(self, 'dynamics', self._throttle, self._source, self._input,
-                                            self._input.compute, self._input.subscription.topic_name)
+                                            self._input.compute, self._input.subscription.topic_name,
+                                            details=lambda: Details(values=self._hardware.details()))
 
     # -- parameters -------------------------------------------------------------------------
     def _check_parameters(self, params):
@@ -181,6 +195,8 @@ class DynamicsNode(Node):
                                                stamped=True)
         self._out_mass = SerializedMessage(matrix_to_multiarray(np.zeros((n, n))), 'data')
         self._out_lambda = SerializedMessage(matrix_to_multiarray(np.zeros((6, 6))), 'data')
+        self._out_feedforward = SerializedMessage(make_joint_state(joint_order, effort=np.zeros(n)),
+                                                  'effort', stamped=True)
         self._input.reset(model)
         self._data = rd.Data(model)      # the workspace and result arrays of this node's core calls
         self._log = StateLog(model.nq, self._settings['identification_window'])
@@ -212,6 +228,13 @@ class DynamicsNode(Node):
         if terms.Lambda is not None:
             self._publish(self._pub_lambda, self._out_lambda, 'task-space inertia', terms.Lambda,
                           self._lambda_index)
+        conventions = self._hardware.conventions()
+        if s['publish_feedforward_command'] and conventions is not None:
+            # g + c as this hardware takes it: less what its firmware adds itself (logic/hardware.py, eq. 1)
+            feedforward = conventions.command(self._hardware.firmware_model, terms.g + terms.c, q, qd)
+            self._out_feedforward.set_stamp(stamp.sec, stamp.nanosec)
+            self._publish(self._pub_feedforward, self._out_feedforward, 'feed-forward command', feedforward,
+                          self._to_order)
 
     def _compute_terms(self, q, qd, with_task_space):
         """g, c, M and (with_task_space) Λ at the tip frame from one core call; without Λ when it
@@ -234,10 +257,14 @@ class DynamicsNode(Node):
     # -- payload identification -------------------------------------------------------------
     def _record(self, msg, q):
         """Keep (t, q, τ) when the message gives every model joint a finite effort; t its stamp (the
-        node's clock when unstamped)."""
-        tau = self._input.cache.message_efforts(msg)
-        if tau is None:
+        node's clock when unstamped); τ the joint torque, converted from the measured effort by the
+        hardware conventions in force (logic/hardware.py, eqs. 2-3: less the sensors' offset, plus the
+        gravity a 'gravity_compensated' measurement took out)."""
+        effort = self._input.cache.message_efforts(msg)
+        conventions = self._hardware.conventions()
+        if effort is None or conventions is None:
             return
+        tau = conventions.full_torque(self._hardware.firmware_model, effort, q)
         stamp = msg.header.stamp
         t = (stamp.sec + 1e-9 * stamp.nanosec if stamp.sec or stamp.nanosec
              else 1e-9 * self.get_clock().now().nanoseconds)
@@ -249,8 +276,7 @@ class DynamicsNode(Node):
             response.success, response.message = False, '{"reason": "no robot model yet"}'
             return response
         frame = self.get_parameter('payload_frame').value or model.tip_frame
-        estimate, reason = identify_recent(model, self._log, frame, self._settings['identification_cutoff'],
-                                           effort_offset=self._source.effort_offset)
+        estimate, reason = identify_recent(model, self._log, frame, self._settings['identification_cutoff'])
         t = self._log.recent()[0]
         seconds = t[-1] - t[0] if t.size else 0.0
         if reason is None and self._settings['apply_identified_payload']:

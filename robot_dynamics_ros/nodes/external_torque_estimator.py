@@ -5,8 +5,9 @@ robot_dynamics_ros.logic.contact_estimation) estimates the external joint torque
 M q̈ + c + g (+ friction) = τ + τ_ext, from each joint state's position, velocity and effort.
 
 - in  ``joint_states`` (sensor_msgs/JointState): position, velocity and **effort = the measured
-  joint torque** (simulator_node publishes the effort it applied there, plus its ``effort_offset``;
-  the node takes its own ``effort_offset`` out of it first: τ = effort − effort_offset), merged by
+  joint torque** in the hardware's convention (simulator_node publishes the effort it applied there,
+  plus its ``effort_offset``; the node turns it into the joint torque first, see ``measured_effort``
+  below), merged by
   joint name as in the other nodes (joint_state_input). A state without efforts for every model joint: a
   throttled warning, nothing published. dt comes from the header stamps (the receive time for an
   unstamped state); a stamp going backwards, a gap longer than ``state_timeout``, or a state that
@@ -36,6 +37,11 @@ negative or non-finite value is refused with the reason; at start-up an error, a
   the constant offset the effort sensors add (measured effort = joint torque + effort_offset, the
   ``offset`` ``identify_robot`` finds): subtracted from every measured effort before the observer.
   Without it an offset reads as an external torque of −effort_offset.
+- the hardware parameters (nodes/hardware.py, settable at run time): ``hardware_profile``,
+  ``measured_effort``, ``effort_scale`` (and the firmware's, unused here): the measured efforts are
+  turned into the full joint torque before the observer, τ = effort_scale (effort − effort_offset)
+  (+ g(q) of the arm without its payload when they are 'gravity_compensated'), so that an arm whose
+  firmware reports them without gravity shows no phantom torque.
 - ``armature`` (double array, kg m² or kg, same order; [] = the model's own): the observer's model
   has M(q) + diag(armature) (its momentum p = M q̇ includes the rotors');
 
@@ -77,6 +83,7 @@ from robot_dynamics_ros.nodes.common import (
 )
 from robot_dynamics_ros.nodes.conversions import index_map, make_joint_state
 from robot_dynamics_ros.nodes.diagnostics_publisher import Details, NodeDiagnostics
+from robot_dynamics_ros.nodes.hardware import HardwareParameters
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
 from robot_dynamics_ros.nodes.model_source import ModelSource
 from robot_dynamics_ros.nodes.serialized import SerializedMessage
@@ -124,6 +131,7 @@ class ExternalTorqueEstimator(Node):
                                    throttle=self._throttle,
                                    effort_offset_use='Subtracted from the measured efforts before the '
                                                      'observer.')
+        self._hardware = HardwareParameters(self, self._source, runtime=True)
         self._source.start()
         self._diagnostics = NodeDiagnostics(self, 'estimation', self._throttle, self._source, self._input,
                                             self._input.compute, self._input.subscription.topic_name,
@@ -210,8 +218,14 @@ class ExternalTorqueEstimator(Node):
             self._throttle.warn('joint_states/no_effort', 'no effort received yet for some joints: no '
                                 'estimate until every joint has one')
             return
-        tau = tau - self._source.effort_offset      # the joint torque: measured less the sensors' offset
+        conventions = self._hardware.conventions()
+        if conventions is None:
+            self._throttle.warn('hardware', f'no estimate: {self._hardware.error}')
+            return
         q, qd = self._input.cache.arrays()
+        # the joint torque: the measured effort less the sensors' offset, plus what the firmware's
+        # gravity compensation took out of it (logic/hardware.py, eqs. 2-3)
+        tau = conventions.full_torque(self._hardware.firmware_model, tau, q)
         stamp = msg.header.stamp
         stamp_ns = stamp.sec * 1_000_000_000 + stamp.nanosec or self._input.last_ns
         try:
@@ -258,10 +272,13 @@ class ExternalTorqueEstimator(Node):
         problems = ()
         if self.model is not None and self._estimation is None:
             problems = ((ERROR, 'no estimate: observer_gain or contact_threshold do not fit the model'),)
+        elif self.model is not None and self._hardware.conventions() is None:
+            problems = ((ERROR, f'no estimate: {self._hardware.error}'),)
         contact = 'unknown' if self._contact is None else str(self._contact).lower()
         return Details(values=(('contact', contact), ('external torque norm (N m)', number(norm, 3)),
                                ('observer restarts (since start)',
-                                str(self._throttle.counts.get('estimate/restart', 0)))),
+                                str(self._throttle.counts.get('estimate/restart', 0))),
+                               *self._hardware.details()),
                        summary=f'contact: {contact}', problems=problems)
 
     # -- services ---------------------------------------------------------------------------

@@ -263,7 +263,7 @@ class MpcController(PoseTarget, Controller):
             mpc.drop()
             self._publish_gravity()
             return
-        self._command.publish(mpc.command(x, t))
+        self._command.publish(mpc.command(x, t), q, qd)
 
     def _record(self, plan, plan_time, now_ns):
         """Bookkeeping of a plan put in force: /diagnostics' figures, ~/predicted_path."""

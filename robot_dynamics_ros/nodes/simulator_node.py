@@ -129,6 +129,7 @@ from robot_dynamics_ros.nodes.common import (
 )
 from robot_dynamics_ros.nodes.conversions import all_finite, index_map, make_joint_state, multiarray_to_vector
 from robot_dynamics_ros.nodes.diagnostics_publisher import Details, NodeDiagnostics
+from robot_dynamics_ros.nodes.hardware import HardwareParameters
 from robot_dynamics_ros.nodes.model_source import ROBOT_DESCRIPTION_QOS, ModelSource
 
 __all__ = ['SimulatorNode', 'main', 'INTEGRATORS', 'FAST_BUDGET', 'LOCKSTEP_STREAK']
@@ -182,7 +183,8 @@ class SimulatorNode(Node):
             'into the position limits.', dynamic_typing=True,
             additional_constraints='[] or n finite numbers'))
         self.declare_parameter('command_timeout', 0.5, describe(
-            'Simulated seconds without a command after which the effort is zero.',
+            "Simulated seconds without a command after which the hardware reacts as its profile says "
+            "(the profile's own timeout when shorter): 'ros2_control' applies zero effort.",
             min_value=1e-6))
         self.declare_parameter('external_wrench_timeout', 0.0, describe(
             'Simulated seconds an external wrench is applied after its message (0 = until the '
@@ -218,9 +220,10 @@ class SimulatorNode(Node):
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_service(SetBool, '~/pause', self._on_pause)
         self._source = ModelSource(self, self._on_model, warm_up=self.sim.warm_up_calls,
-                                   throttle=self._throttle, on_payload=self.sim.replace_model,
+                                   throttle=self._throttle, on_payload=self._on_payload,
                                    effort_offset_use='Added to the efforts published in joint_states '
                                                      '(the torques applied are unchanged).')
+        self._hardware = HardwareParameters(self, self._source, runtime=False)
         self._source.start()
         self._timer = None
         self._make_timer()
@@ -288,9 +291,21 @@ class SimulatorNode(Node):
             self._throttle.reset('tip_link/several_tips')
             self._throttle.once('tip_link/several_tips', f'{reason}. External wrenches are '
                                                          'dropped until then.')
-        self.sim.set_model(model)
+        conventions = self._hardware.conventions()
+        if conventions is None:         # (the reason is logged): no plant rather than a wrong one
+            self.sim.set_model(None)
+            return
+        self.sim.hardware = conventions
+        self.sim.set_model(model, self._source.base_model)
+        if not conventions.full_torque_commands:
+            self.get_logger().info(f'emulating the firmware of {conventions.describe()}')
         self.sim.resync(clear_budget=False)
         self._publish_description()
+
+    def _on_payload(self, model):
+        """The same arm with another payload or armature: simulated from the current state on; its
+        firmware still knows only the arm (``ModelSource.base_model``)."""
+        self.sim.replace_model(model, self._source.base_model)
 
     def _publish_description(self):
         """Publish the URDF file's text on robot_description, once (the first model from the file:
@@ -413,7 +428,8 @@ class SimulatorNode(Node):
         if not all_finite(sim.q, sim.qd, sim.tau):      # the Simulation resets on divergence
             self._throttle.warn('nonfinite/state', 'simulated state not finite: not published')
             return
-        measured = (sim.tau + self._source.effort_offset)[o]     # what the effort sensors read
+        # what the effort sensors read, in the hardware's convention (with their offset)
+        measured = self._hardware.conventions().measured(sim.firmware_model, sim.tau, sim.q)[o]
         if sim.model.mimic:
             names, q, qd = mimic_joint_states(sim.model, sim.q, sim.qd)
             self._pub_joint_states.publish(make_joint_state(

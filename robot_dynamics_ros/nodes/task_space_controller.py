@@ -244,7 +244,7 @@ class TaskSpaceController(PoseTarget, Controller):
                                                'the gravity torques')
             self._publish_gravity()
             return
-        if not self._command.publish(tau):
+        if not self._command.publish(tau, q, qd):
             return
         # the two diagnostic outputs only while someone listens (a publish's cost: doc/performance.md,
         # section "Nodes")

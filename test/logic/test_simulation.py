@@ -333,7 +333,8 @@ def test_pause_freezes_and_publishes_nothing_resume_goes_on_from_the_same_state(
 
 def test_still_until_the_first_command_publishing_the_initial_state(pendulum):
     """wait_for_command: after start-up no step until a command arrives; the initial state is
-    published at publish_rate per wall second meanwhile, exactly as given, at rest."""
+    published at publish_rate per wall second meanwhile, exactly as given, at rest, with the effort
+    that holds it there, g(q), as its brakes would (what a controller's start-up check reads)."""
     published = []
     start = (np.array([0.3]), np.zeros(1))
     sim = Simulation(DT, clock=FakeClock(), publish=lambda: published.append(
@@ -344,8 +345,10 @@ def test_still_until_the_first_command_publishing_the_initial_state(pendulum):
     assert sim.still and sim.settings['wait_for_command']
     _run(sim, clock, 1.0)
     assert sim.steps == 0 and 49 <= len(published) <= 51, len(published)
+    g = rd.gravity_torques(pendulum, start[0])
+    assert abs(g[0]) > 0.1
     assert all(p[0] == 0 and p[1].tolist() == [0.3] and p[2].tolist() == [0.0]
-               and p[3].tolist() == [0.0] for p in published)
+               and p[3].tolist() == g.tolist() for p in published)
     # No simulated time is owed for the wait: the first command starts it from now.
     sim.command([0.0])
     assert not sim.still

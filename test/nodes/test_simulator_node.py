@@ -290,9 +290,11 @@ def test_numeric_parameters_at_their_extremes_keep_it_running(graph):
 def test_still_until_the_first_command_and_after_reset(graph, ur5e_model):
     """wait_for_command (the default): no integration until an effort command arrives; the
     initial state is published meanwhile (publish_rate per wall second, one stamp), exactly
-    initial_positions at rest. ~/reset makes it still again until the next command."""
+    initial_positions at rest, with the effort g(q0) that holds it there (as brakes would). ~/reset
+    makes it still again until the next command."""
     ros = graph
     q0 = np.array([0.0, -1.0, 1.0, -1.0, -1.0, 0.0])
+    g0 = rd.gravity_torques(ur5e_model, q0)
     node, states = _sim(ros, wait_for_command=True, initial_positions=list(q0))
     clock = ros.collect(Clock, '/clock')
     name = node.get_name()
@@ -301,7 +303,7 @@ def test_still_until_the_first_command_and_after_reset(graph, ur5e_model):
     assert node.steps == 0 and node.sim.still
     for m in states:
         assert list(m.position) == list(q0) and list(m.velocity) == [0.0] * 6
-        assert list(m.effort) == [0.0] * 6 and _t(m) == 0.0
+        assert list(m.effort) == list(g0) and _t(m) == 0.0
     assert all(c.clock.sec == 0 and c.clock.nanosec == 0 for c in clock)
     # The first command sets it going.
     commands = ros.publisher(Float64MultiArray, '/effort_controller/commands')
