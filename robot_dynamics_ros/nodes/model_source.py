@@ -3,7 +3,11 @@
 Parameters (declared on the node by ``ModelSource``; read-only after start-up unless said):
 
 - ``robot_description`` (string): URDF XML. Used when non-empty.
-- ``urdf_path`` (string): URDF file, used when ``robot_description`` is empty.
+- ``urdf_path`` (string): URDF file, used when ``robot_description`` is empty; a xacro file
+  (``.xacro``, ``.urdf.xacro``) is expanded with ``xacro_args`` (``logic.robot_description``), and the
+  expanded URDF is the description in use (``urdf_xml``: what the simulator publishes).
+- ``xacro_args`` (string, '' = none): the xacro file's arguments, ``name:=value`` separated by spaces
+  as on xacro's command line (``ur_type:=ur5e name:=ur``).
 - neither set: subscribe to ``robot_description`` (std_msgs/String, reliable, TRANSIENT_LOCAL,
   depth 1; resolves to /robot_description in the root namespace) and rebuild the model from every
   description that arrives.
@@ -27,9 +31,9 @@ Parameters (declared on the node by ``ModelSource``; read-only after start-up un
   (the ``offset`` of ``identify_robot``). ``effort_offset`` (model order, zeros for []) holds it for
   the node, which says what it does with it. Settable at run time.
 - ``max_description_bytes`` (integer, default 10 MiB; settable at run time): a description
-  larger than this (the parameter's or file's UTF-8 bytes; on the topic, the serialized
-  message: the XML plus 9 bytes) is refused with a warning, the node keeps its current model.
-  On the topic the size is checked before the message is deserialized.
+  larger than this (the parameter's or file's UTF-8 bytes, a xacro file's after expansion; on the
+  topic, the serialized message: the XML plus 9 bytes) is refused with a warning, the node keeps its
+  current model. On the topic the size is checked before the message is deserialized.
 
 The payload, the armature and the effort offset are checked when they are set at run time (a
 wrong number of values, a negative armature, a value that is not finite, a payload the model cannot
@@ -51,7 +55,6 @@ given at start-up (parameter, file) are built before the node spins, in its cons
 """
 
 import math
-import os
 import queue
 import threading
 import time
@@ -65,6 +68,7 @@ from std_msgs.msg import String
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.logic.input_guard import WarningThrottle, bounded, short_list
 from robot_dynamics_ros.logic.payload_log import PAYLOAD_PARAMETERS, inertia_matrix
+from robot_dynamics_ros.logic.robot_description import DescriptionTooLarge, is_xacro, read_description
 from robot_dynamics_ros.nodes.common import describe, float_array, parameter_validator, string_list
 from robot_dynamics_ros.nodes.conversions import index_map
 
@@ -247,7 +251,14 @@ class ModelSource:
             'URDF XML of the robot. Empty: use urdf_path, else the robot_description topic.',
             read_only=True))
         node.declare_parameter('urdf_path', '', describe(
-            'Path of a URDF file, used when robot_description is empty.', read_only=True))
+            'Path of a URDF file, used when robot_description is empty. A xacro file (.xacro, '
+            '.urdf.xacro, as vendors ship their arms) is expanded with xacro_args by the xacro package '
+            '(pip install xacro; $(find pkg) through the ament index), and the URDF it gives is used.',
+            read_only=True))
+        node.declare_parameter('xacro_args', '', describe(
+            "Arguments of a xacro urdf_path, as on xacro's command line: name:=value separated by "
+            "spaces, e.g. 'ur_type:=ur5e name:=ur' (a value with spaces in quotes). '' = none: the "
+            "file's defaults. Unused for a URDF file.", read_only=True))
         node.declare_parameter('root_link', '', describe(
             "Root link of the chain ('' = the URDF's root link).", read_only=True))
         node.declare_parameter('tip_link', '', describe(
@@ -414,16 +425,20 @@ class ModelSource:
             if not self._too_large(len(description.encode('utf-8')), 'parameter'):
                 self.load(description, 'parameter')
         elif path:
-            limit = int(self._param('max_description_bytes'))
+            xacro_args = self._param('xacro_args')
+            if xacro_args and not is_xacro(path):
+                self._node.get_logger().warning(
+                    f"xacro_args {bounded(repr(xacro_args), 200)} unused: urdf_path "
+                    f"'{bounded(path, 300)}' is not a xacro file (.xacro)")
             try:
-                with open(path, 'rb') as f:
-                    data = f.read(limit + 1)        # never more (a device or FIFO never ends)
-                if self._too_large(max(len(data), os.path.getsize(path)), 'file'):
-                    return
-                text = data.decode('utf-8')
-            except (OSError, UnicodeDecodeError) as exc:
+                text = read_description(path, xacro_args,
+                                        max_bytes=int(self._param('max_description_bytes')))
+            except DescriptionTooLarge as exc:
+                self._too_large(exc.size, 'file')
+                return
+            except (OSError, ValueError) as exc:    # ValueError: a xacro file that cannot be expanded
                 self._node.get_logger().error(
-                    f"cannot read urdf_path '{bounded(path, 300)}': {bounded(exc, 300)}; "
+                    f"cannot read urdf_path '{bounded(path, 300)}': {bounded(exc, 600)}; "
                     'running without a robot model')
                 return
             self.load(text, 'file')
