@@ -1,8 +1,9 @@
 """The dynamics node and the external torque estimator, for a real robot (or any source of
 /joint_states).
 
-    ros2 launch robot_dynamics_ros dynamics.launch.py [urdf:=FILE] [config:=FILE] [params_file:=FILE]
-        [namespace:=] [joint_states_topic:=joint_states] [use_sim_time:=false] [log_level:=info]
+    ros2 launch robot_dynamics_ros dynamics.launch.py [urdf:=FILE] [xacro_args:='name:=value ...']
+        [config:=FILE] [params_file:=FILE] [namespace:=] [joint_states_topic:=joint_states]
+        [use_sim_time:=false] [log_level:=info]
 
     /joint_states --> dynamics_node --> ~/gravity_torques, ~/coriolis_torques (JointState effort),
                   |                     ~/mass_matrix, ~/task_space_inertia (Float64MultiArray)
@@ -10,7 +11,9 @@
                                         ~/external_wrench (WrenchStamped), ~/contact (Bool)
 
 Without `urdf` the nodes take the robot model from the robot_description topic (transient local,
-as robot_state_publisher publishes it on a ros2_control robot). Topic names are relative: with
+as robot_state_publisher publishes it on a ros2_control robot); a xacro urdf (.xacro, a vendor's
+description) is expanded with xacro_args:=, e.g. urdf:=/path/ur.urdf.xacro
+xacro_args:="ur_type:=ur5e name:=ur". Topic names are relative: with
 namespace:=arm the nodes are /arm/dynamics_node and /arm/external_torque_estimator and read
 /arm/joint_states and /arm/robot_description (remap the joint states with joint_states_topic:=,
 e.g. /joint_states); the config file's sections are keyed /**/<node> and apply under any
@@ -35,8 +38,14 @@ def generate_launch_description():
         DeclareLaunchArgument(
             'urdf',
             default_value='',
-            description='URDF file of the robot; empty: take the URDF from the '
-                        '/robot_description topic.',
+            description='URDF file of the robot, or a xacro file (.xacro) expanded with xacro_args; '
+                        'empty: take the URDF from the /robot_description topic.',
+        ),
+        DeclareLaunchArgument(
+            'xacro_args',
+            default_value='',
+            description='Arguments of a xacro urdf, as on xacro\'s command line: name:=value separated '
+                        'by spaces, e.g. "ur_type:=ur5e name:=ur" (default: none, the file\'s defaults).',
         ),
         DeclareLaunchArgument(
             'config',
@@ -87,6 +96,7 @@ def generate_launch_description():
             LaunchConfiguration('params_file'),
             {
                 'urdf_path': ParameterValue(LaunchConfiguration('urdf'), value_type=str),
+                'xacro_args': ParameterValue(LaunchConfiguration('xacro_args'), value_type=str),
                 'use_sim_time': ParameterValue(LaunchConfiguration('use_sim_time'),
                                                value_type=bool),
             },

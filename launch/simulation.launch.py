@@ -2,9 +2,9 @@
 with the dynamics node and the external torque estimator.
 
     ros2 launch robot_dynamics_ros simulation.launch.py [controller:=computed_torque|task_space|mpc]
-        [urdf:=FILE] [config:=FILE] [params_file:=FILE] [namespace:=] [joint_states_topic:=joint_states]
-        [effort_command_topic:=effort_controller/commands] [use_sim_time:=true] [real_time_factor:=1.0]
-        [processes:=false] [log_level:=info]
+        [urdf:=FILE] [xacro_args:='name:=value ...'] [config:=FILE] [params_file:=FILE] [namespace:=]
+        [joint_states_topic:=joint_states] [effort_command_topic:=effort_controller/commands]
+        [use_sim_time:=true] [real_time_factor:=1.0] [processes:=false] [log_level:=info]
 
     simulator_node --/joint_states--+--> computed_torque_controller --+   (or task_space_, mpc_controller)
           ^                         |                                  |
@@ -23,7 +23,10 @@ controller:=task_space a tool pose to /task_space_controller/target_pose (geomet
 namespace:=arm every node is under /arm (/arm/joint_states, /arm/effort_controller/commands,
 /arm/computed_torque_controller/joint_trajectory, ...) and the config file's /**/<node> sections
 still apply; joint_states_topic:= and effort_command_topic:= remap the two topics the graph closes
-its loop through. /clock stays global.
+its loop through. /clock stays global. urdf:= may be a vendor's xacro file (.xacro, .urdf.xacro),
+which every node expands with xacro_args:= (urdf_path and xacro_args parameters), e.g.
+urdf:=/path/ur.urdf.xacro xacro_args:="ur_type:=ur5e name:=ur"; the simulator publishes the expanded
+URDF on /robot_description.
 
 By default the four nodes run in ONE process (the `bringup` executable, one EventsExecutor: the same
 graph as `python -m robot_dynamics_ros.cli.bringup`): one executor woken per state, where four
@@ -50,6 +53,7 @@ PACKAGE = 'robot_dynamics_ros'
 def generate_launch_description():
     share = FindPackageShare(PACKAGE)
     urdf = LaunchConfiguration('urdf')
+    xacro_args = LaunchConfiguration('xacro_args')
     config = LaunchConfiguration('config')
     params_file = LaunchConfiguration('params_file')
     use_sim_time = LaunchConfiguration('use_sim_time')
@@ -69,8 +73,15 @@ def generate_launch_description():
             'urdf',
             default_value=PathJoinSubstitution([share, 'urdf', 'ur5e.urdf']),
             description='URDF of the simulated robot, loaded by all four nodes (urdf_path); '
-                        'the simulator also publishes it on /robot_description. Another robot '
+                        'the simulator also publishes it on /robot_description. A xacro file '
+                        '(.xacro) is expanded with xacro_args. Another robot '
                         'needs its own config (initial positions, gains, tip link).',
+        ),
+        DeclareLaunchArgument(
+            'xacro_args',
+            default_value='',
+            description='Arguments of a xacro urdf, as on xacro\'s command line: name:=value separated '
+                        'by spaces, e.g. "ur_type:=ur5e name:=ur" (default: none, the file\'s defaults).',
         ),
         DeclareLaunchArgument(
             'config',
@@ -131,7 +142,8 @@ def generate_launch_description():
         ),
     ]
 
-    urdf_path = {'urdf_path': ParameterValue(urdf, value_type=str)}
+    urdf_path = {'urdf_path': ParameterValue(urdf, value_type=str),
+                 'xacro_args': ParameterValue(xacro_args, value_type=str)}
     # Every node: the namespace and the two loop topics (relative names, so they follow the namespace).
     placement = dict(namespace=LaunchConfiguration('namespace'),
                      remappings=[('joint_states', LaunchConfiguration('joint_states_topic')),
@@ -147,6 +159,7 @@ def generate_launch_description():
         output='screen',
         arguments=['--graph', 'simulation', '--controller', LaunchConfiguration('controller'),
                    '--config', config, '--params-file', params_file, '--urdf', urdf,
+                   '--xacro-args', xacro_args,
                    '--namespace', LaunchConfiguration('namespace'),
                    '--joint-states-topic', LaunchConfiguration('joint_states_topic'),
                    '--effort-command-topic', LaunchConfiguration('effort_command_topic'),

@@ -1,8 +1,8 @@
 """The node graph, described once, started without ``ros2 launch``.
 
     python -m robot_dynamics_ros.cli.bringup [--graph simulation|dynamics] [--config FILE] [--urdf FILE]
-        [--controller computed_torque|task_space|mpc] [--processes] [--executor events|single|multi]
-        [--real-time-factor X]
+        [--xacro-args 'name:=value ...'] [--controller computed_torque|task_space|mpc] [--processes]
+        [--executor events|single|multi] [--real-time-factor X]
         [--use-sim-time true|false] [--duration S] [--ros-args ...]
 
 Two graphs, the same ones launch/simulation.launch.py and launch/dynamics.launch.py start:
@@ -13,6 +13,9 @@ Two graphs, the same ones launch/simulation.launch.py and launch/dynamics.launch
   config/simulation.yaml;
 - ``dynamics``: dynamics_node + external_torque_estimator, for a real robot, parameters from
   config/dynamics.yaml; the URDF comes from --urdf or, without it, from the /robot_description topic.
+
+--urdf may be a xacro file (.xacro, .urdf.xacro: a vendor's description), expanded by every node with
+--xacro-args (their urdf_path and xacro_args parameters; logic.robot_description).
 
 Parameters reach the nodes exactly as ``ros2 launch`` passes them: each node gets the node-specific
 ROS arguments ``--ros-args --params-file CONFIG -p name:=value ...`` (the YAML is parsed by rcl,
@@ -45,6 +48,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from robot_dynamics_ros.cli import resources
+from robot_dynamics_ros.logic.robot_description import is_xacro, parse_xacro_args, read_description
 from robot_dynamics_ros.nodes import stop
 
 __all__ = [
@@ -174,6 +178,8 @@ class GraphConfig:
     nodes: tuple[NodeSpec, ...]
     config: Path
     urdf: Path | None = None
+    #: The arguments of a xacro ``urdf`` (name:=value ...; launch's xacro_args:=), '' = none.
+    xacro_args: str = ''
     use_sim_time: bool | None = None
     real_time_factor: float | None = None
     #: ROS arguments from the command line (without ``--ros-args``), given to every node.
@@ -197,6 +203,8 @@ class GraphConfig:
         params: dict[str, Any] = {}
         if self.urdf is not None:
             params['urdf_path'] = str(self.urdf)
+        if self.xacro_args:
+            params['xacro_args'] = self.xacro_args
         if self.use_sim_time is not None:
             # The simulator makes /clock (and stamps with it) when the others follow it; it
             # keeps running on the wall clock itself.
@@ -223,6 +231,11 @@ class GraphConfig:
                 args += ['-r', f'{topic}:={target}']
         return args + list(self.ros_args)
 
+    def robot_description(self) -> str | None:
+        """The URDF XML of the graph's robot, as the nodes read it (a xacro ``urdf`` expanded with
+        ``xacro_args``); None without a urdf (the nodes take /robot_description)."""
+        return None if self.urdf is None else read_description(self.urdf, self.xacro_args)
+
 
 def config_parameters(path: str | os.PathLike) -> dict[str, dict[str, Any]]:
     """{node name: {parameter: value}} of a parameter file, its sections keyed as rcl reads them:
@@ -243,6 +256,7 @@ def resolve_graph(
     *,
     config: str | os.PathLike | None = None,
     urdf: str | os.PathLike | None = None,
+    xacro_args: str = '',
     use_sim_time: bool | None = None,
     real_time_factor: float | None = None,
     ros_args: Iterable[str] = (),
@@ -256,8 +270,10 @@ def resolve_graph(
     """Resolve file names (shipped file names or paths) and defaults into a GraphConfig.
 
     The simulation graph defaults to the package's urdf/ur5e.urdf; the dynamics graph to no URDF
-    (the node then waits for /robot_description). ``controller``: which of CONTROLLERS the graph
-    runs (a graph without a controller takes only the default). ``node_parameters``: {node name:
+    (the node then waits for /robot_description). ``xacro_args``: the arguments of a xacro ``urdf``
+    (checked here: ValueError for a malformed one, or for arguments without a xacro urdf).
+    ``controller``: which of CONTROLLERS the graph runs (a graph without a controller takes only the
+    default). ``node_parameters``: {node name:
     {parameter: value}} that win over everything else for that node (GraphConfig.node_parameters).
     ``namespace``, ``joint_states_topic``, ``effort_command_topic``, ``params_files``: as the launch
     files' namespace, joint_states_topic, effort_command_topic and params_file arguments.
@@ -275,11 +291,17 @@ def resolve_graph(
         urdf_path = resources.default_urdf()
     else:
         urdf_path = None
+    if xacro_args:
+        parse_xacro_args(xacro_args)
+        if urdf_path is None or not is_xacro(urdf_path):
+            raise ValueError(f'xacro arguments {xacro_args!r} given, but the urdf '
+                             f'{str(urdf_path) if urdf_path else "(none)"} is not a xacro file (.xacro)')
     return GraphConfig(
         graph=graph,
         nodes=tuple(CONTROLLERS[controller] if spec == CONTROLLER else spec for spec in GRAPHS[graph]),
         config=config_path,
         urdf=urdf_path,
+        xacro_args=xacro_args or '',
         use_sim_time=use_sim_time,
         real_time_factor=real_time_factor,
         ros_args=tuple(ros_args),
@@ -405,6 +427,8 @@ def bringup_command(gc: GraphConfig, *, executor: str = 'events') -> list[str]:
            '--config', str(gc.config), '--executor', executor]
     if gc.urdf is not None:
         cmd += ['--urdf', str(gc.urdf)]
+    if gc.xacro_args:
+        cmd += ['--xacro-args', gc.xacro_args]
     if gc.use_sim_time is not None:
         cmd += ['--use-sim-time', str(bool(gc.use_sim_time)).lower()]
     if gc.real_time_factor is not None:
@@ -560,7 +584,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--urdf', metavar='FILE',
                         help='robot URDF, a path or the name of a file in the package\'s urdf/ '
                              '(default: ur5e.urdf for simulation; the /robot_description topic '
-                             'for dynamics)')
+                             'for dynamics); a xacro file (.xacro) is expanded with --xacro-args')
+    parser.add_argument('--xacro-args', default='', metavar="'NAME:=VALUE ...'",
+                        help='the arguments of a xacro --urdf, as on xacro\'s command line, e.g. '
+                             "'ur_type:=ur5e name:=ur' (default: none, the file's defaults)")
     parser.add_argument('--processes', action='store_true',
                         help='run each node in its own process instead of one executor')
     parser.add_argument('--executor', choices=('events', 'single', 'multi'), default='events',
@@ -618,7 +645,8 @@ def main(args: Sequence[str] | None = None) -> int:
     opts = build_parser().parse_args(plain)
     try:
         gc = resolve_graph(
-            opts.graph, config=opts.config, urdf=opts.urdf, use_sim_time=opts.use_sim_time,
+            opts.graph, config=opts.config, urdf=opts.urdf, xacro_args=opts.xacro_args,
+            use_sim_time=opts.use_sim_time,
             real_time_factor=opts.real_time_factor, ros_args=ros, controller=opts.controller,
             node_parameters=_grouped(opts.set), namespace=opts.namespace, params_files=opts.params_file,
             joint_states_topic=opts.joint_states_topic, effort_command_topic=opts.effort_command_topic,

@@ -1,11 +1,11 @@
 """Identify the robot, or the payload it carries, from a ROS 2 bag of its joint states.
 
     python -m robot_dynamics_ros.identify robot --bag PATH --urdf FILE --output OUT.urdf [--armature]
-        [--validation 0.3] [--topic /joint_states] [--cutoff 5.0] [--start S] [--end S]
-        [--root-link L] [--tip-link L] [--json]
+        [--xacro-args 'name:=value ...'] [--validation 0.3] [--topic /joint_states] [--cutoff 5.0]
+        [--start S] [--end S] [--root-link L] [--tip-link L] [--json]
     python -m robot_dynamics_ros.identify payload --bag PATH --urdf FILE [--frame tool0]
-        [--topic /joint_states] [--cutoff 5.0] [--start S] [--end S] [--root-link L] [--tip-link L]
-        [--node NAME ...] [--json]
+        [--xacro-args 'name:=value ...'] [--topic /joint_states] [--cutoff 5.0] [--start S] [--end S]
+        [--root-link L] [--tip-link L] [--node NAME ...] [--json]
 
 (`identify --bag ...` without a subcommand is `identify payload --bag ...`.)
 
@@ -30,7 +30,9 @@ A sample's time is its header stamp (sec + nanosec 1e-9 s), or the time the bag 
 stamp is zero; samples are sorted by time and of equal times the first kept. --start / --end (s, from
 the first sample) cut a window.
 
-The model is the URDF's chain (--root-link / --tip-link as in dynamics.load_urdf); the payload is
+The model is the URDF's chain (--root-link / --tip-link as in dynamics.load_urdf); a xacro --urdf (a
+vendor's .xacro description) is expanded with --xacro-args first (logic.robot_description), and
+identify robot's OUT.urdf is the expanded URDF with the identified values. The payload is
 estimated at --frame (default: the model's tip frame) by dynamics.identify_payload_from_log: q and τ
 resampled onto a uniform grid, low-passed by a zero-phase order-4 Butterworth filter applied in the
 frequency domain (--cutoff, Hz, default 5: above an exciting trajectory's frequencies, below the
@@ -68,6 +70,7 @@ from robot_dynamics_ros.logic.payload_log import (
     inertia_entries,
     payload_parameter_values,
 )
+from robot_dynamics_ros.logic.robot_description import read_description
 
 __all__ = ['JointLog', 'joint_log', 'read_joint_states', 'param_commands', 'main']
 
@@ -296,7 +299,11 @@ def _recording_arguments(parser, urdf_help):
     """The arguments both modes take: the bag, its topic and window, the URDF and its chain, the filter."""
     parser.add_argument('--bag', required=True, help='the rosbag2 directory (sqlite3 or mcap), or a '
                         '.db3 / .mcap file')
-    parser.add_argument('--urdf', required=True, help=urdf_help)
+    parser.add_argument('--urdf', required=True, help=f'{urdf_help}; a xacro file (.xacro) is expanded with '
+                        '--xacro-args')
+    parser.add_argument('--xacro-args', default='', metavar="'NAME:=VALUE ...'",
+                        help="the arguments of a xacro --urdf, as on xacro's command line, e.g. "
+                             "'ur_type:=ur5e name:=ur' (default: none, the file's defaults)")
     parser.add_argument('--topic', default='/joint_states', help='sensor_msgs/msg/JointState topic '
                         '(default: %(default)s)')
     parser.add_argument('--cutoff', type=float, default=DEFAULT_CUTOFF,
@@ -305,6 +312,16 @@ def _recording_arguments(parser, urdf_help):
     parser.add_argument('--end', type=float, help='window end, s from the first sample')
     parser.add_argument('--root-link', help='root link of the chain (default: the URDF root)')
     parser.add_argument('--tip-link', help='tip link of the chain (default: every joint below the root)')
+
+
+def _model(args):
+    """(URDF XML, model of its chain) of --urdf: a xacro file expanded with --xacro-args."""
+    from robot_dynamics_ros import dynamics as rd
+
+    if not Path(args.urdf).is_file():
+        raise IdentifyError(f'URDF file not found: {args.urdf!r}')
+    urdf = read_description(args.urdf, args.xacro_args)
+    return urdf, rd.load_urdf(urdf, root_link=args.root_link, tip_link=args.tip_link)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -328,9 +345,7 @@ def run(args: argparse.Namespace) -> str:
     _rosbags()      # before loading the model: the missing package first
     from robot_dynamics_ros import dynamics as rd
 
-    if not Path(args.urdf).is_file():
-        raise IdentifyError(f'URDF file not found: {args.urdf!r}')
-    model = rd.load_urdf(args.urdf, root_link=args.root_link, tip_link=args.tip_link)
+    _, model = _model(args)
     frame = args.frame if args.frame is not None else model.tip_frame
     model.frame_index(frame)        # ValueError naming the model's frames
     log = read_joint_states(args.bag, args.topic, model.joint_names)
@@ -405,9 +420,7 @@ def run_robot(args: argparse.Namespace, argv: Sequence[str]) -> str:
     _rosbags()
     from robot_dynamics_ros import dynamics as rd
 
-    if not Path(args.urdf).is_file():
-        raise IdentifyError(f'URDF file not found: {args.urdf!r}')
-    model = rd.load_urdf(args.urdf, root_link=args.root_link, tip_link=args.tip_link)
+    urdf, model = _model(args)
     log = read_joint_states(args.bag, args.topic, model.joint_names).window(args.start, args.end)
     if log.t.size < 10:
         raise IdentifyError(f'the window holds {log.t.size} samples: too few to identify anything')
@@ -420,7 +433,7 @@ def run_robot(args: argparse.Namespace, argv: Sequence[str]) -> str:
     except ValueError as error:
         raise IdentifyError(f'the held-out part ({args.validation:g} of {log.t[-1] - log.t[0]:.3g} s) is '
                             f'too short to validate: {error}') from None
-    rd.write_urdf(estimate.model, args.urdf, output)
+    rd.write_urdf(estimate.model, urdf, output)
     yaml_path = output.with_suffix('.yaml')
     command = ' '.join(['python -m robot_dynamics_ros.cli.identify', *argv])
     yaml_path.write_text(parameter_yaml(model, estimate, command))

@@ -9,6 +9,7 @@ puts the venv, where the set-up links the package's share files, on AMENT_PREFIX
 what to do: the argument to pass, the package that is not found, `pip install xacro`.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -18,6 +19,7 @@ import numpy as np
 import pytest
 
 from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.cli import bringup
 from robot_dynamics_ros.dynamics.urdf import robot_name
 from robot_dynamics_ros.logic.robot_description import (
     DescriptionTooLarge,
@@ -153,18 +155,80 @@ def test_a_vendor_package_not_installed_is_named(monkeypatch):
         read_description(ARM, LONG)
 
 
-def test_find_robot_dynamics_ros_resolves_through_the_ament_index():
+@pytest.fixture
+def needs_ur_share():
+    """Skips unless $(find robot_dynamics_ros) resolves (ur.urdf.xacro includes the share's UR5e)."""
     from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
     try:
         get_package_share_directory('robot_dynamics_ros')
     except (PackageNotFoundError, LookupError, ValueError, OSError):
         pytest.skip('robot_dynamics_ros is not in the ament index (AMENT_PREFIX_PATH): `make test` puts '
                     'the venv there, where the set-up links the share files')
+
+
+def test_find_robot_dynamics_ros_resolves_through_the_ament_index(needs_ur_share):
     xml = read_description(UR_XACRO, 'ur_type:=ur5e name:=ur')
     assert robot_name(xml) == 'ur'
     assert_same_model(rd.load_urdf(xml), rd.load_urdf(str(UR5E_URDF)))
     with pytest.raises(ValueError, match="xacro argument 'ur_type' is not set"):
         read_description(UR_XACRO, 'name:=ur')
+
+
+# -- bring-up: the nodes' parameters and the description the demos read -----------------------------
+def test_bringup_gives_every_node_the_xacro_and_its_arguments(vendor_prefix):
+    gc = bringup.resolve_graph('simulation', urdf=str(ARM), xacro_args=LONG)
+    for spec in gc.nodes:
+        assert gc.overrides(spec)['urdf_path'] == str(ARM)
+        assert f'xacro_args:="{LONG}"' in gc.node_arguments(spec)
+    command = bringup.bringup_command(gc)
+    assert command[command.index('--xacro-args') + 1] == LONG
+    assert gc.robot_description() == read_description(ARM, LONG)
+    plain = bringup.resolve_graph('simulation')
+    assert 'xacro_args' not in plain.overrides(bringup.SIMULATOR) and '--xacro-args' not in \
+        bringup.bringup_command(plain)
+
+
+@pytest.mark.parametrize('urdf, args, says', [
+    (str(ARM), 'arm_type=long', 'is not name:=value'),
+    ('ur5e.urdf', 'ur_type:=ur5e', 'is not a xacro file'),
+])
+def test_bringup_refuses_xacro_args_it_cannot_use(urdf, args, says):
+    with pytest.raises(ValueError, match=says):
+        bringup.resolve_graph('simulation', urdf=urdf, xacro_args=args)
+    assert bringup.main(['--urdf', urdf, '--xacro-args', args]) == 2
+
+
+# -- identify: the model of a xacro --urdf ---------------------------------------------------------------
+@pytest.fixture(scope='module')
+def ur5e_bag(tmp_path_factory):
+    """test_identify_cli's simulated recording of the UR5e carrying a payload, 6 s, as a bag."""
+    from test_identify_cli import _recording, _write_bag
+    return _write_bag(tmp_path_factory.mktemp('bag') / 'recording', 'sqlite3', *_recording(duration=6.0))
+
+
+def _identify(capsys, *argv):
+    from robot_dynamics_ros.cli.identify import main
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_identify_takes_a_xacro_urdf_with_its_arguments(needs_ur_share, ur5e_bag, tmp_path, capsys):
+    common = ('--bag', ur5e_bag, '--tip-link', 'tool0', '--json')
+    from_xacro = _identify(capsys, *common, '--urdf', UR_XACRO, '--xacro-args', 'ur_type:=ur5e name:=ur')
+    assert from_xacro == _identify(capsys, *common, '--urdf', UR5E_URDF)
+    # identify robot writes the expanded URDF with the identified values: a plain URDF the nodes take
+    out = tmp_path / 'identified.urdf'
+    report = _identify(capsys, 'robot', *common, '--urdf', UR_XACRO, '--xacro-args', 'ur_type:=ur5e name:=ur',
+                       '--output', out)
+    assert report['output'] == str(out)
+    written = out.read_text(encoding='utf-8')
+    assert robot_name(written) == 'ur' and 'xacro:' not in written
+    assert rd.load_urdf(str(out)).joint_names == rd.load_urdf(str(UR5E_URDF)).joint_names
+    from robot_dynamics_ros.cli.identify import main
+    assert main(['--bag', str(ur5e_bag), '--urdf', str(UR_XACRO), '--xacro-args', 'name:=ur']) == 2
+    assert "xacro argument 'ur_type' is not set" in capsys.readouterr().err
 
 
 # -- limits and errors ------------------------------------------------------------------------------

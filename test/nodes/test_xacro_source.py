@@ -14,6 +14,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.cli import bringup
 from robot_dynamics_ros.logic.robot_description import read_description
 from robot_dynamics_ros.nodes.conversions import make_joint_state
 from robot_dynamics_ros.nodes.dynamics_node import DynamicsNode
@@ -57,6 +58,16 @@ def test_a_xacro_urdf_path_with_its_arguments_gives_the_urdf_model(graph, ur5e_m
     for msg, q in zip(gravity, sent):
         assert tuple(msg.name) == UR5E_JOINTS
         np.testing.assert_allclose(msg.effort, rd.gravity_torques(ur5e_model, q), rtol=0, atol=1e-9)
+
+
+def test_bringup_arguments_reach_the_node_through_rcl(graph, ur5e_model):
+    """The one-process bring-up (and launch's processes:=false) hands xacro_args over as a ROS argument,
+    -p xacro_args:="ur_type:=ur5e name:=ur": rcl splits it at the first :=, the rest is the value."""
+    ros = graph
+    gc = bringup.resolve_graph('dynamics', urdf=UR_XACRO, xacro_args=UR5E_ARGS)
+    node = ros.add(DynamicsNode, cli_args=gc.node_arguments(bringup.DYNAMICS))
+    assert node.get_parameter('xacro_args').value == UR5E_ARGS
+    assert node.model is not None and node.model.joint_names == ur5e_model.joint_names
 
 
 def test_the_simulator_publishes_the_expanded_urdf(graph):
