@@ -48,7 +48,12 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from robot_dynamics_ros.cli import resources
-from robot_dynamics_ros.logic.robot_description import is_xacro, parse_xacro_args, read_description
+from robot_dynamics_ros.logic.robot_description import (
+    DescriptionError,
+    is_xacro,
+    parse_xacro_args,
+    read_description,
+)
 from robot_dynamics_ros.nodes import stop
 
 __all__ = [
@@ -271,7 +276,8 @@ def resolve_graph(
 
     The simulation graph defaults to the package's urdf/ur5e.urdf; the dynamics graph to no URDF
     (the node then waits for /robot_description). ``xacro_args``: the arguments of a xacro ``urdf``
-    (checked here: ValueError for a malformed one, or for arguments without a xacro urdf).
+    (checked here: DescriptionError, a ValueError, for a malformed one or for arguments without a
+    xacro urdf).
     ``controller``: which of CONTROLLERS the graph runs (a graph without a controller takes only the
     default). ``node_parameters``: {node name:
     {parameter: value}} that win over everything else for that node (GraphConfig.node_parameters).
@@ -294,7 +300,7 @@ def resolve_graph(
     if xacro_args:
         parse_xacro_args(xacro_args)
         if urdf_path is None or not is_xacro(urdf_path):
-            raise ValueError(f'xacro arguments {xacro_args!r} given, but the urdf '
+            raise DescriptionError(f'xacro arguments {xacro_args!r} given, but the urdf '
                              f'{str(urdf_path) if urdf_path else "(none)"} is not a xacro file (.xacro)')
     return GraphConfig(
         graph=graph,

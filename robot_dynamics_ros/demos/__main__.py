@@ -17,6 +17,7 @@ import sys
 from typing import Sequence
 
 from robot_dynamics_ros.cli import bringup
+from robot_dynamics_ros.logic.robot_description import DescriptionError
 
 __all__ = ['build_parser', 'main']
 
@@ -50,7 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help='executor of the node graph and of the recorder (default: events)')
     parser.add_argument('--config', metavar='FILE', help='parameter file '
                         '(default: the package\'s config/simulation.yaml)')
-    parser.add_argument('--urdf', metavar='FILE', help='robot URDF (default: urdf/ur5e.urdf)')
+    parser.add_argument('--urdf', metavar='FILE', help='robot URDF (default: urdf/ur5e.urdf), or a xacro '
+                        'file (.xacro) expanded with --xacro-args')
+    parser.add_argument('--xacro-args', default='', metavar="'NAME:=VALUE ...'",
+                        help="the arguments of a xacro --urdf, as on xacro's command line, e.g. "
+                             "'ur_type:=ur5e name:=ur' (default: none, the file's defaults)")
     parser.add_argument('--startup-timeout', type=float, default=120.0,
                         help='wait this long for the graph to answer [s] (default: 120; the '
                              'first run compiles the dynamics kernels)')
@@ -128,7 +133,7 @@ def main(args: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print('demo: interrupted', file=sys.stderr)
         return 130
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, DescriptionError) as exc:     # --config, --urdf, --xacro-args
         print(f'demo: {exc}', file=sys.stderr)
         return 2
 

@@ -178,7 +178,8 @@ def _real_arm():
 def _graph(opts, model_parameters=None):
     """The simulation graph: the simulator plays the real arm; the model nodes get `model_parameters`."""
     urdf, parameters = _real_arm()
-    simulator = dict(urdf_path=str(urdf), friction=True, armature=[float(a) for a in parameters['armature']],
+    simulator = dict(urdf_path=str(urdf), xacro_args='', friction=True,
+                     armature=[float(a) for a in parameters['armature']],
                      effort_offset=[float(o) for o in parameters['effort_offset']])
     node_parameters = {'simulator_node': simulator, 'external_torque_estimator': {'friction': True},
                        'computed_torque_controller': {'friction_compensation': True}}
@@ -202,7 +203,7 @@ def _pass(opts, rec, model_parameters, excite):
             return [f'no joint states or {TRAJECTORY_TOPIC} subscriber within {opts.startup_timeout:g} s']
         _wait(graph, recorder, SETTLE)                  # the hold settles
         q0 = np.asarray(recorder.last_position)
-        knots, _ = demo_knots(opts, gc.urdf, rec.joint_names, q0)
+        knots, _ = demo_knots(opts, gc.robot_description(), rec.joint_names, q0)
         run = Run()
         current['run'] = run
         window = _send(graph, recorder, rec, knots, opts.duration)
@@ -213,7 +214,7 @@ def _pass(opts, rec, model_parameters, excite):
         rec.runs.append(run)
         if not excite:
             return []
-        model = rd.load_urdf(gc.urdf)
+        model = rd.load_urdf(gc.robot_description())
         problem = _stiffen(graph, recorder, model, q0)
         if problem:
             return [problem]
@@ -288,7 +289,7 @@ def _identify(opts, rec):
     output = Path(opts.output).with_name('identified_ur5e.urdf')
     argv = ['robot', '--bag', str(rec.bag), '--urdf', str(resources.default_urdf() if opts.urdf is None
                                                              else resources.urdf_file(opts.urdf)),
-            '--output', str(output), '--armature', '--json']
+            '--xacro-args', opts.xacro_args, '--output', str(output), '--armature', '--json']
     stdout, stderr = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
         code = identify.main(argv)
@@ -331,14 +332,15 @@ def run(opts):
     if problem:
         return rec, [problem]
     parameters = bringup.config_parameters(rec.report['parameters'])['/**']     # identify robot's OUT.yaml
-    identified = dict(urdf_path=rec.report['output'], armature=[float(a) for a in parameters['armature']],
+    identified = dict(urdf_path=rec.report['output'], xacro_args='',
+                      armature=[float(a) for a in parameters['armature']],
                       effort_offset=[float(o) for o in parameters['effort_offset']])
     print('demo: the controller, dynamics node and estimator restarted on the identified model',
           file=sys.stderr, flush=True)
     problems = _pass(opts, rec, identified, excite=False)
     if problems:
         return rec, problems
-    rec.held_out = _held_out(rec, _graph(opts).urdf, parameters)
+    rec.held_out = _held_out(rec, _graph(opts).robot_description(), parameters)
     return rec, []
 
 

@@ -595,7 +595,8 @@ def run_demo(opts) -> tuple[Recording, DemoReport | None, list[str]]:
     """Bring the graph up, drive it, record. Returns (recording, report or None, early failures)."""
     gc = simulation_graph(opts)
     rec = Recording(duration=opts.duration)
-    rec.robot_name = urdf_robot_name(gc.urdf)
+    urdf = gc.robot_description()
+    rec.robot_name = urdf_robot_name(urdf)
     with GraphRun(gc, opts.mode, opts.executor) as run:
         recorder = run.add(make_recorder(rec, context=run.context))
         rec.mode = run.description
@@ -635,7 +636,7 @@ def run_demo(opts) -> tuple[Recording, DemoReport | None, list[str]]:
 
         # 2. The trajectory, from where the arm is now.
         names = rec.joint_names
-        knots, limits = demo_knots(opts, gc.urdf, names, np.asarray(rec.joint_states.values[-1]))
+        knots, limits = demo_knots(opts, urdf, names, np.asarray(rec.joint_states.values[-1]))
         rec.effort_limit = limits[3]
         rec.t_start = time.monotonic()
         trajectory = trajectory_message(names, *knots)

@@ -116,8 +116,9 @@ def run(opts):
 
     gc = simulation_graph(opts, controller='mpc',
                           node_parameters={'mpc_controller': {'diagnostics_period': DIAGNOSTICS_PERIOD}})
-    model = rd.load_urdf(str(gc.urdf), tip_link=TOOL)
-    rec = MpcRecording(robot_name=urdf_robot_name(gc.urdf))
+    urdf = gc.robot_description()
+    model = rd.load_urdf(urdf, tip_link=TOOL)
+    rec = MpcRecording(robot_name=urdf_robot_name(urdf))
     with GraphRun(gc, opts.mode, opts.executor) as graph:
         recorder = graph.add(make_recorder(rec, graph.context))
         T_start, problem = start_at_rest(graph, gc, model, rec, recorder, opts, rec.commands, 'commands')

@@ -140,7 +140,8 @@ def run(opts):
     """Bring the graph up, give the simulator the payload, run, identify, tell the controller, run
     again. Returns (recording, problems)."""
     gc = simulation_graph(opts)
-    rec = PayloadRecording(robot_name=urdf_robot_name(gc.urdf),
+    urdf = gc.robot_description()
+    rec = PayloadRecording(robot_name=urdf_robot_name(urdf),
                            true_payload=dict(mass=opts.payload_mass, com=list(PAYLOAD_COM),
                                              inertia=list(PAYLOAD_INERTIA), frame=FRAME))
     with GraphRun(gc, opts.mode, opts.executor) as graph:
@@ -167,7 +168,7 @@ def run(opts):
         print(f'demo: the simulated arm carries {opts.payload_mass:g} kg at {FRAME}; the controller does '
               'not know', file=sys.stderr, flush=True)
         graph.wait_simulated(rec.joint_states, SETTLE)      # the arm takes the weight: it sags, it is held
-        knots, _ = demo_knots(opts, gc.urdf, rec.joint_names, np.asarray(rec.joint_states.values[-1]))
+        knots, _ = demo_knots(opts, urdf, rec.joint_names, np.asarray(rec.joint_states.values[-1]))
         problem = _run_trajectory(graph, recorder, rec, knots, opts.duration)
         if problem:
             return rec, [problem]

@@ -5,8 +5,9 @@
 - ``demo_trajectory`` / ``trajectory_message``: the joint-space demo trajectory (smooth out-and-back
   bumps from a start pose, within the joint limits) as knots and as a trajectory_msgs/JointTrajectory;
   ``demo_knots``: its knots for the demo's options within a URDF's limits;
-- ``urdf_joint_limits``, ``urdf_robot_name``: what a demo needs of a URDF, read by the package's own
-  URDF reader (``dynamics.load_urdf``, ``dynamics.urdf.robot_name``);
+- ``urdf_joint_limits``, ``urdf_robot_name``: what a demo needs of a URDF (a file, or the XML of
+  ``GraphConfig.robot_description()``: a xacro --urdf expanded), read by the package's own URDF reader
+  (``dynamics.load_urdf``, ``dynamics.urdf.robot_name``);
 - ``Series``: the messages of one topic as receive times, stamps and values;
 - ``save_figure``: a matplotlib figure to a PNG;
 - ``GraphRun``: the simulation graph running (one bring-up process, one process per node, or in this
@@ -104,11 +105,12 @@ def demo_trajectory(q0, duration=8.0, knot_step=0.5, *, lower=None, upper=None,
     return times, positions, velocities, accelerations
 
 
-def demo_knots(opts, urdf_path, joint_names, q0):
+def demo_knots(opts, urdf, joint_names, q0):
     """The demo trajectory's knots from q0 (``demo_trajectory``: ``opts.duration``, a knot every
     ``opts.knot_step``) within the URDF's position and velocity limits of ``joint_names``, and those
-    limits: ``(knots, (lower, upper, velocity, effort))`` (``urdf_joint_limits``)."""
-    limits = urdf_joint_limits(urdf_path, joint_names)
+    limits: ``(knots, (lower, upper, velocity, effort))`` (``urdf_joint_limits``; ``urdf``: a file or
+    its XML)."""
+    limits = urdf_joint_limits(urdf, joint_names)
     lower, upper, velocity, _ = limits
     knots = demo_trajectory(q0, opts.duration, opts.knot_step, lower=lower, upper=upper,
                             velocity_limit=velocity)
@@ -131,7 +133,9 @@ def trajectory_message(joint_names, times, positions, velocities, accelerations)
 
 
 def urdf_robot_name(urdf_path) -> str:
-    """The <robot name=...> of a URDF file (the file name if it has none)."""
+    """The <robot name=...> of a URDF file (the file name if it has none), or of a URDF's XML."""
+    if str(urdf_path).lstrip().startswith('<'):
+        return robot_name(str(urdf_path)) or 'robot'
     try:
         with open(urdf_path, encoding='utf-8') as f:
             return robot_name(f.read()) or Path(urdf_path).stem
@@ -140,8 +144,9 @@ def urdf_robot_name(urdf_path) -> str:
 
 
 def urdf_joint_limits(urdf_path, joint_names):
-    """(lower, upper, velocity, effort) arrays for ``joint_names`` from a URDF (the model's limits:
-    ``dynamics.load_urdf``); ±inf where there is none, and for joints the model does not have."""
+    """(lower, upper, velocity, effort) arrays for ``joint_names`` from a URDF, a file or its XML (the
+    model's limits: ``dynamics.load_urdf``); ±inf where there is none, and for joints the model does not
+    have."""
     model = rd.load_urdf(str(urdf_path))
     index = {name: k for k, name in enumerate(model.joint_names)}
     out = np.full((4, len(joint_names)), np.inf)
@@ -154,10 +159,11 @@ def urdf_joint_limits(urdf_path, joint_names):
 
 
 def simulation_graph(opts, **kwargs):
-    """The simulation graph (``bringup.resolve_graph``) of the demo's ``--config``, ``--urdf`` and ROS
-    arguments; ``kwargs``: resolve_graph's others (``controller``, ``node_parameters``)."""
-    return bringup.resolve_graph('simulation', config=opts.config, urdf=opts.urdf, ros_args=opts.ros_args,
-                                 **kwargs)
+    """The simulation graph (``bringup.resolve_graph``) of the demo's ``--config``, ``--urdf``,
+    ``--xacro-args`` and ROS arguments; ``kwargs``: resolve_graph's others (``controller``,
+    ``node_parameters``). Its URDF, as the nodes read it: ``robot_description()``."""
+    return bringup.resolve_graph('simulation', config=opts.config, urdf=opts.urdf, xacro_args=opts.xacro_args,
+                                 ros_args=opts.ros_args, **kwargs)
 
 
 def demo_main(opts, run, report) -> int:

@@ -115,7 +115,7 @@ def start_at_rest(graph, gc, model, rec, recorder, opts, first_output, what):
                             and recorder.target.get_subscription_count() > 0, opts.startup_timeout):
         return None, (f'no joint states, {what} or {recorder.target.topic_name} subscriber within '
                       f'{opts.startup_timeout:g} s' + graph.exit_note())
-    rec.effort_limit = urdf_joint_limits(gc.urdf, rec.joint_names)[3]
+    rec.effort_limit = urdf_joint_limits(gc.robot_description(), rec.joint_names)[3]
     spin_for(graph.executor, 0.5)
     q = np.asarray(rec.joint_states.values[-1])[_to_model_order(model, rec)]
     return rd.frame_pose(model, q, TOOL), None
@@ -127,8 +127,9 @@ def run(opts):
     from robot_dynamics_ros import dynamics as rd
 
     gc = simulation_graph(opts, controller='task_space')
-    model = rd.load_urdf(str(gc.urdf), tip_link=TOOL)
-    rec = TaskSpaceRecording(robot_name=urdf_robot_name(gc.urdf))
+    urdf = gc.robot_description()
+    model = rd.load_urdf(urdf, tip_link=TOOL)
+    rec = TaskSpaceRecording(robot_name=urdf_robot_name(urdf))
     with GraphRun(gc, opts.mode, opts.executor) as graph:
         recorder = graph.add(make_recorder(rec, graph.context))
         T_start, problem = start_at_rest(graph, gc, model, rec, recorder, opts, rec.pose_error, 'pose errors')

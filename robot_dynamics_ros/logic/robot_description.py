@@ -23,7 +23,8 @@ import threading
 
 from robot_dynamics_ros.logic.input_guard import bounded
 
-__all__ = ['DescriptionTooLarge', 'XACRO_SUFFIX', 'is_xacro', 'parse_xacro_args', 'read_description']
+__all__ = ['DescriptionError', 'DescriptionTooLarge', 'XACRO_SUFFIX', 'is_xacro', 'parse_xacro_args',
+           'read_description']
 
 XACRO_SUFFIX = '.xacro'
 _ASSIGN = ':='
@@ -32,7 +33,12 @@ _ASSIGN = ':='
 _XACRO_LOCK = threading.Lock()
 
 
-class DescriptionTooLarge(ValueError):
+class DescriptionError(ValueError):
+    """A description file that cannot be used as given: malformed xacro arguments, a xacro file that
+    cannot be expanded (the reason in words), or one above the size limit."""
+
+
+class DescriptionTooLarge(DescriptionError):
     """A description above the size limit: ``size`` bytes (UTF-8; a xacro file's after expansion)."""
 
     def __init__(self, path, size, limit):
@@ -48,8 +54,8 @@ def is_xacro(path) -> bool:
 
 def parse_xacro_args(text: str) -> dict[str, str]:
     """{name: value} of xacro's command-line arguments ``name:=value``, separated by spaces; a value
-    with spaces in shell quotes, an empty value allowed (``tf_prefix:=''``). ValueError for a word that
-    is not ``name:=value`` or a name given twice.
+    with spaces in shell quotes, an empty value allowed (``tf_prefix:=''``). DescriptionError (a
+    ValueError) for a word that is not ``name:=value`` or a name given twice.
 
     >>> parse_xacro_args("ur_type:=ur5e name:=ur prefix:='left arm'")
     {'ur_type': 'ur5e', 'name': 'ur', 'prefix': 'left arm'}
@@ -57,15 +63,16 @@ def parse_xacro_args(text: str) -> dict[str, str]:
     try:
         words = shlex.split(text or '')
     except ValueError as exc:          # an unclosed quote
-        raise ValueError(f'xacro_args {bounded(repr(text), 200)}: {exc}') from None
+        raise DescriptionError(f'xacro_args {bounded(repr(text), 200)}: {exc}') from None
     args: dict[str, str] = {}
     for word in words:
         name, assign, value = word.partition(_ASSIGN)
         if not assign or not name.strip():
-            raise ValueError(f'xacro_args: {bounded(repr(word), 100)} is not name:=value (arguments are '
-                             "separated by spaces, as on xacro's command line: 'ur_type:=ur5e name:=ur')")
+            raise DescriptionError(f'xacro_args: {bounded(repr(word), 100)} is not name:=value (arguments '
+                                   "are separated by spaces, as on xacro's command line: "
+                                   "'ur_type:=ur5e name:=ur')")
         if name in args:
-            raise ValueError(f'xacro_args: {name!r} is given twice')
+            raise DescriptionError(f'xacro_args: {name!r} is given twice')
         args[name] = value
     return args
 
@@ -76,8 +83,9 @@ def read_description(path, xacro_args: str = '', *, max_bytes: int | None = None
 
     ``max_bytes``: DescriptionTooLarge above it (a file's size, or the expanded XML's UTF-8 bytes); a
     file is never read past it (a device or FIFO never ends). OSError or UnicodeDecodeError for a URDF
-    that cannot be read; ValueError for a xacro file that cannot be expanded, saying why: an argument
-    that is not set, a package ``$(find ...)`` cannot find, xacro not installed, the error xacro gives.
+    that cannot be read; DescriptionError (a ValueError) for a xacro file that cannot be expanded,
+    saying why: an argument that is not set, a package ``$(find ...)`` cannot find, xacro not
+    installed, the error xacro gives.
     """
     if is_xacro(path):
         if not os.path.isfile(path):
@@ -94,11 +102,11 @@ def read_description(path, xacro_args: str = '', *, max_bytes: int | None = None
 
 
 def _expand(path: str, mappings: dict[str, str]) -> str:
-    """``xacro path name:=value ...``'s output; ValueError saying what went wrong, and in which file."""
+    """``xacro path name:=value ...``'s output; DescriptionError saying what went wrong, and in which file."""
     try:
         import xacro
     except ImportError:
-        raise ValueError(f'{bounded(path, 300)} is a xacro file: expanding it needs the xacro package '
+        raise DescriptionError(f'{bounded(path, 300)} is a xacro file: expanding it needs the xacro package '
                          '(pip install xacro, or the ROS package xacro)') from None
     with _XACRO_LOCK:
         try:
@@ -106,7 +114,7 @@ def _expand(path: str, mappings: dict[str, str]) -> str:
             document = xacro.process_file(path, mappings=dict(mappings))
         except Exception as exc:  # xacro raises XacroException and whatever its expressions raise
             where = (xacro.filestack or [None])[-1]
-            raise ValueError(_xacro_error(path, where, exc)) from None
+            raise DescriptionError(_xacro_error(path, where, exc)) from None
     return document.toprettyxml(indent='  ')
 
 

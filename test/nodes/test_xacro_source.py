@@ -107,3 +107,18 @@ def test_xacro_args_with_a_urdf_file_are_unused_and_said_so(graph, ur5e_model, c
     assert node.model is not None and node.model.joint_names == ur5e_model.joint_names
     (warning,) = _logged_at_start(capfd, 'is not a xacro file')
     assert '[WARN]' in warning and "xacro_args 'ur_type:=ur5e name:=ur' unused" in warning
+
+
+def test_the_demos_take_a_xacro_and_refuse_it_without_its_arguments(capsys):
+    """`python -m robot_dynamics_ros.demos --urdf X.xacro --xacro-args ...`: the graph's nodes get both, the
+    demo reads the expanded URDF; an argument missing ends the demo before any node starts."""
+    from robot_dynamics_ros.demos import __main__ as demos
+    from robot_dynamics_ros.demos.recording import simulation_graph, urdf_robot_name
+
+    opts = demos.build_parser().parse_args(['--urdf', UR_XACRO, '--xacro-args', UR5E_ARGS])
+    opts.ros_args = []
+    gc = simulation_graph(opts)
+    assert gc.overrides(bringup.SIMULATOR)['xacro_args'] == UR5E_ARGS
+    assert urdf_robot_name(gc.robot_description()) == 'ur'
+    assert demos.main(['--urdf', UR_XACRO, '--xacro-args', 'name:=ur', '--no-plot']) == 2
+    assert "demo: xacro argument 'ur_type' is not set" in capsys.readouterr().err
