@@ -8,11 +8,18 @@ in the numbering of the draft the core follows); this module converts at the nod
   arms adds terms of its own to every command (Franka, Kinova and KUKA FRI their gravity compensation
   g(q); UR's torque control gravity and scaled friction). The command sent is what is left to add:
 
-      τ_command = τ_full − τ_firmware(q, q̇)                                             (1)
+      τ_command = τ_full − [gravity] g(q) − [coriolis] c(q, q̇)                          (1)
+
+  computed with our model at the measured state, so that the joints apply τ_full whatever the
+  hardware. Friction is the exception: a firmware that compensates it supplies the joints' friction
+  torques itself, from its own (fresher) velocity,
+
       τ_firmware = [gravity] g(q) + [coriolis] c(q, q̇) + [friction] (s_v ⊙ F_v q̇ + s_c ⊙ F_s sgn(q̇))
 
-  computed with our model at the measured state (F_v, F_s: the URDF's <dynamics damping friction>;
-  s_v, s_c: the firmware's per-joint friction scales, ones unless the vendor uses them).
+  (F_v, F_s: the URDF's <dynamics damping friction>; s_v, s_c: the firmware's per-joint friction
+  scales, ones unless the vendor uses them), so the controllers add none of their own then
+  (``adds_friction``) and take none out: subtracting a Coulomb term of a velocity a few milliseconds
+  older than the firmware's would only chatter by ±F_s at rest.
 - **measured efforts** (``/joint_states`` effort; the estimators, the payload and arm identification):
 
       τ_reported = effort_scale ⊙ (effort − effort_offset)                               (2)
@@ -53,20 +60,27 @@ __all__ = ['HardwareProfile', 'Conventions', 'PROFILES', 'TERMS', 'MEASURED_EFFO
 
 #: The terms a firmware may add to every effort command.
 TERMS = ('gravity', 'friction', 'coriolis')
-#: What a measured effort may contain.
-MEASURED_EFFORTS = ('full', 'gravity_compensated')
-#: What the hardware does when commands stop.
-ON_COMMAND_TIMEOUT = ('zero_command', 'brake')
+#: What a measured effort may contain: the joint torque ('full'), the joint torque less the firmware's
+#: gravity compensation ('gravity_compensated'), or no torque at all ('current': motor currents, as
+#: ur_robot_driver publishes them; no model turns them into joint torques, so nothing reads them).
+MEASURED_EFFORTS = ('full', 'gravity_compensated', 'current')
+#: What the hardware does when commands stop: 'keep_last' (it goes on applying the last command, as
+#: ros2_control's forward controllers do), 'zero_command' (the firmware's own terms only: an arm that
+#: compensates gravity floats, any other falls), 'brake' (the robot stops and holds, as a reflex or
+#: protective stop does).
+ON_COMMAND_TIMEOUT = ('keep_last', 'zero_command', 'brake')
 DEFAULT_PROFILE = 'ros2_control'
 
 
 @dataclasses.dataclass(frozen=True)
 class HardwareProfile:
-    """One arm's documented conventions (doc/hardware.md has the sources).
+    """One arm's documented conventions (doc/hardware.md gives the sources: vendor documentation and
+    driver code, with their versions).
 
-    ``firmware_compensates``: subset of TERMS; ``measured_effort``: one of MEASURED_EFFORTS;
-    ``command_rate``: Hz the hardware needs (0: none); ``command_timeout``: s without a command
-    before the hardware reacts (0: it keeps the last command); ``on_command_timeout``: one of
+    ``firmware_compensates``: subset of TERMS; ``viscous_scale``, ``coulomb_scale``: the firmware's
+    friction scales (per joint; None = ones); ``measured_effort``: one of MEASURED_EFFORTS;
+    ``command_rate``: Hz the hardware needs (0: none); ``command_timeout``: s without a command before
+    the hardware reacts (0: not documented, or never); ``on_command_timeout``: one of
     ON_COMMAND_TIMEOUT; ``summary``: one line for logs and the documentation.
     """
     name: str
@@ -76,25 +90,33 @@ class HardwareProfile:
     command_timeout: float
     on_command_timeout: str
     summary: str
+    viscous_scale: tuple | None = None
+    coulomb_scale: tuple | None = None
 
 
 PROFILES = {p.name: p for p in (
-    HardwareProfile('ros2_control', frozenset(), 'full', 0.0, 0.0, 'zero_command',
+    HardwareProfile('ros2_control', frozenset(), 'full', 0.0, 0.0, 'keep_last',
                     'a ros2_control effort interface that applies the command as it is (Gazebo, '
-                    'MuJoCo, simulator_node): full torque commanded and measured'),
+                    'MuJoCo, simulator_node): full torque commanded and measured; the forward '
+                    'controller keeps applying the last command'),
     HardwareProfile('franka', frozenset({'gravity', 'friction'}), 'full', 1000.0, 0.02, 'brake',
-                    'Franka (libfranka / franka_ros2): torque commands without gravity and friction, '
-                    'tau_J measured link-side (full); 1 kHz, a missed deadline stops the robot'),
-    HardwareProfile('ur', frozenset({'gravity', 'friction'}), 'full', 500.0, 0.002, 'brake',
-                    'Universal Robots e-Series direct torque control (ur_robot_driver '
-                    'forward_effort_controller): the controller adds gravity and scaled friction; '
-                    '500 Hz, a missed step leaves torque control'),
-    HardwareProfile('kinova', frozenset({'gravity'}), 'full', 1000.0, 0.25, 'brake',
-                    'Kinova Gen3 low-level torque mode: the base compensates gravity; without a '
-                    'command for 250 ms the arm leaves torque mode and holds'),
-    HardwareProfile('kuka_fri', frozenset({'gravity'}), 'full', 1000.0, 0.02, 'brake',
-                    'KUKA LBR FRI torque mode: commanded torques are superimposed on the '
-                    "controller's own gravity compensation; a lost FRI connection stops the robot"),
+                    'Franka FR3 (libfranka 0.21, franka_ros2 3.4): torque commands without gravity and '
+                    'motor friction; tau_J, the link-side torque sensors, as effort; 1 kHz, 20 missed '
+                    'cycles stop the robot (communication_constraints_violation)'),
+    HardwareProfile('ur', frozenset({'gravity', 'friction'}), 'current', 500.0, 0.04, 'brake',
+                    "Universal Robots e-Series direct torque control (PolyScope >= 5.25.1; "
+                    "ur_robot_driver's forward_effort_controller): the controller adds gravity and "
+                    'scaled friction; efforts are motor currents (A); 500 Hz, robot_receive_timeout '
+                    '0.04 s then stopj', viscous_scale=(0.9, 0.9, 0.8, 0.9, 0.9, 0.9),
+                    coulomb_scale=(0.8, 0.8, 0.7, 0.8, 0.8, 0.8)),
+    HardwareProfile('kinova', frozenset(), 'full', 1000.0, 0.0, 'brake',
+                    'Kinova Gen3 low-level torque mode (Kortex API): no gravity compensation in '
+                    'low-level mode; joint torque sensors as effort; 1 kHz (ros2_kortex 0.2.6 has no '
+                    'effort interface)'),
+    HardwareProfile('kuka_fri', frozenset({'gravity'}), 'full', 500.0, 0.0, 'brake',
+                    'KUKA LBR FRI torque mode (kuka_drivers 2.0): a torque overlay superimposed on '
+                    "the controller's gravity compensation; measured torques as effort; the FRI "
+                    'session stops commanding when the connection quality drops'),
 )}
 
 
@@ -118,15 +140,26 @@ class Conventions:
         """True when a command is applied as it is (nothing added by the firmware)."""
         return not self.firmware_compensates
 
-    def firmware_torques(self, model, q, qd):
-        """τ_firmware(q, q̇) of (1), (n,) model order: what the firmware adds to every command, by our
-        model. Zeros when it adds nothing."""
+    @property
+    def adds_friction(self):
+        """True when the firmware supplies the joints' friction torques (the controllers add none)."""
+        return 'friction' in self.firmware_compensates
+
+    def _model_terms(self, model, q, qd):
+        """[gravity] g(q) + [coriolis] c(q, q̇): the firmware's terms a command leaves out (1)."""
         tau = np.zeros(model.nq)
         if 'gravity' in self.firmware_compensates:
             tau += rd.gravity_torques(model, q)
         if 'coriolis' in self.firmware_compensates:
             tau += rd.coriolis_forces(model, q, qd)
-        if 'friction' in self.firmware_compensates:
+        return tau
+
+    def firmware_torques(self, model, q, qd, friction=True):
+        """τ_firmware(q, q̇), (n,) model order: what the firmware adds to every command, by our model
+        (a simulator emulating it); ``friction`` False: without the friction compensation (an arm
+        without friction has none to compensate). Zeros when it adds nothing."""
+        tau = self._model_terms(model, q, qd)
+        if friction and self.adds_friction:
             viscous, coulomb = model.damping, model.friction
             if self.viscous_scale is not None:
                 viscous = viscous * self.viscous_scale
@@ -136,10 +169,11 @@ class Conventions:
         return tau
 
     def command(self, model, tau_full, q, qd):
-        """τ_command = τ_full − τ_firmware(q, q̇) (1): what to send for the full torque ``tau_full``."""
-        if not self.firmware_compensates:
+        """τ_command of (1): what to send for the joint torque ``tau_full`` (without friction when the
+        firmware compensates it: ``adds_friction``)."""
+        if not self.firmware_compensates - {'friction'}:
             return tau_full
-        return tau_full - self.firmware_torques(model, q, qd)
+        return tau_full - self._model_terms(model, q, qd)
 
     def reported_torque(self, effort):
         """τ_reported = effort_scale ⊙ (effort − effort_offset) (2), (n,) model order."""
@@ -150,8 +184,17 @@ class Conventions:
             tau = tau * self.effort_scale
         return tau
 
+    @property
+    def efforts_are_torques(self):
+        """False when the measured efforts are no joint torques ('current'): nothing may read them."""
+        return self.measured_effort != 'current'
+
     def full_torque(self, model, effort, q):
-        """τ_full of (3) from a measured effort at q: the joint torque the dynamics works with."""
+        """τ_full of (3) from a measured effort at q: the joint torque the dynamics works with.
+        ValueError when the efforts are no torques (``efforts_are_torques``)."""
+        if not self.efforts_are_torques:
+            raise ValueError(f"the measured efforts are motor currents (measured_effort 'current', "
+                             f"hardware_profile '{self.profile}'), not joint torques")
         tau = self.reported_torque(effort)
         if self.measured_effort == 'gravity_compensated':
             tau = tau + rd.gravity_torques(model, q)
@@ -159,7 +202,8 @@ class Conventions:
 
     def measured(self, model, tau_full, q):
         """The effort this hardware reports for the applied joint torque ``tau_full`` at q: the
-        inverse of ``full_torque`` (a simulator emulating the hardware)."""
+        inverse of ``full_torque`` (a simulator emulating the hardware). For 'current' there is no
+        motor model: the torque divided by ``effort_scale`` stands in for the current."""
         tau = np.array(tau_full, dtype=np.float64)
         if self.measured_effort == 'gravity_compensated':
             tau -= rd.gravity_torques(model, q)
@@ -192,17 +236,16 @@ def _terms(value):
     return frozenset(names)
 
 
-def _per_joint(name, value, n, positive=True):
-    """A per-joint array parameter: None for []; else n finite numbers (> 0 with ``positive``)."""
+def _per_joint(name, value, n):
+    """A per-joint array parameter: None for []; else n finite numbers."""
     values = np.asarray(list(value), dtype=np.float64).ravel()
     if values.size == 0:
         return None
     if n is not None and values.size != n:
         raise ValueError(f"parameter '{name}' must have {n} values, one per joint, or none ([]); "
                          f'got {values.size}')
-    if not np.isfinite(values).all() or (positive and (values <= 0.0).any()):
-        raise ValueError(f"parameter '{name}' must be finite{' and > 0' if positive else ''}, got "
-                         f'{values.tolist()[:12]}')
+    if not np.isfinite(values).all():
+        raise ValueError(f"parameter '{name}' must be finite, got {values.tolist()[:12]}")
     return values
 
 
@@ -214,7 +257,8 @@ def resolve(profile=DEFAULT_PROFILE, *, firmware_compensates=(), measured_effort
     ``firmware_compensates``: [] = the profile's, ['none'] = nothing, else names from TERMS.
     ``measured_effort``: '' = the profile's, else one of MEASURED_EFFORTS. The per-joint arrays
     (model order, n values when ``n`` is given; [] = the default): ``viscous_scale``,
-    ``coulomb_scale`` (the firmware's friction scales, >= 0), ``effort_scale`` (> 0),
+    ``coulomb_scale`` (the firmware's friction scales, >= 0; [] = the profile's, else ones),
+    ``effort_scale`` (non-zero: a negative one flips a sensor's sign),
     ``effort_offset`` (None or an (n,) array: the sensors' offset, N m).
     """
     if profile not in PROFILES:
@@ -226,14 +270,22 @@ def resolve(profile=DEFAULT_PROFILE, *, firmware_compensates=(), measured_effort
     if measured not in MEASURED_EFFORTS:
         raise ValueError(f"parameter 'measured_effort' must be '' (the profile's) or one of "
                          f'{list(MEASURED_EFFORTS)}, got {str(measured_effort)[:64]!r}')
-    viscous = _per_joint('firmware_viscous_scale', viscous_scale, n, positive=False)
-    coulomb = _per_joint('firmware_coulomb_scale', coulomb_scale, n, positive=False)
-    for name, values in (('firmware_viscous_scale', viscous), ('firmware_coulomb_scale', coulomb)):
+    scales = {}
+    for name, value, default in (('firmware_viscous_scale', viscous_scale, base.viscous_scale),
+                                 ('firmware_coulomb_scale', coulomb_scale, base.coulomb_scale)):
+        values = _per_joint(name, value, n)
         if values is not None and (values < 0.0).any():
             raise ValueError(f"parameter '{name}' must be >= 0, got {values.tolist()[:12]}")
+        if values is None and default is not None and n in (None, len(default)):
+            values = np.array(default)      # (the vendor's scales fit its arms' joint count only)
+        scales[name] = values
+    effort = _per_joint('effort_scale', effort_scale, n)
+    if effort is not None and (effort == 0.0).any():
+        raise ValueError(f"parameter 'effort_scale' must not be 0 (a negative value flips a sensor's "
+                         f'sign), got {effort.tolist()[:12]}')
     return Conventions(profile, base.firmware_compensates if terms is None else terms, measured,
-                       base.command_rate, base.command_timeout, base.on_command_timeout, viscous,
-                       coulomb, _per_joint('effort_scale', effort_scale, n),
+                       base.command_rate, base.command_timeout, base.on_command_timeout,
+                       scales['firmware_viscous_scale'], scales['firmware_coulomb_scale'], effort,
                        None if effort_offset is None or not np.any(effort_offset)
                        else np.asarray(effort_offset, dtype=np.float64))
 
@@ -261,7 +313,8 @@ class CheckResult:
     """The verdict of the start-up check: ``status`` 'consistent' (the efforts fit the convention),
     'contradiction' (they fit the other one: ``fitting`` names it), 'inconclusive' (gravity too small
     at this posture to tell, or the efforts fit neither) or 'no_efforts' (the joint states carry none);
-    ``status`` 'skipped': not checked (the controller's check_effort_convention is false);
+    ``status`` 'skipped': not checked (the controller's check_effort_convention is false), 'no_torques':
+    the efforts are motor currents;
     ``share``: the share of g(q) in the measured efforts (None when not computed); ``message``."""
     status: str
     fitting: str | None
@@ -336,6 +389,11 @@ class EffortConventionCheck:
     def add(self, q, qd, effort):
         """One complete joint state (model order); returns the result once there is one."""
         if self.result is not None:
+            return self.result
+        if not self.conventions.efforts_are_torques:
+            self.result = CheckResult('no_torques', None, None,
+                                      "the measured efforts are motor currents (measured_effort "
+                                      "'current'): the effort convention cannot be checked")
             return self.result
         if effort is None:
             self.result = CheckResult('no_efforts', None, None,

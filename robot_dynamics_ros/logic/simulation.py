@@ -43,10 +43,12 @@ knows the arm, not what it carries),
 
     τ_applied = sat(τ_command + τ_firmware(q, q̇))                     (logic/hardware.py, eq. 1)
 
-so a simulated Franka or Kinova holds still under a zero command. No command for ``command_timeout``
-s (or the hardware's own, when shorter): the hardware's ``on_command_timeout``, 'zero_command' (the
-firmware's terms only: an arm that compensates gravity floats, any other falls) or 'brake' (the arm
-stops where it is and holds, as a reflex or protective stop does, until the next command).
+so a simulated Franka or Kinova holds still under a zero command. The firmware's friction
+compensation applies only with ``friction`` (an arm without friction has none to compensate).
+No command for ``command_timeout`` s (or the hardware's own, when shorter): the hardware's
+``on_command_timeout``, 'zero_command' (the firmware's terms only: an arm that compensates gravity
+floats, any other falls) or 'brake' (the arm stops where it is and holds, as a reflex or protective
+stop does, until the next command).
 
 Lock-step: after a publication the simulation may wait (at most ``lockstep_timeout`` s of wall
 time, without stepping) for the next command. In real time it does so once commands have answered
@@ -465,7 +467,8 @@ class Simulation:
         """τ_firmware(q, q̇): what the emulated firmware adds to every command (zeros: nothing)."""
         if self.hardware.full_torque_commands:
             return np.zeros(self.model.nq)
-        return self.hardware.firmware_torques(self.firmware_model, self.q, self.qd)
+        return self.hardware.firmware_torques(self.firmware_model, self.q, self.qd,
+                                              friction=self.settings['friction'])
 
     def _applied_effort(self):
         """τ_applied = sat(τ_command + τ_firmware) (module docstring); after a command timeout the
@@ -475,8 +478,8 @@ class Simulation:
             self._command = None
             if not self._command_timed_out:
                 self._command_timed_out = True
-                reaction = self.hardware.on_command_timeout
-                self.braked = reaction == 'brake'
+                # (a hardware that keeps the last command: zero, the simulator's own safety)
+                self.braked = self.hardware.on_command_timeout == 'brake'
                 self.report.warning(
                     f'no effort command for {timeout:g} s of simulated time: '
                     + ('the arm brakes and holds where it is (the hardware\'s reaction, '

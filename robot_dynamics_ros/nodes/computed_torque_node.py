@@ -599,7 +599,8 @@ class ComputedTorqueController(Controller):
         kp, kd = self._gains
         try:
             tau = rd.computed_torque(self.model, q, qd, q_d, qd_d, qdd_d, kp, kd)
-            if self._friction_compensation:     # of the reference: no chatter from a noisy q̇ near rest
+            # of the reference: no chatter from a noisy q̇ near rest; none where the firmware supplies it
+            if self._friction_compensation and not self._hardware.firmware_adds_friction:
                 tau = tau + rd.friction_torques(self.model, qd_d)
         except COMPUTE_ERRORS as exc:
             self._throttle.warn('compute/tau', f'cannot compute the computed torque: {exc}')

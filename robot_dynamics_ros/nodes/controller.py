@@ -245,13 +245,13 @@ class Controller(Node):
         self._publish_gravity()
 
     def _publish_gravity(self, friction=False):
-        """g(q) at the last measured q (with ``friction``, plus the URDF friction torques of its q̇):
-        the arm does not fall (and is not driven); on an arm whose firmware adds them itself, what is
-        left of them (EffortCommand)."""
+        """g(q) at the last measured q (with ``friction``, plus the URDF friction torques of its q̇,
+        unless the firmware supplies them): the arm does not fall (and is not driven); on an arm whose
+        firmware adds g itself, what is left of it (EffortCommand)."""
         q, qd = self._input.cache.arrays()
         try:
             tau = rd.gravity_torques(self.model, q)
-            if friction:
+            if friction and not self._hardware.firmware_adds_friction:
                 tau = tau + rd.friction_torques(self.model, qd)
         except COMPUTE_ERRORS as exc:
             self._throttle.warn('compute/gravity', f'cannot compute gravity torques: {exc}')

@@ -262,7 +262,7 @@ class DynamicsNode(Node):
         gravity a 'gravity_compensated' measurement took out)."""
         effort = self._input.cache.message_efforts(msg)
         conventions = self._hardware.conventions()
-        if effort is None or conventions is None:
+        if effort is None or conventions is None or not conventions.efforts_are_torques:
             return
         tau = conventions.full_torque(self._hardware.firmware_model, effort, q)
         stamp = msg.header.stamp
@@ -274,6 +274,12 @@ class DynamicsNode(Node):
         model = self._source.base_model
         if model is None:
             response.success, response.message = False, '{"reason": "no robot model yet"}'
+            return response
+        conventions = self._hardware.conventions()
+        if conventions is not None and not conventions.efforts_are_torques:
+            response.success = False
+            response.message = ('{"reason": "the measured efforts are motor currents (measured_effort '
+                                '\'current\'), not joint torques"}')
             return response
         frame = self.get_parameter('payload_frame').value or model.tip_frame
         estimate, reason = identify_recent(model, self._log, frame, self._settings['identification_cutoff'])

@@ -219,8 +219,9 @@ class ExternalTorqueEstimator(Node):
                                 'estimate until every joint has one')
             return
         conventions = self._hardware.conventions()
-        if conventions is None:
-            self._throttle.warn('hardware', f'no estimate: {self._hardware.error}')
+        if conventions is None or not conventions.efforts_are_torques:
+            why = self._hardware.error if conventions is None else 'the measured efforts are motor currents'
+            self._throttle.warn('hardware', f'no estimate: {why}')
             return
         q, qd = self._input.cache.arrays()
         # the joint torque: the measured effort less the sensors' offset, plus what the firmware's
@@ -274,6 +275,9 @@ class ExternalTorqueEstimator(Node):
             problems = ((ERROR, 'no estimate: observer_gain or contact_threshold do not fit the model'),)
         elif self.model is not None and self._hardware.conventions() is None:
             problems = ((ERROR, f'no estimate: {self._hardware.error}'),)
+        elif self.model is not None and not self._hardware.conventions().efforts_are_torques:
+            problems = ((ERROR, "no estimate: the measured efforts are motor currents (measured_effort "
+                                "'current'), not joint torques"),)
         contact = 'unknown' if self._contact is None else str(self._contact).lower()
         return Details(values=(('contact', contact), ('external torque norm (N m)', number(norm, 3)),
                                ('observer restarts (since start)',

@@ -6,12 +6,14 @@
 - ``firmware_compensates`` (string array; [] = the profile's, ['none'] = nothing): the terms the
   robot adds to every effort command itself, from 'gravity', 'friction', 'coriolis'.
 - ``firmware_viscous_scale``, ``firmware_coulomb_scale`` (double arrays, one per joint in the node's
-  joint order, >= 0; [] = ones): the scales of the firmware's friction compensation (UR's
-  FrictionModelParameters), applied to the model's URDF friction.
+  joint order, >= 0; [] = the profile's, else ones): the scales of the firmware's friction
+  compensation (UR's FrictionModelParameters), applied to the model's URDF friction.
 - ``measured_effort`` (string; '' = the profile's): what ``/joint_states`` effort contains, 'full'
-  (the applied joint torque) or 'gravity_compensated' (τ − g(q)).
-- ``effort_scale`` (double array, one per joint, > 0; [] = ones): joint torque = effort_scale ×
-  (measured effort − effort_offset) before the convention (effort_offset: model_source's).
+  (the applied joint torque), 'gravity_compensated' (τ − g(q)) or 'current' (motor currents, no
+  torques: the estimator and the payload identification then refuse them).
+- ``effort_scale`` (double array, one per joint, non-zero; [] = ones): joint torque = effort_scale ×
+  (measured effort − effort_offset) before the convention (effort_offset: model_source's; a negative
+  scale flips a sensor's sign).
 
 In the controllers and the simulator they are read-only (a change of the conventions under a running
 arm would step its torque); in dynamics_node and external_torque_estimator they are settable at run
@@ -53,20 +55,22 @@ class HardwareParameters:
             additional_constraints=f"[], ['none'] or names from {list(TERMS)}"))
         node.declare_parameter('firmware_viscous_scale', [], describe(
             "Per-joint scale of the firmware's viscous friction compensation (of the URDF damping), in "
-            "the node's joint order; [] = ones.", read_only=read_only, dynamic_typing=True,
+            "the node's joint order; [] = the profile's, else ones.", read_only=read_only,
+            dynamic_typing=True,
             additional_constraints='[] or one finite number >= 0 per joint'))
         node.declare_parameter('firmware_coulomb_scale', [], describe(
             "Per-joint scale of the firmware's Coulomb friction compensation (of the URDF friction); "
-            '[] = ones.', read_only=read_only, dynamic_typing=True,
+            "[] = the profile's, else ones.", read_only=read_only, dynamic_typing=True,
             additional_constraints='[] or one finite number >= 0 per joint'))
         node.declare_parameter('measured_effort', '', describe(
-            "What joint_states effort contains: 'full' (the applied joint torque, gravity included) or "
-            "'gravity_compensated' (the torque minus g(q)); '' = the profile's.", read_only=read_only,
+            "What joint_states effort contains: 'full' (the applied joint torque, gravity included), "
+            "'gravity_compensated' (the torque minus g(q)) or 'current' (motor currents: not read); "
+            "'' = the profile's.", read_only=read_only,
             additional_constraints=f"'' or one of {list(MEASURED_EFFORTS)}"))
         node.declare_parameter('effort_scale', [], describe(
             'Per-joint factor from the measured effort to joint torque, N m per unit (joint torque = '
             'effort_scale (effort - effort_offset)); [] = ones.', read_only=read_only,
-            dynamic_typing=True, additional_constraints='[] or one finite number > 0 per joint'))
+            dynamic_typing=True, additional_constraints='[] or one finite non-zero number per joint'))
         if runtime:
             node.add_on_set_parameters_callback(parameter_validator(self._check_parameters))
             node.add_post_set_parameters_callback(self._apply_parameters)
@@ -116,6 +120,13 @@ class HardwareParameters:
         """The arm as its firmware knows it: the node's model without the payload (the payload
         parameters tell our model about a load the firmware does not know)."""
         return self._source.base_model
+
+    @property
+    def firmware_adds_friction(self):
+        """True when the firmware supplies the joints' friction torques: the node's friction
+        compensation then adds nothing (logic/hardware.py, eq. 1)."""
+        conventions = self.conventions()
+        return conventions is not None and conventions.adds_friction
 
     def conventions(self):
         """The Conventions in force for the current model (None without a model, or when a value

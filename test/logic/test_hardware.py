@@ -41,24 +41,24 @@ def _state(model, seed):
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), profile=st.sampled_from(sorted(PROFILES)))
 def test_command_plus_the_firmware_terms_is_the_full_torque(ur5e, seed, profile):
-    """For every profile: τ_command + τ_firmware(q, q̇) = τ_full, and τ_firmware is exactly the terms
-    the profile names (gravity, friction, Coriolis), computed independently here."""
+    """For every profile: τ_command + τ_firmware(q, q̇) = τ_full + the friction the firmware supplies,
+    each term computed independently here (gravity and Coriolis from the RNEA, friction by hand)."""
     q, qd, tau = _state(ur5e, seed)
     c = resolve(profile)
     command = c.command(ur5e, tau, q, qd)
-    firmware = np.zeros(6)
+    gravity = rd.inverse_dynamics(ur5e, q, np.zeros(6), np.zeros(6))
+    s_v, s_c = (np.ones(6) if s is None else s for s in (c.viscous_scale, c.coulomb_scale))
+    expected = {'gravity': gravity,
+                'coriolis': rd.inverse_dynamics(ur5e, q, qd, np.zeros(6)) - gravity,
+                'friction': s_v * ur5e.damping * qd + s_c * ur5e.friction * np.sign(qd)}
+    firmware = sum((expected[t] for t in c.firmware_compensates), np.zeros(6))
+    np.testing.assert_allclose(c.firmware_torques(ur5e, q, qd), firmware, atol=1e-10)
+    supplied = expected['friction'] if c.adds_friction else 0.0
+    np.testing.assert_allclose(command + firmware, tau + supplied, atol=1e-10)
     if 'gravity' in c.firmware_compensates:
-        firmware += rd.inverse_dynamics(ur5e, q, np.zeros(6), np.zeros(6))
-    if 'coriolis' in c.firmware_compensates:
-        firmware += rd.inverse_dynamics(ur5e, q, qd, np.zeros(6)) - rd.inverse_dynamics(
-            ur5e, q, np.zeros(6), np.zeros(6))
-    if 'friction' in c.firmware_compensates:
-        firmware += ur5e.damping * qd + ur5e.friction * np.sign(qd)
-    np.testing.assert_allclose(command + firmware, tau, atol=1e-10)
-    if profile == 'ros2_control':
-        assert command is tau
-    else:
         assert np.abs(command - tau).max() > 1.0     # the firmware's gravity is not small here
+    else:
+        assert command is tau
 
 
 def test_explicit_fields_override_the_profile(ur5e):
@@ -72,8 +72,10 @@ def test_explicit_fields_override_the_profile(ur5e):
     # the UR's per-joint friction scales, of the URDF's viscous and Coulomb friction
     s_v, s_c = np.linspace(0.0, 1.0, 6), np.linspace(1.0, 0.5, 6)
     c = resolve('ur', viscous_scale=s_v, coulomb_scale=s_c, n=6)
-    expected = tau - g - (s_v * ur5e.damping * qd + s_c * ur5e.friction * np.sign(qd))
-    np.testing.assert_allclose(c.command(ur5e, tau, q, qd), expected, atol=1e-10)
+    expected = g + s_v * ur5e.damping * qd + s_c * ur5e.friction * np.sign(qd)
+    np.testing.assert_allclose(c.firmware_torques(ur5e, q, qd), expected, atol=1e-10)
+    np.testing.assert_allclose(c.firmware_torques(ur5e, q, qd, friction=False), g, atol=1e-10)
+    np.testing.assert_allclose(c.command(ur5e, tau, q, qd), tau - g, atol=1e-10)
 
 
 @settings(max_examples=30, deadline=None)
@@ -193,6 +195,27 @@ def test_the_payload_is_the_models_and_the_firmware_knows_the_arm(ur5e):
         result = check_effort_convention(loaded, ur5e, c, BENT, efforts)
         assert result.status == 'consistent', result.message
         assert abs(result.share - (measured == 'full')) < 1e-9
+
+
+def test_the_vendors_values():
+    """What doc/hardware.md cites: Franka and UR compensate gravity and friction (UR with its default
+    scales), KUKA FRI gravity, Kinova's low-level mode nothing; UR's efforts are motor currents, which
+    nothing reads as torques, and the check says so."""
+    assert resolve('franka').firmware_compensates == {'gravity', 'friction'}
+    ur = resolve('ur', n=6)
+    assert ur.firmware_compensates == {'gravity', 'friction'} and ur.viscous_scale[2] == 0.8
+    assert resolve('ur', n=7).viscous_scale is None        # the UR scales fit six joints only
+    assert resolve('kuka_fri').firmware_compensates == {'gravity'}
+    assert not resolve('kinova').firmware_compensates
+    assert not ur.efforts_are_torques
+    with pytest.raises(ValueError, match='currents'):
+        ur.full_torque(None, np.zeros(6), np.zeros(6))
+    assert resolve('ur', measured_effort='gravity_compensated').efforts_are_torques
+
+
+def test_currents_are_not_checked(ur5e):
+    result = _feed(ur5e, resolve('ur'), [np.zeros(6)] * REST_STATES)
+    assert result.status == 'no_torques' and result.allows_commands
 
 
 def test_command_rate_problem():

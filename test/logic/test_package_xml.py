@@ -66,6 +66,8 @@ NO_ROSDEP_KEY = {
                 'python3-llvmlite), pinned in requirements/runtime.txt',
     'modern_robotics': 'no rosdep key (neither a system nor a pip one): installed from '
                        'requirements/test.txt',
+    'mujoco': 'no rosdep key (rosdistro has none): the test plant of test/plants (a MuJoCo arm whose '
+              'firmware compensates gravity), installed from requirements/test.txt',
     'crocoddyl': 'not a dependency: the optimal-control reference, imported only by '
                  'benchmarks/_crocoddyl_reaching.py in a venv of its own (.venv-crocoddyl, '
                  'requirements/crocoddyl-reference.txt: it needs Pinocchio 4.0.0)',
