@@ -216,7 +216,7 @@ class Conventions:
     def describe(self):
         """The conventions in a few words (logs, /diagnostics)."""
         added = ', '.join(t for t in TERMS if t in self.firmware_compensates) or 'nothing'
-        return (f"hardware_profile '{self.profile}': the firmware adds {added} to every command; "
+        return (f"hardware_profile '{self.profile}': the firmware adds {added} to the commands; "
                 f'measured efforts are {self.measured_effort}')
 
 
@@ -354,7 +354,7 @@ def check_effort_convention(model, firmware_model, conventions, q, tau_reported)
     fitting = ('full' if share >= 0.5 + FIT_MARGIN else 'gravity_compensated' if share <= 0.5 - FIT_MARGIN
                else None)
     expected = conventions.measured_effort
-    said = (f'the measured efforts hold {share:.0%} of the model\'s g(q) (|g| = {norm:.1f} N m; '
+    said = (f'the measured efforts hold {round(share, 2) + 0.0:.0%} of the model\'s g(q) (|g| = {norm:.1f} N m; '
             f"'full' predicts 100 %, 'gravity_compensated' 0 %)")
     if fitting is None:
         return CheckResult('inconclusive', None, share,

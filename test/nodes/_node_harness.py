@@ -44,6 +44,7 @@ class Harness:
         self.probe = rclpy.create_node('test_probe', context=self.context)
         self.executor.add_node(self.probe)
         self.nodes = []
+        self._endpoints = []        # the probe's subscriptions and publishers made by collect, publisher
         self.logs = []
         self.probe.create_subscription(Log, '/rosout', self.logs.append, QoSProfile(depth=1000))
 
@@ -66,7 +67,8 @@ class Harness:
         return node
 
     def remove_all(self):
-        """Destroy every node added, and start over with a fresh executor.
+        """Destroy every node added and the probe's subscriptions and publishers (``collect``,
+        ``publisher``), and start over with a fresh executor.
 
         rclpy 9.1.2's EventsExecutor keeps running the callbacks of a removed node (and then
         fails on its destroyed handles), so nodes are never removed from a live executor here:
@@ -76,6 +78,13 @@ class Harness:
         for node in self.nodes:
             node.destroy_node()
         self.nodes = []
+        # the probe's endpoints go too: a test's collections stop growing (and costing) after it
+        for endpoint in self._endpoints:
+            if isinstance(endpoint, rclpy.subscription.Subscription):
+                self.probe.destroy_subscription(endpoint)
+            else:
+                self.probe.destroy_publisher(endpoint)
+        self._endpoints = []
         self.executor = make_executor(context=self.context)
         self.executor.add_node(self.probe)
 
@@ -98,12 +107,13 @@ class Harness:
     def collect(self, msg_type, topic, qos=100):
         """Subscribe the probe; return the list every received message is appended to."""
         received = []
-        self.probe.create_subscription(msg_type, topic, received.append, qos)
+        self._endpoints.append(self.probe.create_subscription(msg_type, topic, received.append, qos))
         return received
 
     def publisher(self, msg_type, topic, qos=10, wait_for=1):
         """A probe publisher, returned once ``wait_for`` subscribers have matched."""
         pub = self.probe.create_publisher(msg_type, topic, qos)
+        self._endpoints.append(pub)
         assert self.spin_until(lambda: pub.get_subscription_count() >= wait_for, 10.0), \
             f'no subscriber on {topic}'
         return pub

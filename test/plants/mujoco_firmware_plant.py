@@ -263,6 +263,17 @@ class MujocoArm:
             return full - self.gravity_compensation()
         raise ValueError(f'reported_effort must be one of {REPORTED_EFFORTS}, got {reported!r}')
 
+    def holding_efforts(self, reported='full'):
+        """The efforts of an arm held still by its brakes (before the first command): 'full' = the
+        torque that holds it, MuJoCo's ``qfrc_bias`` at rest (its gravity); 'gravity_compensated' = that
+        minus the firmware's gravity compensation. From the last mj_forward."""
+        full = self.data.qfrc_bias[self.dof_index].copy()
+        if reported == 'full':
+            return full
+        if reported == 'gravity_compensated':
+            return full - self.gravity_compensation()
+        raise ValueError(f'reported_effort must be one of {REPORTED_EFFORTS}, got {reported!r}')
+
 
 def _descriptor(description, dynamic_typing=False):
     return ParameterDescriptor(description=description, read_only=True, dynamic_typing=dynamic_typing)
@@ -291,7 +302,8 @@ class MujocoFirmwarePlant(Node):
     (wall time / dt), then publishes the state. A backlog beyond two publication periods is dropped
     (``dropped`` counts the seconds): the simulation then runs slower than real time rather than open
     loop in bursts. With ``wait_for_command`` nothing steps until the first command; the initial state
-    is published meanwhile, so a controller can start.
+    is published meanwhile, with the efforts of an arm held on its brakes (``holding_efforts``), so a
+    controller can start and check them.
 
     Parameters (read-only, set at construction): ``urdf_path`` (default the repository's UR5e),
     ``joints`` (string array, [] = the URDF's movable joints), ``firmware_gravity`` (bool, true),
@@ -394,8 +406,10 @@ class MujocoFirmwarePlant(Node):
                 self.arm.step()
             self._stepped += owed
         self.arm.forward()
+        # before the first command the arm is held as on its brakes: the sensors read what holds it
+        efforts = (self.arm.efforts if self.running else self.arm.holding_efforts)(self.reported_effort)
         msg = JointState(name=list(self.joints), position=self.arm.q.tolist(), velocity=self.arm.qd.tolist(),
-                         effort=self.arm.efforts(self.reported_effort).tolist())
+                         effort=efforts.tolist())
         msg.header.stamp = self.get_clock().now().to_msg()
         self._pub.publish(msg)
 
