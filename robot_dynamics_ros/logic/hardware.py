@@ -354,7 +354,8 @@ def check_effort_convention(model, firmware_model, conventions, q, tau_reported)
     fitting = ('full' if share >= 0.5 + FIT_MARGIN else 'gravity_compensated' if share <= 0.5 - FIT_MARGIN
                else None)
     expected = conventions.measured_effort
-    said = (f'the measured efforts hold {round(share, 2) + 0.0:.0%} of the model\'s g(q) (|g| = {norm:.1f} N m; '
+    shown = round(share, 2) + 0.0       # (never '-0 %')
+    said = (f"the measured efforts hold {shown:.0%} of the model's g(q) (|g| = {norm:.1f} N m; "
             f"'full' predicts 100 %, 'gravity_compensated' 0 %)")
     if fitting is None:
         return CheckResult('inconclusive', None, share,

@@ -125,7 +125,8 @@ def test_the_estimator_sees_no_phantom_and_recovers_a_push(graph, ur5e_xml, ur5e
     w = wrenches[-1].wrench
     recovered = np.array([w.torque.x, w.torque.y, w.torque.z, w.force.x, w.force.y, w.force.z])
     error = np.abs(recovered - wrench).max()
-    print(f'\nMuJoCo firmware arm at rest: |tau_ext| {phantom:.1e} N m (|g| up to {np.abs(g).max():.1f} N m); '
+    print(f'\nMuJoCo firmware arm at rest: |tau_ext| {phantom:.1e} N m '
+          f'(|g| up to {np.abs(g).max():.1f} N m); '
           f'a {np.linalg.norm(wrench[3:]):.1f} N push recovered to {error:.2f} N')
     assert phantom < 0.2, f'phantom torque {phantom:.3f} N m at rest'
     assert error < 0.1 * np.abs(wrench).max(), recovered
