@@ -3,7 +3,7 @@
 
     ros2 launch robot_dynamics_ros dynamics.launch.py [urdf:=FILE] [xacro_args:='name:=value ...']
         [config:=FILE] [params_file:=FILE] [namespace:=] [joint_states_topic:=joint_states]
-        [use_sim_time:=false] [log_level:=info]
+        [use_sim_time:=false] [log_level:=info] [hardware:=ros2_control|franka|ur|kinova|kuka_fri]
 
     /joint_states --> dynamics_node --> ~/gravity_torques, ~/coriolis_torques (JointState effort),
                   |                     ~/mass_matrix, ~/task_space_inertia (Float64MultiArray)
@@ -79,6 +79,14 @@ def generate_launch_description():
             description='Follow /clock (when the joint states come from a simulator).',
         ),
         DeclareLaunchArgument(
+            'hardware',
+            default_value='ros2_control',
+            choices=['ros2_control', 'franka', 'ur', 'kinova', 'kuka_fri'],
+            description="The robot's hardware_profile (doc/hardware.md): how its /joint_states efforts "
+                        'are turned into joint torques (the estimator, the payload identification) and '
+                        "what ~/feedforward_command leaves to the firmware.",
+        ),
+        DeclareLaunchArgument(
             'log_level',
             default_value='info',
             choices=['debug', 'info', 'warn', 'error', 'fatal'],
@@ -97,6 +105,7 @@ def generate_launch_description():
             {
                 'urdf_path': ParameterValue(LaunchConfiguration('urdf'), value_type=str),
                 'xacro_args': ParameterValue(LaunchConfiguration('xacro_args'), value_type=str),
+                'hardware_profile': ParameterValue(LaunchConfiguration('hardware'), value_type=str),
                 'use_sim_time': ParameterValue(LaunchConfiguration('use_sim_time'),
                                                value_type=bool),
             },

@@ -5,6 +5,7 @@ with the dynamics node and the external torque estimator.
         [urdf:=FILE] [xacro_args:='name:=value ...'] [config:=FILE] [params_file:=FILE] [namespace:=]
         [joint_states_topic:=joint_states] [effort_command_topic:=effort_controller/commands]
         [use_sim_time:=true] [real_time_factor:=1.0] [processes:=false] [log_level:=info]
+        [hardware:=ros2_control|franka|ur|kinova|kuka_fri]
 
     simulator_node --/joint_states--+--> computed_torque_controller --+   (or task_space_, mpc_controller)
           ^                         |                                  |
@@ -135,6 +136,15 @@ def generate_launch_description():
                         'keeps real time on small machines; true: one process per node.',
         ),
         DeclareLaunchArgument(
+            'hardware',
+            default_value='ros2_control',
+            choices=['ros2_control', 'franka', 'ur', 'kinova', 'kuka_fri'],
+            description="Every node's hardware_profile (doc/hardware.md): the simulator emulates that "
+                        "arm's firmware (the gravity and friction it adds to every command, its efforts' "
+                        'convention, its reaction to missing commands) and the controller, the '
+                        'estimator and the dynamics node follow its conventions.',
+        ),
+        DeclareLaunchArgument(
             'log_level',
             default_value='info',
             choices=['debug', 'info', 'warn', 'error', 'fatal'],
@@ -143,7 +153,8 @@ def generate_launch_description():
     ]
 
     urdf_path = {'urdf_path': ParameterValue(urdf, value_type=str),
-                 'xacro_args': ParameterValue(xacro_args, value_type=str)}
+                 'xacro_args': ParameterValue(xacro_args, value_type=str),
+                 'hardware_profile': ParameterValue(LaunchConfiguration('hardware'), value_type=str)}
     # Every node: the namespace and the two loop topics (relative names, so they follow the namespace).
     placement = dict(namespace=LaunchConfiguration('namespace'),
                      remappings=[('joint_states', LaunchConfiguration('joint_states_topic')),
@@ -159,7 +170,7 @@ def generate_launch_description():
         output='screen',
         arguments=['--graph', 'simulation', '--controller', LaunchConfiguration('controller'),
                    '--config', config, '--params-file', params_file, '--urdf', urdf,
-                   '--xacro-args', xacro_args,
+                   '--xacro-args', xacro_args, '--hardware', LaunchConfiguration('hardware'),
                    '--namespace', LaunchConfiguration('namespace'),
                    '--joint-states-topic', LaunchConfiguration('joint_states_topic'),
                    '--effort-command-topic', LaunchConfiguration('effort_command_topic'),

@@ -2,6 +2,7 @@
 
     python -m robot_dynamics_ros.cli.bringup [--graph simulation|dynamics] [--config FILE] [--urdf FILE]
         [--xacro-args 'name:=value ...'] [--controller computed_torque|task_space|mpc] [--processes]
+        [--hardware ros2_control|franka|ur|kinova|kuka_fri]
         [--executor events|single|multi] [--real-time-factor X]
         [--use-sim-time true|false] [--duration S] [--ros-args ...]
 
@@ -16,6 +17,9 @@ Two graphs, the same ones launch/simulation.launch.py and launch/dynamics.launch
 
 --urdf may be a xacro file (.xacro, .urdf.xacro: a vendor's description), expanded by every node with
 --xacro-args (their urdf_path and xacro_args parameters; logic.robot_description).
+
+--hardware sets every node's hardware_profile (logic.hardware, doc/hardware.md): in the simulation
+graph the simulator then emulates that arm's firmware and the controller follows its conventions.
 
 Parameters reach the nodes exactly as ``ros2 launch`` passes them: each node gets the node-specific
 ROS arguments ``--ros-args --params-file CONFIG -p name:=value ...`` (the YAML is parsed by rcl,
@@ -187,6 +191,8 @@ class GraphConfig:
     xacro_args: str = ''
     use_sim_time: bool | None = None
     real_time_factor: float | None = None
+    #: Every node's hardware_profile (launch's hardware:=); None = the config file's.
+    hardware: str | None = None
     #: ROS arguments from the command line (without ``--ros-args``), given to every node.
     ros_args: tuple[str, ...] = ()
     #: The key in CONTROLLERS of the graph's controller.
@@ -218,6 +224,8 @@ class GraphConfig:
                 params['publish_clock'] = bool(self.use_sim_time)
         if self.real_time_factor is not None and spec == SIMULATOR:
             params['real_time_factor'] = float(self.real_time_factor)
+        if self.hardware is not None:
+            params['hardware_profile'] = self.hardware
         params.update(self.node_parameters.get(spec.name, {}))
         return params
 
@@ -264,6 +272,7 @@ def resolve_graph(
     xacro_args: str = '',
     use_sim_time: bool | None = None,
     real_time_factor: float | None = None,
+    hardware: str | None = None,
     ros_args: Iterable[str] = (),
     controller: str = 'computed_torque',
     node_parameters: dict[str, dict[str, Any]] | None = None,
@@ -278,16 +287,22 @@ def resolve_graph(
     (the node then waits for /robot_description). ``xacro_args``: the arguments of a xacro ``urdf``
     (checked here: DescriptionError, a ValueError, for a malformed one or for arguments without a
     xacro urdf).
+    ``hardware``: every node's hardware_profile (None: the config file's; a name of
+    logic.hardware.PROFILES, else ValueError).
     ``controller``: which of CONTROLLERS the graph runs (a graph without a controller takes only the
     default). ``node_parameters``: {node name:
     {parameter: value}} that win over everything else for that node (GraphConfig.node_parameters).
     ``namespace``, ``joint_states_topic``, ``effort_command_topic``, ``params_files``: as the launch
     files' namespace, joint_states_topic, effort_command_topic and params_file arguments.
     """
+    from robot_dynamics_ros.logic.hardware import PROFILES  # (imports the core: not at this module's import)
+
     if graph not in GRAPHS:
         raise ValueError(f'graph must be one of {sorted(GRAPHS)}, got {graph!r}')
     if controller not in CONTROLLERS:
         raise ValueError(f'controller must be one of {sorted(CONTROLLERS)}, got {controller!r}')
+    if hardware is not None and hardware not in PROFILES:
+        raise ValueError(f'hardware must be one of {sorted(PROFILES)}, got {hardware!r}')
     if CONTROLLER not in GRAPHS[graph] and controller != 'computed_torque':
         raise ValueError(f'the {graph} graph runs no controller')
     config_path = resources.config_file(str(config) if config else DEFAULT_CONFIGS[graph])
@@ -310,6 +325,7 @@ def resolve_graph(
         xacro_args=xacro_args or '',
         use_sim_time=use_sim_time,
         real_time_factor=real_time_factor,
+        hardware=hardware,
         ros_args=tuple(ros_args),
         controller=controller,
         node_parameters=_checked_node_parameters(node_parameters or {}, graph),
@@ -439,6 +455,8 @@ def bringup_command(gc: GraphConfig, *, executor: str = 'events') -> list[str]:
         cmd += ['--use-sim-time', str(bool(gc.use_sim_time)).lower()]
     if gc.real_time_factor is not None:
         cmd += ['--real-time-factor', repr(float(gc.real_time_factor))]
+    if gc.hardware is not None:
+        cmd += ['--hardware', gc.hardware]
     if gc.controller != 'computed_torque':
         cmd += ['--controller', gc.controller]
     for path in gc.params_files:
@@ -570,6 +588,8 @@ def _bool(text: str) -> bool:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from robot_dynamics_ros.logic.hardware import PROFILES  # (imports the core: not at this module's import)
+
     parser = argparse.ArgumentParser(
         prog='python -m robot_dynamics_ros.cli.bringup',
         description='Start the robot_dynamics_ros node graph (as the launch files do) without '
@@ -594,6 +614,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--xacro-args', default='', metavar="'NAME:=VALUE ...'",
                         help='the arguments of a xacro --urdf, as on xacro\'s command line, e.g. '
                              "'ur_type:=ur5e name:=ur' (default: none, the file's defaults)")
+    parser.add_argument('--hardware', choices=sorted(PROFILES), metavar='PROFILE',
+                        help='every node\'s hardware_profile (doc/hardware.md): '
+                             f'{", ".join(sorted(PROFILES))}; in simulation the simulator emulates that '
+                             'arm\'s firmware (default: the config file\'s, ros2_control)')
     parser.add_argument('--processes', action='store_true',
                         help='run each node in its own process instead of one executor')
     parser.add_argument('--executor', choices=('events', 'single', 'multi'), default='events',
@@ -653,7 +677,8 @@ def main(args: Sequence[str] | None = None) -> int:
         gc = resolve_graph(
             opts.graph, config=opts.config, urdf=opts.urdf, xacro_args=opts.xacro_args,
             use_sim_time=opts.use_sim_time,
-            real_time_factor=opts.real_time_factor, ros_args=ros, controller=opts.controller,
+            real_time_factor=opts.real_time_factor, hardware=opts.hardware, ros_args=ros,
+            controller=opts.controller,
             node_parameters=_grouped(opts.set), namespace=opts.namespace, params_files=opts.params_file,
             joint_states_topic=opts.joint_states_topic, effort_command_topic=opts.effort_command_topic,
         )

@@ -1,11 +1,11 @@
 """Identify the robot, or the payload it carries, from a ROS 2 bag of its joint states.
 
     python -m robot_dynamics_ros.identify robot --bag PATH --urdf FILE --output OUT.urdf [--armature]
-        [--xacro-args 'name:=value ...'] [--validation 0.3] [--topic /joint_states] [--cutoff 5.0]
-        [--start S] [--end S] [--root-link L] [--tip-link L] [--json]
+        [--xacro-args 'name:=value ...'] [--hardware PROFILE] [--measured-effort M] [--validation 0.3]
+        [--topic /joint_states] [--cutoff 5.0] [--start S] [--end S] [--root-link L] [--tip-link L] [--json]
     python -m robot_dynamics_ros.identify payload --bag PATH --urdf FILE [--frame tool0]
-        [--xacro-args 'name:=value ...'] [--topic /joint_states] [--cutoff 5.0] [--start S] [--end S]
-        [--root-link L] [--tip-link L] [--node NAME ...] [--json]
+        [--xacro-args 'name:=value ...'] [--hardware PROFILE] [--measured-effort M] [--topic /joint_states]
+        [--cutoff 5.0] [--start S] [--end S] [--root-link L] [--tip-link L] [--node NAME ...] [--json]
 
 (`identify --bag ...` without a subcommand is `identify payload --bag ...`.)
 
@@ -37,7 +37,10 @@ estimated at --frame (default: the model's tip frame) by dynamics.identify_paylo
 resampled onto a uniform grid, low-passed by a zero-phase order-4 Butterworth filter applied in the
 frequency domain (--cutoff, Hz, default 5: above an exciting trajectory's frequencies, below the
 noise), q̇ and q̈ by central differences; its docstring states the filter. The efforts must be the
-joint torques (N m; N for prismatic joints): a drive's motor current must be converted first.
+joint torques (N m; N for prismatic joints): a drive's motor current must be converted first. An arm
+whose firmware reports them without gravity (--hardware, --measured-effort gravity_compensated:
+doc/hardware.md) gets the URDF's g(q) added back first, so the URDF's gravity model is then part of
+the data (the firmware's own model of it is not known here).
 
 Prints the samples used, the time span and rate, the estimate (mass in kg; centre of mass in m in the
 frame's coordinates; inertia in kg m² about the centre of mass in the frame's axes, as ixx ixy ixz iyy
@@ -63,6 +66,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from robot_dynamics_ros.dynamics.identification import DEFAULT_CUTOFF
+from robot_dynamics_ros.logic.hardware import DEFAULT_PROFILE, MEASURED_EFFORTS, PROFILES, resolve
 from robot_dynamics_ros.logic.payload_log import (
     PAYLOAD_PARAMETERS,
     estimate_problem,
@@ -312,6 +316,29 @@ def _recording_arguments(parser, urdf_help):
     parser.add_argument('--end', type=float, help='window end, s from the first sample')
     parser.add_argument('--root-link', help='root link of the chain (default: the URDF root)')
     parser.add_argument('--tip-link', help='tip link of the chain (default: every joint below the root)')
+    parser.add_argument('--hardware', default=DEFAULT_PROFILE, choices=sorted(PROFILES), metavar='PROFILE',
+                        help="the arm's hardware_profile (doc/hardware.md): what its recorded efforts "
+                             f'contain (default: %(default)s; one of {", ".join(sorted(PROFILES))})')
+    parser.add_argument('--measured-effort', default='', choices=('', *MEASURED_EFFORTS),
+                        help="what the recorded efforts are, overriding the profile's: full (joint "
+                             'torques), gravity_compensated (the torque less g(q): the URDF\'s g is '
+                             'added back) or current (not torques: refused)')
+
+
+def _read_torques(args, model):
+    """The JointLog of --bag's --topic in ``model``'s joint order, its efforts turned into joint torques
+    by the hardware conventions (--hardware, --measured-effort: logic.hardware, eqs. 2-3): efforts
+    reported without gravity get the URDF's g(q) back, sample by sample. IdentifyError for currents."""
+    conventions = resolve(args.hardware, measured_effort=args.measured_effort)
+    if not conventions.efforts_are_torques:
+        raise IdentifyError(f"the recorded efforts of hardware '{args.hardware}' are motor currents, not "
+                            'joint torques: identification needs torques (--measured-effort, '
+                            'doc/hardware.md)')
+    log = read_joint_states(args.bag, args.topic, model.joint_names)
+    if conventions.measured_effort == 'full':
+        return log
+    tau = np.array([conventions.full_torque(model, effort, q) for q, effort in zip(log.q, log.tau)])
+    return replace(log, tau=tau.reshape(log.tau.shape))
 
 
 def _model(args):
@@ -348,7 +375,7 @@ def run(args: argparse.Namespace) -> str:
     _, model = _model(args)
     frame = args.frame if args.frame is not None else model.tip_frame
     model.frame_index(frame)        # ValueError naming the model's frames
-    log = read_joint_states(args.bag, args.topic, model.joint_names)
+    log = _read_torques(args, model)
     used = log.window(args.start, args.end)
     if used.t.size < 3:
         raise IdentifyError(f'the window --start {args.start} --end {args.end} holds {used.t.size} of the '
@@ -421,7 +448,7 @@ def run_robot(args: argparse.Namespace, argv: Sequence[str]) -> str:
     from robot_dynamics_ros import dynamics as rd
 
     urdf, model = _model(args)
-    log = read_joint_states(args.bag, args.topic, model.joint_names).window(args.start, args.end)
+    log = _read_torques(args, model).window(args.start, args.end)
     if log.t.size < 10:
         raise IdentifyError(f'the window holds {log.t.size} samples: too few to identify anything')
     split = log.t[0] + (1.0 - args.validation) * (log.t[-1] - log.t[0])

@@ -212,3 +212,23 @@ def test_param_commands_are_doubles_for_ros2_param_set():
                      'ros2 param set /computed_torque_controller payload_inertia '
                      '"[0.01, 2.0e-06, 0.0, 0.012, 0.0, 0.008]"',
                      'ros2 param set /computed_torque_controller payload_frame tool0']
+
+
+def test_gravity_compensated_efforts_get_gravity_back(recording, tmp_path):
+    """A firmware that reports efforts without the arm's g(q) (doc/hardware.md): read as full torques the
+    payload is wrong; with --measured-effort gravity_compensated (the URDF's g added back) it is found as
+    from full torques. A profile whose efforts are currents is refused with the reason."""
+    t, names, q, tau = recording
+    arm = rd.load_urdf(URDF, tip_link='tool0')
+    compensated = tau - np.array([rd.gravity_torques(arm, qk) for qk in q])
+    bag = _write_bag(tmp_path / 'compensated', 'sqlite3', t, names, q, compensated, defects=False)
+    result = _run('--bag', bag, '--urdf', URDF, '--frame', 'tool0', '--json',
+                  '--hardware', 'kuka_fri', '--measured-effort', 'gravity_compensated')
+    assert result.returncode == 0, result.stdout + result.stderr
+    estimate = json.loads(result.stdout)
+    assert abs(estimate['mass'] - MASS) < 0.02 * MASS, estimate
+    assert np.linalg.norm(np.array(estimate['com']) - COM) < 0.005, estimate
+    as_full = _run('--bag', bag, '--urdf', URDF, '--frame', 'tool0', '--json')
+    assert as_full.returncode != 0 or abs(json.loads(as_full.stdout)['mass'] - MASS) > 1.0, as_full.stdout
+    currents = _run('--bag', bag, '--urdf', URDF, '--hardware', 'ur')
+    assert currents.returncode == 2 and 'motor currents' in currents.stderr, currents.stderr
