@@ -23,7 +23,8 @@ Topics:
   with a warning naming the tips (``robot_dynamics_ros.logic.task_frame``).
 - out ``joint_states`` (sensor_msgs/JointState, /joint_states in the root namespace) every
   1/``publish_rate`` s of simulated time: position, velocity, effort = the applied (saturated)
-  effort plus ``effort_offset`` (what a real arm's torque sensors would read); never a NaN or inf
+  effort in the hardware profile's convention plus ``effort_offset`` (what a real arm's torque
+  sensors would read; while still, the g(q) that holds it, as brakes would); never a NaN or inf
   (such a state is skipped with a warning). Mimic joints (URDF <mimic>), which have no
   coordinate of their own, follow the joints: their position
   m q + o and velocity m q̇ from the joint each follows, effort 0 (they take no command). While still (see
@@ -64,6 +65,12 @@ Parameters: the model parameters of model_source, plus
   on); ``effort_offset`` (double array, N·m or N, same order; [] = zeros): the simulated effort
   sensors' constant offset, ADDED to the efforts published in ``joint_states`` (measured effort =
   applied torque + effort_offset, as on a real arm); the torques applied are unchanged.
+- the hardware parameters (nodes/hardware.py, read-only): ``hardware_profile``, ``firmware_compensates``,
+  ``measured_effort``, ...: the simulator emulates that hardware's firmware (logic/simulation.py): it
+  adds the firmware's terms (its g(q), and with ``friction`` its friction compensation, by the model
+  without the payload) to every command, publishes the efforts in the profile's convention (plus
+  ``effort_offset``), and reacts to a missing command as the profile says (``brake``: the arm stops
+  and holds until the next command). 'ros2_control' (the default): the command applied as it is.
 - ``diagnostics_period`` (s, default 1; 0 = none), ``diagnostics_min_rate`` (Hz, default 0 = no
   check), ``diagnostics_max_age`` (s, default 0.5; 0 = no check), settable at run time:
   ``/diagnostics`` (diagnostic_msgs/DiagnosticArray), one status ``simulator_node: simulation``
@@ -409,9 +416,12 @@ class SimulatorNode(Node):
         sim = self.sim
         state = ('paused' if sim.paused else 'still: waiting for an effort command' if sim.still
                  else 'running')
+        if sim.braked:
+            state = 'braked: no command for the hardware\'s command timeout'
         return Details(values=(('state', state), ('simulated time (s)', number(sim.sim_time, 3)),
                                ('simulated time dropped (s)', number(sim.dropped, 3)),
-                               ('real_time_factor', f"{sim.settings['real_time_factor']:g}")),
+                               ('real_time_factor', f"{sim.settings['real_time_factor']:g}"),
+                               *self._hardware.details()),
                        summary=state, idle='paused' if sim.paused else None)
 
     def _stamp(self):
