@@ -7,6 +7,7 @@
     python -m robot_dynamics_ros.demos --payload        payload_demo.py
     python -m robot_dynamics_ros.demos --lqr            lqr_demo.py
     python -m robot_dynamics_ros.demos --identify       identify_demo.py
+    python -m robot_dynamics_ros.demos --hardware       hardware_demo.py
 """
 
 from __future__ import annotations
@@ -104,6 +105,11 @@ def build_parser() -> argparse.ArgumentParser:
                             'arm, the controllers run on it (out/demo_identify.png)')
     ident.add_argument('--excitation-duration', type=float, default=20.0,
                        help='length of the recorded excitation trajectory [s] (default: 20)')
+    parser.add_argument('--hardware', action='store_true',
+                        help='instead: the simulator plays an arm whose firmware adds g(q) and reports '
+                             'gravity-compensated efforts; the controller with the right hardware profile '
+                             'tracks, with the wrong one and check_effort_convention false it drifts, with '
+                             'the default check it refuses and commands nothing (out/demo_hardware.png)')
     return parser
 
 
@@ -128,6 +134,9 @@ def main(args: Sequence[str] | None = None) -> int:
         if opts.identify:
             from robot_dynamics_ros.demos import identify_demo
             return identify_demo.main(opts)
+        if opts.hardware:
+            from robot_dynamics_ros.demos import hardware_demo
+            return hardware_demo.main(opts)
         from robot_dynamics_ros.demos import joint_space_demo
         return joint_space_demo.main(opts)
     except KeyboardInterrupt:

@@ -223,3 +223,22 @@ def test_identify_demo_runs(tmp_path):
     assert (tmp_path / 'demo_identify_bag' / 'metadata.yaml').is_file()
     total = next(line.split() for line in result.stdout.splitlines() if line.startswith('all joints'))
     assert 5 * float(total[3]) <= float(total[2]), result.stdout      # URDF, identified (N m)
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_hardware_demo_runs(tmp_path):
+    """`python -m robot_dynamics_ros.demos --hardware`: exit 0 (the right profile's goal succeeded within
+    --max-error, the wrong profile with the check off drifted beyond it, the default check refused: no
+    command, the arm still, the ERROR on /rosout and /diagnostics), the report and the PNG."""
+    env = _demo_env()
+    result = subprocess.run(
+        [sys.executable, '-m', 'robot_dynamics_ros.demos', '--hardware',
+         '--output', str(tmp_path / 'demo.png')],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stdout + result.stderr
+    png = tmp_path / 'demo_hardware.png'
+    assert str(png) in result.stdout and png.is_file()
+    assert 'FollowJointTrajectory goal SUCCEEDED' in result.stdout, result.stdout
+    assert '0 commands in' in result.stdout and 'the arm moved 0 rad' in result.stdout, result.stdout
+    assert "the data fits measured_effort 'gravity_compensated'" in result.stdout, result.stdout
