@@ -22,5 +22,6 @@ What they share: common.py (parameters, executor, spin, run_node), stop.py (SIGI
 first moment), launcher.py (the executables), model_source.py (the model from parameters or
 /robot_description), joint_state_input.py, controller.py (the controllers' base), effort_command.py,
 conversions.py and serialized.py (messages), diagnostics_publisher.py (/diagnostics), pose_target.py
-(the pose target of task_space_controller and mpc_controller).
+(the pose target of task_space_controller and mpc_controller), hardware_parameters.py (the hardware
+profile's parameters: logic/hardware.py's conventions at every node's boundary).
 """

@@ -15,6 +15,16 @@ parameters, the stale-state watchdog, the gravity-only hold and the effort outpu
   wrong number of values, a negative or non-finite value: refused with the reason at run time; at
   start-up an error, and no model).
 
+- the hardware parameters (nodes/hardware_parameters.py, read-only: ``hardware_profile``,
+  ``firmware_compensates``, ``measured_effort``, ...): the commands are the full torque less what the
+  firmware adds (EffortCommand), and the disabled mode's gravity compensation adds no friction where the
+  firmware supplies it. ``check_effort_convention`` (bool, read-only, default true): before the first
+  command of any kind, the efforts of 10 joint states at rest are compared with what ``measured_effort``
+  predicts (logic.hardware.EffortConventionCheck); on a contradiction the controller commands nothing for
+  its lifetime, disables itself (``~/enable`` true is refused) and says on the log and /diagnostics which
+  convention the data fits. /diagnostics also warns when the commands go out slower than the hardware's
+  ``command_rate``.
+
 A subclass checks its own parameters in ``_check_parameter(p)`` (raising ValueError, the rest to
 ``super()``), calls ``_apply_timing(names)`` from its ``_apply_parameters(params)``, and
 ``_start(jump_consequence)`` at the end of its ``__init__`` (the parameter callbacks, the services
@@ -47,7 +57,7 @@ from robot_dynamics_ros.nodes.common import (
 )
 from robot_dynamics_ros.nodes.diagnostics_publisher import Details, NodeDiagnostics
 from robot_dynamics_ros.nodes.effort_command import EffortCommand
-from robot_dynamics_ros.nodes.hardware import HardwareParameters
+from robot_dynamics_ros.nodes.hardware_parameters import HardwareParameters
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
 from robot_dynamics_ros.nodes.model_source import ModelSource
 

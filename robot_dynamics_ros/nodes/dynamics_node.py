@@ -11,7 +11,7 @@ model order):
 - ``~/mass_matrix`` (std_msgs/Float64MultiArray, n×n row-major, dims "rows"/"cols"): M(q).
 - ``~/feedforward_command`` (sensor_msgs/JointState, name + effort): g(q) + c(q, q̇) as this
   hardware takes it in a command, less what its firmware adds itself (the hardware profile,
-  nodes/hardware.py: τ − τ_firmware, logic/hardware.py eq. 1): equal to g + c on a full-torque arm
+  nodes/hardware_parameters.py: τ − τ_firmware, logic/hardware.py eq. 1): equal to g + c on a full-torque arm
   ('ros2_control'), c alone on one whose firmware compensates gravity. The other outputs are the
   model's terms, whatever the hardware.
 - ``~/task_space_inertia`` (std_msgs/Float64MultiArray, 6×6): Λ(q) at the tip frame
@@ -22,7 +22,7 @@ model order):
 
 Parameters: the model parameters of model_source, and (settable at run time)
 ``publish_gravity``, ``publish_coriolis``, ``publish_mass_matrix``, ``publish_task_space_inertia``,
-``publish_feedforward_command`` (bool, true), the hardware parameters (nodes/hardware.py:
+``publish_feedforward_command`` (bool, true), the hardware parameters (nodes/hardware_parameters.py:
 ``hardware_profile``, ``firmware_compensates``, ``measured_effort``, ...), ``task_space_reference``
 ('world_aligned' | 'space' | 'body'),
 ``task_space_damping`` (>= 0, damped-least-squares damping passed to the core); the plausibility
@@ -86,7 +86,7 @@ from robot_dynamics_ros.logic.task_frame import task_frame
 from robot_dynamics_ros.nodes.common import WarningThrottle, describe, parameter_validator, run_node
 from robot_dynamics_ros.nodes.conversions import index_map, make_joint_state, matrix_to_multiarray
 from robot_dynamics_ros.nodes.diagnostics_publisher import Details, NodeDiagnostics
-from robot_dynamics_ros.nodes.hardware import HardwareParameters
+from robot_dynamics_ros.nodes.hardware_parameters import HardwareParameters
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
 from robot_dynamics_ros.nodes.model_source import ModelSource
 from robot_dynamics_ros.nodes.serialized import SerializedMessage

@@ -37,7 +37,7 @@ negative or non-finite value is refused with the reason; at start-up an error, a
   the constant offset the effort sensors add (measured effort = joint torque + effort_offset, the
   ``offset`` ``identify_robot`` finds): subtracted from every measured effort before the observer.
   Without it an offset reads as an external torque of −effort_offset.
-- the hardware parameters (nodes/hardware.py, settable at run time): ``hardware_profile``,
+- the hardware parameters (nodes/hardware_parameters.py, settable at run time): ``hardware_profile``,
   ``measured_effort``, ``effort_scale`` (and the firmware's, unused here): the measured efforts are
   turned into the full joint torque before the observer, τ = effort_scale (effort − effort_offset)
   (+ g(q) of the arm without its payload when they are 'gravity_compensated'), so that an arm whose
@@ -83,7 +83,7 @@ from robot_dynamics_ros.nodes.common import (
 )
 from robot_dynamics_ros.nodes.conversions import index_map, make_joint_state
 from robot_dynamics_ros.nodes.diagnostics_publisher import Details, NodeDiagnostics
-from robot_dynamics_ros.nodes.hardware import HardwareParameters
+from robot_dynamics_ros.nodes.hardware_parameters import HardwareParameters
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
 from robot_dynamics_ros.nodes.model_source import ModelSource
 from robot_dynamics_ros.nodes.serialized import SerializedMessage

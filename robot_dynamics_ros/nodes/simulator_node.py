@@ -65,12 +65,12 @@ Parameters: the model parameters of model_source, plus
   on); ``effort_offset`` (double array, N·m or N, same order; [] = zeros): the simulated effort
   sensors' constant offset, ADDED to the efforts published in ``joint_states`` (measured effort =
   applied torque + effort_offset, as on a real arm); the torques applied are unchanged.
-- the hardware parameters (nodes/hardware.py, read-only): ``hardware_profile``, ``firmware_compensates``,
-  ``measured_effort``, ...: the simulator emulates that hardware's firmware (logic/simulation.py): it
-  adds the firmware's terms (its g(q), and with ``friction`` its friction compensation, by the model
-  without the payload) to every command, publishes the efforts in the profile's convention (plus
-  ``effort_offset``), and reacts to a missing command as the profile says (``brake``: the arm stops
-  and holds until the next command). 'ros2_control' (the default): the command applied as it is.
+- the hardware parameters (nodes/hardware_parameters.py, read-only): ``hardware_profile``,
+  ``firmware_compensates``, ``measured_effort``, ...: the simulator emulates that hardware's firmware
+  (logic/simulation.py): it adds the firmware's terms (its g(q), and with ``friction`` its friction
+  compensation, by the model without the payload) to every command, publishes the efforts in the profile's
+  convention (plus ``effort_offset``), and reacts to a missing command as the profile says (``brake``: the
+  arm stops and holds until the next command). 'ros2_control' (the default): the command applied as it is.
 - ``diagnostics_period`` (s, default 1; 0 = none), ``diagnostics_min_rate`` (Hz, default 0 = no
   check), ``diagnostics_max_age`` (s, default 0.5; 0 = no check), settable at run time:
   ``/diagnostics`` (diagnostic_msgs/DiagnosticArray), one status ``simulator_node: simulation``
@@ -136,7 +136,7 @@ from robot_dynamics_ros.nodes.common import (
 )
 from robot_dynamics_ros.nodes.conversions import all_finite, index_map, make_joint_state, multiarray_to_vector
 from robot_dynamics_ros.nodes.diagnostics_publisher import Details, NodeDiagnostics
-from robot_dynamics_ros.nodes.hardware import HardwareParameters
+from robot_dynamics_ros.nodes.hardware_parameters import HardwareParameters
 from robot_dynamics_ros.nodes.model_source import ROBOT_DESCRIPTION_QOS, ModelSource
 
 __all__ = ['SimulatorNode', 'main', 'INTEGRATORS', 'FAST_BUDGET', 'LOCKSTEP_STREAK']

@@ -44,7 +44,7 @@ class Harness:
         self.probe = rclpy.create_node('test_probe', context=self.context)
         self.executor.add_node(self.probe)
         self.nodes = []
-        self._endpoints = []        # the probe's subscriptions and publishers made by collect, publisher
+        self._subscriptions = []    # the probe's subscriptions made by collect
         self.logs = []
         self.probe.create_subscription(Log, '/rosout', self.logs.append, QoSProfile(depth=1000))
 
@@ -67,8 +67,8 @@ class Harness:
         return node
 
     def remove_all(self):
-        """Destroy every node added and the probe's subscriptions and publishers (``collect``,
-        ``publisher``), and start over with a fresh executor.
+        """Destroy every node added and the probe's subscriptions (``collect``), and start over with
+        a fresh executor.
 
         rclpy 9.1.2's EventsExecutor keeps running the callbacks of a removed node (and then
         fails on its destroyed handles), so nodes are never removed from a live executor here:
@@ -78,13 +78,11 @@ class Harness:
         for node in self.nodes:
             node.destroy_node()
         self.nodes = []
-        # the probe's endpoints go too: a test's collections stop growing (and costing) after it
-        for endpoint in self._endpoints:
-            if isinstance(endpoint, rclpy.subscription.Subscription):
-                self.probe.destroy_subscription(endpoint)
-            else:
-                self.probe.destroy_publisher(endpoint)
-        self._endpoints = []
+        # the probe's subscriptions go too: a test's collections stop growing (and costing) after it
+        # (its publishers stay: a test may publish again after remove_all)
+        for subscription in self._subscriptions:
+            self.probe.destroy_subscription(subscription)
+        self._subscriptions = []
         self.executor = make_executor(context=self.context)
         self.executor.add_node(self.probe)
 
@@ -107,13 +105,12 @@ class Harness:
     def collect(self, msg_type, topic, qos=100):
         """Subscribe the probe; return the list every received message is appended to."""
         received = []
-        self._endpoints.append(self.probe.create_subscription(msg_type, topic, received.append, qos))
+        self._subscriptions.append(self.probe.create_subscription(msg_type, topic, received.append, qos))
         return received
 
     def publisher(self, msg_type, topic, qos=10, wait_for=1):
         """A probe publisher, returned once ``wait_for`` subscribers have matched."""
         pub = self.probe.create_publisher(msg_type, topic, qos)
-        self._endpoints.append(pub)
         assert self.spin_until(lambda: pub.get_subscription_count() >= wait_for, 10.0), \
             f'no subscriber on {topic}'
         return pub
