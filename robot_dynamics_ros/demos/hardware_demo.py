@@ -351,7 +351,7 @@ def report_text(recordings, numbers) -> str:
              f"g(q) to every command and reports gravity-compensated efforts (hardware_profile "
              f"'{FIRMWARE['hardware_profile']}', measured_effort '{FIRMWARE['measured_effort']}'); "
              f'{recordings[0].mode}',
-             f'1. right profile:  hold error {1e3 * right["hold_error"]:.3g} mrad; a {TRAJECTORY:g} s '
+             f'1. right profile:  hold error {right["hold_error"]:.2g} rad; a {TRAJECTORY:g} s '
              f'FollowJointTrajectory goal {status} (error_code {code}); tracking error max '
              f'{1e3 * right["max_error"]:.3f} mrad ({right["worst_joint"]}), RMS {1e3 * right["rms"]:.3f} '
              f'mrad; {right["commands"]} commands',
