@@ -14,8 +14,8 @@
   process) with an executor for the demo's own nodes; ``spin_until`` / ``spin_for`` (finite timeouts,
   as the EventsExecutor needs: ``nodes.common``).
 
-Each demo is a module of its own (joint_space_demo, task_space_demo, payload_demo, lqr_demo,
-identify_demo) with ``main(opts)``; ``python -m robot_dynamics_ros.demos`` picks one
+Each demo is a module of its own (joint_space_demo, task_space_demo, mpc_demo, payload_demo, lqr_demo,
+identify_demo, hardware_demo) with ``main(opts)``; ``python -m robot_dynamics_ros.demos`` picks one
 (``demos/__main__.py``). Nothing here imports a demo.
 """
 
