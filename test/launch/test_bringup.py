@@ -72,6 +72,28 @@ def test_the_controller_option_picks_exactly_one_controller():
         bringup.resolve_graph('dynamics', controller='task_space')
 
 
+def test_the_hardware_option_reaches_every_node_and_the_launch_files_offer_every_profile():
+    """--hardware / hardware:= set every node's hardware_profile (doc/hardware.md); the launch files'
+    choices are the profiles of logic.hardware (written out there: a launch file imports no core)."""
+    from robot_dynamics_ros.logic.hardware import PROFILES
+
+    gc = bringup.resolve_graph('simulation', hardware='franka')
+    for spec in gc.nodes:
+        assert 'hardware_profile:="franka"' in gc.node_arguments(spec), spec.name
+    assert bringup.bringup_command(gc)[-2:] == ['--hardware', 'franka']
+    assert not any('hardware_profile' in a for a in bringup.resolve_graph('simulation').node_arguments(
+        bringup.SIMULATOR))
+    with pytest.raises(ValueError, match='hardware must be one of'):
+        bringup.resolve_graph('simulation', hardware='gazebo')
+    for graph in sorted(bringup.GRAPHS):
+        tree = ast.parse((ROOT / 'launch' / f'{graph}.launch.py').read_text(encoding='utf-8'))
+        declared = {ast.literal_eval(call.args[0]): {k.arg: k.value for k in call.keywords}
+                    for call in ast.walk(tree) if isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Name) and call.func.id == 'DeclareLaunchArgument'}
+        assert sorted(ast.literal_eval(declared['hardware']['choices'])) == sorted(PROFILES), graph
+        assert ast.literal_eval(declared['hardware']['default_value']) == 'ros2_control'
+
+
 def test_dynamics_graph_defaults_to_the_robot_description_topic():
     gc = bringup.resolve_graph('dynamics')
     assert [s.name for s in gc.nodes] == ['dynamics_node', 'external_torque_estimator']
