@@ -132,7 +132,10 @@ def string_list(name, value):
         return []
     if isinstance(value, (str, bytes)):
         raise ValueError(f"parameter '{name}' must be a list of strings, got {_shown(value)}")
-    values = list(value)
+    try:
+        values = list(value)
+    except TypeError:               # (a number or a bool: dynamic typing lets any type through)
+        raise ValueError(f"parameter '{name}' must be a list of strings, got {_shown(value)}") from None
     if not all(isinstance(v, str) for v in values):
         raise ValueError(f"parameter '{name}' must be a list of strings, got {_shown(value)}")
     return values

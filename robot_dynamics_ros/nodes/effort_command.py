@@ -38,11 +38,8 @@ class EffortCommand:
         self._limit = None if model is None else effort_limits(model)
 
     def _allowed(self):
-        if self.verdict is not None and self.verdict.allows_commands:
-            return True
-        if self.verdict is None:
-            self._throttle.count('command/unchecked')
-        return False
+        """The start-up check has allowed commands (/diagnostics says what it waits for meanwhile)."""
+        return self.verdict is not None and self.verdict.allows_commands
 
     def publish(self, tau, q, qd):
         """Saturate the full torque τ (model order), take off the firmware's terms at the measured q,

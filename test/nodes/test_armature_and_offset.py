@@ -51,17 +51,17 @@ def _set(ros, node, **values):
 
 
 def test_the_simulator_publishes_the_applied_torque_plus_the_effort_offset(graph, ur5e_xml, ur5e_model):
-    """Standing still, the sensors read the offset alone; holding the arm with g(q0) (the core's), they
-    read g(q0) + offset while the arm stays where it is: the torque applied is g(q0), not more."""
+    """Standing still (held as by brakes), the sensors read g(q0) + offset; holding the arm with g(q0)
+    (the core's), the same while the arm stays where it is: the torque applied is g(q0), not more."""
     ros = graph
     sim = ros.add(SimulatorNode, {'robot_description': ur5e_xml, 'initial_positions': list(Q0),
                                   'publish_rate': 200.0, 'friction': False, 'publish_clock': True,
                                   'armature': ARMATURE, 'effort_offset': list(OFFSET)})
     states = ros.collect(JointState, '/joint_states')
     assert ros.spin_until(lambda: states, 10.0)
-    np.testing.assert_array_equal(_by_name(states[-1]), OFFSET)           # still: no torque applied
-    np.testing.assert_array_equal(sim.model.armature, ARMATURE)
     g = rd.gravity_torques(ur5e_model, Q0)               # the armature adds nothing at rest
+    np.testing.assert_allclose(_by_name(states[-1]), g + OFFSET, rtol=0, atol=1e-12)   # still
+    np.testing.assert_array_equal(sim.model.armature, ARMATURE)
     commands = ros.publisher(Float64MultiArray, '/effort_controller/commands')
     commands.publish(Float64MultiArray(data=list(g)))
     assert ros.spin_until(lambda: len(states) > 5 and _t(states[-1]) > 0.2, 10.0)
