@@ -5,8 +5,9 @@ Every node works on the **full joint torque** inside (τ = M q̈ + c + g + frict
 in the numbering of the draft the core follows); this module converts at the node's boundary:
 
 - **commands** (the controllers' ``effort_controller/commands``): the firmware of many torque-controlled
-  arms adds terms of its own to every command (Franka, Kinova and KUKA FRI their gravity compensation
-  g(q); UR's torque control gravity and scaled friction). The command sent is what is left to add:
+  arms adds terms of its own to every command (Franka gravity and motor friction, KUKA FRI its gravity
+  compensation g(q), UR's torque control gravity and scaled friction). The command sent is what is
+  left to add:
 
       τ_command = τ_full − [gravity] g(q) − [coriolis] c(q, q̇)                          (1)
 
@@ -24,12 +25,13 @@ in the numbering of the draft the core follows); this module converts at the nod
 
       τ_reported = effort_scale ⊙ (effort − effort_offset)                               (2)
       τ_full = τ_reported                     (measured_effort 'full': what a torque sensor reads)
-      τ_full = τ_reported + g(q)              (measured_effort 'gravity_compensated')     (3)
+      τ_full = τ_reported + g_fw(q)           (measured_effort 'gravity_compensated')     (3)
 
+  (g_fw: gravity by the arm's model without its payload: the firmware knows the arm, not its load).
+
+  ('current': the efforts are motor currents, no torques; nothing reads them as torques.)
 - **command timing**: the rate the hardware needs (``command_rate``, Hz) and what it does after
-  ``command_timeout`` s without a command (``on_command_timeout``: 'zero_command', the firmware's own
-  terms only, so a gravity-compensating arm floats and any other falls; 'brake', the robot stops and
-  holds its position, as a reflex or protective stop does).
+  ``command_timeout`` s without a command (``on_command_timeout``, ON_COMMAND_TIMEOUT).
 
 ``PROFILES`` names the documented sets (doc/hardware.md gives the vendors' sources); explicit fields
 override a profile (``resolve``). ``EffortConventionCheck`` is the start-up check: before a controller
@@ -310,12 +312,12 @@ FIT_MARGIN = 0.25
 
 @dataclasses.dataclass(frozen=True)
 class CheckResult:
-    """The verdict of the start-up check: ``status`` 'consistent' (the efforts fit the convention),
+    """The verdict of the start-up check. ``status``: 'consistent' (the efforts fit the convention),
     'contradiction' (they fit the other one: ``fitting`` names it), 'inconclusive' (gravity too small
-    at this posture to tell, or the efforts fit neither) or 'no_efforts' (the joint states carry none);
-    ``status`` 'skipped': not checked (the controller's check_effort_convention is false), 'no_torques':
-    the efforts are motor currents;
-    ``share``: the share of g(q) in the measured efforts (None when not computed); ``message``."""
+    at this posture to tell, or the efforts fit neither), 'no_efforts' (the joint states carry none),
+    'no_torques' (the efforts are motor currents) or 'skipped' (the controller's
+    check_effort_convention is false); only a contradiction holds the commands back. ``share``: the
+    share of g(q) in the measured efforts (None when not computed); ``message``: the verdict in words."""
     status: str
     fitting: str | None
     share: float | None
