@@ -147,8 +147,8 @@ class Conventions:
         """True when the firmware supplies the joints' friction torques (the controllers add none)."""
         return 'friction' in self.firmware_compensates
 
-    def _model_terms(self, model, q, qd):
-        """[gravity] g(q) + [coriolis] c(q, q̇): the firmware's terms a command leaves out (1)."""
+    def left_to_firmware(self, model, q, qd):
+        """[gravity] g(q) + [coriolis] c(q, q̇), (n,): the firmware's terms a command leaves out (1)."""
         tau = np.zeros(model.nq)
         if 'gravity' in self.firmware_compensates:
             tau += rd.gravity_torques(model, q)
@@ -160,7 +160,7 @@ class Conventions:
         """τ_firmware(q, q̇), (n,) model order: what the firmware adds to every command, by our model
         (a simulator emulating it); ``friction`` False: without the friction compensation (an arm
         without friction has none to compensate). Zeros when it adds nothing."""
-        tau = self._model_terms(model, q, qd)
+        tau = self.left_to_firmware(model, q, qd)
         if friction and self.adds_friction:
             viscous, coulomb = model.damping, model.friction
             if self.viscous_scale is not None:
@@ -175,7 +175,7 @@ class Conventions:
         firmware compensates it: ``adds_friction``)."""
         if not self.firmware_compensates - {'friction'}:
             return tau_full
-        return tau_full - self._model_terms(model, q, qd)
+        return tau_full - self.left_to_firmware(model, q, qd)
 
     def reported_torque(self, effort):
         """τ_reported = effort_scale ⊙ (effort − effort_offset) (2), (n,) model order."""
