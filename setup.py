@@ -116,6 +116,7 @@ ENTRY_POINTS = [
     'external_torque_estimator = robot_dynamics_ros.nodes.launcher:external_torque_estimator',
     'task_space_controller = robot_dynamics_ros.nodes.launcher:task_space_controller',
     'mpc_controller = robot_dynamics_ros.nodes.launcher:mpc_controller',
+    'trajectory_feedforward = robot_dynamics_ros.nodes.launcher:trajectory_feedforward',
     'bringup = robot_dynamics_ros.cli.bringup:main',
     'demo = robot_dynamics_ros.demos.__main__:main',
 ]

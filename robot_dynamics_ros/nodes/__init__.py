@@ -17,6 +17,9 @@ The nodes (module.Class, 'executable and default node name'):
   torques and tip wrench from the measured efforts; contact flag.
 - simulator_node.SimulatorNode ('simulator_node'): the forward dynamics integrated; /joint_states,
   /clock.
+- trajectory_feedforward.TrajectoryFeedforward ('trajectory_feedforward'): a FollowJointTrajectory
+  relay that fills every point's effort with the model's inverse dynamics for ros2_control's
+  JointTrajectoryController.
 
 What they share: common.py (parameters, executor, spin, run_node), stop.py (SIGINT/SIGTERM from the
 first moment), launcher.py (the executables), model_source.py (the model from parameters or

@@ -87,9 +87,14 @@ def mpc_controller():
     sys.exit(_run('mpc_controller'))
 
 
+def trajectory_feedforward():
+    sys.exit(_run('trajectory_feedforward'))
+
+
 EXECUTABLES = {'dynamics_node': 'dynamics_node', 'computed_torque_controller': 'computed_torque_node',
                'simulator_node': 'simulator_node', 'external_torque_estimator': 'external_torque_estimator',
-               'task_space_controller': 'task_space_controller', 'mpc_controller': 'mpc_controller'}
+               'task_space_controller': 'task_space_controller', 'mpc_controller': 'mpc_controller',
+               'trajectory_feedforward': 'trajectory_feedforward'}
 # the other executables: their modules
 TOOLS = {'bringup': 'robot_dynamics_ros.cli.bringup', 'demo': 'robot_dynamics_ros.demos.__main__'}
 

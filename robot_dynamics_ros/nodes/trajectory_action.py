@@ -59,7 +59,8 @@ try:    # control_msgs has no wheel: a ROS installation's, or tools/build_interf
 except ImportError:         # pragma: no cover (the set-up builds it)
     FollowJointTrajectory = JointTrajectoryControllerState = None
 
-__all__ = ['TrajectoryAction', 'GoalRun', 'AVAILABLE', 'ACTION_NAME', 'STATE_TOPIC']
+__all__ = ['TrajectoryAction', 'GoalRun', 'AVAILABLE', 'ACTION_NAME', 'STATE_TOPIC', 'mark_executing',
+           'never_called']
 
 AVAILABLE = FollowJointTrajectory is not None
 ACTION_NAME = '~/follow_joint_trajectory'
@@ -67,7 +68,7 @@ STATE_TOPIC = '~/controller_state'
 _CODE_NAMES = {value: name for name, value in vars(ErrorCode).items() if not name.startswith('_')}
 
 
-def _mark_executing(handle):
+def mark_executing(handle):
     """ACCEPTED -> EXECUTING, the step rclpy's ServerGoalHandle.execute() takes before it runs the
     execute callback (module docstring: here the callback runs only at the end)."""
     update = getattr(handle, '_update_state', None)
@@ -141,7 +142,7 @@ class TrajectoryAction:
             'gives no goal_time_tolerance (0 = no limit, as JTC: the goal may then never end).',
             min_value=0.0))
         self._server = ActionServer(node, FollowJointTrajectory, ACTION_NAME,
-                                    execute_callback=_never_called,
+                                    execute_callback=never_called,
                                     goal_callback=lambda _goal: GoalResponse.ACCEPT,
                                     handle_accepted_callback=self._on_accepted,
                                     cancel_callback=self._on_cancel)
@@ -293,7 +294,7 @@ class TrajectoryAction:
         """A goal accepted: executing from now on; checked and handed to the controller (or ended
         at once with the reason)."""
         run = GoalRun(self._server, handle)
-        _mark_executing(handle)
+        mark_executing(handle)
         self._goals.append(run)
         self._monitor_timer.reset()
         try:
@@ -405,8 +406,9 @@ class TrajectoryAction:
         self._server.destroy()
 
 
-def _never_called(handle):
-    """The ActionServer's required execute callback: GoalRun.finish passes its own."""
+def never_called(handle):
+    """The ActionServer's required execute callback of a server whose goals end by GoalRun.finish (which
+    passes its own): never called."""
     handle.abort()
     return FollowJointTrajectory.Result(error_code=ErrorCode.INVALID_GOAL,
                                         error_string='internal: goal executed without a run')

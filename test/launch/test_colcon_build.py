@@ -18,7 +18,7 @@ pytest.importorskip('colcon_core')
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = 'robot_dynamics_ros'
 EXECUTABLES = ['dynamics_node', 'computed_torque_controller', 'simulator_node', 'external_torque_estimator',
-               'task_space_controller',
+               'task_space_controller', 'mpc_controller', 'trajectory_feedforward',
                'bringup', 'demo']
 SOURCES = ['package.xml', 'setup.py', 'setup.cfg', 'resource', PACKAGE, 'launch', 'config',
            'urdf']

@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 LIB = Path(sys.prefix) / 'lib' / 'robot_dynamics_ros'
 UR5E_URDF = REPO / 'urdf' / 'ur5e.urdf'
 NODES = ('dynamics_node', 'computed_torque_controller', 'simulator_node', 'external_torque_estimator',
-         'task_space_controller', 'mpc_controller')
+         'task_space_controller', 'mpc_controller', 'trajectory_feedforward')
 # Generous against a loaded machine; the bug this guards against kept a node for the whole
 # compile (tens of seconds) and ros2 launch escalated to SIGKILL after 10 s.
 EXIT_BOUND_S = 5.0

@@ -20,7 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = 'robot_dynamics_ros'
 EXECUTABLES = ('dynamics_node', 'computed_torque_controller', 'simulator_node', 'external_torque_estimator',
-               'task_space_controller', 'bringup', 'demo')
+               'task_space_controller', 'mpc_controller', 'trajectory_feedforward', 'bringup', 'demo')
 # what the package imports outside ROS and the standard library, by distribution name
 RUNTIME = ('numpy', 'numba', 'scipy', 'cvxpy', 'rosbags', 'pyyaml', 'matplotlib')
 
