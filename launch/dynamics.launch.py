@@ -4,6 +4,7 @@
     ros2 launch robot_dynamics_ros dynamics.launch.py [urdf:=FILE] [xacro_args:='name:=value ...']
         [config:=FILE] [params_file:=FILE] [namespace:=] [joint_states_topic:=joint_states]
         [use_sim_time:=false] [log_level:=info] [hardware:=ros2_control|franka|ur|kinova|kuka_fri]
+        [feedforward:=false]
 
     /joint_states --> dynamics_node --> ~/gravity_torques, ~/coriolis_torques (JointState effort),
                   |                     ~/mass_matrix, ~/task_space_inertia (Float64MultiArray)
@@ -23,6 +24,7 @@ from the same parameter file, config/dynamics.yaml.
 
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
+from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
@@ -87,6 +89,16 @@ def generate_launch_description():
                         "what ~/feedforward_command leaves to the firmware.",
         ),
         DeclareLaunchArgument(
+            'feedforward',
+            default_value='false',
+            choices=['true', 'false'],
+            description='Also run trajectory_feedforward: a FollowJointTrajectory relay on '
+                        "/trajectory_feedforward/follow_joint_trajectory that fills every point's effort "
+                        "with the model's inverse dynamics and hands the goal to its downstream_action "
+                        "(ros2_control's JointTrajectoryController, /joint_trajectory_controller/"
+                        'follow_joint_trajectory, unless the config says otherwise).',
+        ),
+        DeclareLaunchArgument(
             'log_level',
             default_value='info',
             choices=['debug', 'info', 'warn', 'error', 'fatal'],
@@ -115,4 +127,6 @@ def generate_launch_description():
     )
     dynamics = Node(executable='dynamics_node', name='dynamics_node', **common)
     estimator = Node(executable='external_torque_estimator', name='external_torque_estimator', **common)
-    return LaunchDescription(arguments + [dynamics, estimator])
+    feedforward = Node(executable='trajectory_feedforward', name='trajectory_feedforward',
+                       condition=IfCondition(LaunchConfiguration('feedforward')), **common)
+    return LaunchDescription(arguments + [dynamics, estimator, feedforward])

@@ -5,7 +5,7 @@ with the dynamics node and the external torque estimator.
         [urdf:=FILE] [xacro_args:='name:=value ...'] [config:=FILE] [params_file:=FILE] [namespace:=]
         [joint_states_topic:=joint_states] [effort_command_topic:=effort_controller/commands]
         [use_sim_time:=true] [real_time_factor:=1.0] [processes:=false] [log_level:=info]
-        [hardware:=ros2_control|franka|ur|kinova|kuka_fri]
+        [hardware:=ros2_control|franka|ur|kinova|kuka_fri] [feedforward:=false]
 
     simulator_node --/joint_states--+--> computed_torque_controller --+   (or task_space_, mpc_controller)
           ^                         |                                  |
@@ -145,6 +145,16 @@ def generate_launch_description():
                         'estimator and the dynamics node follow its conventions.',
         ),
         DeclareLaunchArgument(
+            'feedforward',
+            default_value='false',
+            choices=['true', 'false'],
+            description='Also run trajectory_feedforward: a FollowJointTrajectory relay on '
+                        "/trajectory_feedforward/follow_joint_trajectory that fills every point's effort "
+                        "with the model's inverse dynamics and hands the goal to its downstream_action "
+                        "(here computed_torque_controller's action, a stand-in for ros2_control's "
+                        'JointTrajectoryController: it computes its own torque and ignores the efforts).',
+        ),
+        DeclareLaunchArgument(
             'log_level',
             default_value='info',
             choices=['debug', 'info', 'warn', 'error', 'fatal'],
@@ -171,6 +181,7 @@ def generate_launch_description():
         arguments=['--graph', 'simulation', '--controller', LaunchConfiguration('controller'),
                    '--config', config, '--params-file', params_file, '--urdf', urdf,
                    '--xacro-args', xacro_args, '--hardware', LaunchConfiguration('hardware'),
+                   '--feedforward', LaunchConfiguration('feedforward'),
                    '--namespace', LaunchConfiguration('namespace'),
                    '--joint-states-topic', LaunchConfiguration('joint_states_topic'),
                    '--effort-command-topic', LaunchConfiguration('effort_command_topic'),
@@ -213,5 +224,8 @@ def generate_launch_description():
                     **follower)
     estimator = Node(executable='external_torque_estimator', name='external_torque_estimator',
                      condition=IfCondition(processes), **follower)
+    feedforward = Node(executable='trajectory_feedforward', name='trajectory_feedforward',
+                       condition=IfCondition(AndSubstitution(processes, LaunchConfiguration('feedforward'))),
+                       **follower)
     return LaunchDescription(arguments + [one_process, simulator, controller, task_space, mpc,
-                                          dynamics, estimator])
+                                          dynamics, estimator, feedforward])

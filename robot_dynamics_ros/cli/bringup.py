@@ -2,7 +2,7 @@
 
     python -m robot_dynamics_ros.cli.bringup [--graph simulation|dynamics] [--config FILE] [--urdf FILE]
         [--xacro-args 'name:=value ...'] [--controller computed_torque|task_space|mpc] [--processes]
-        [--hardware ros2_control|franka|ur|kinova|kuka_fri]
+        [--hardware ros2_control|franka|ur|kinova|kuka_fri] [--feedforward true|false]
         [--executor events|single|multi] [--real-time-factor X]
         [--use-sim-time true|false] [--duration S] [--ros-args ...]
 
@@ -118,6 +118,10 @@ TASK_SPACE_CONTROLLER = NodeSpec(
 MPC_CONTROLLER = NodeSpec(
     'mpc_controller', 'mpc_controller', 'robot_dynamics_ros.nodes.mpc_controller', 'MpcController',
 )
+FEEDFORWARD = NodeSpec(
+    'trajectory_feedforward', 'trajectory_feedforward', 'robot_dynamics_ros.nodes.trajectory_feedforward',
+    'TrajectoryFeedforward',
+)
 
 #: The graphs, in start order (the simulator first: it publishes /robot_description and /clock).
 GRAPHS: dict[str, tuple[NodeSpec, ...]] = {
@@ -131,13 +135,19 @@ CONTROLLERS = {'computed_torque': CONTROLLER, 'task_space': TASK_SPACE_CONTROLLE
                'mpc': MPC_CONTROLLER}
 
 
+#: Runs with --feedforward (launch argument feedforward:=true), after a graph's nodes: the
+#: FollowJointTrajectory relay that fills the efforts for a downstream JointTrajectoryController.
+OPTIONAL = (FEEDFORWARD,)
+
+
 def every_node(graph: str) -> tuple[NodeSpec, ...]:
-    """Every node a graph may run, whichever controller: its config file has a section for each, its
-    launch file a Node for each (the controllers under a condition), in this order."""
+    """Every node a graph may run, whichever controller and options: its config file has a section for
+    each, its launch file a Node for each (the controllers and options under a condition), in this
+    order."""
     nodes: list[NodeSpec] = []
     for spec in GRAPHS[graph]:
         nodes += CONTROLLERS.values() if spec == CONTROLLER else [spec]
-    return tuple(nodes)
+    return tuple(nodes) + OPTIONAL
 
 
 #: The parameter file (under config/) each graph reads unless --config is given.
@@ -193,6 +203,8 @@ class GraphConfig:
     real_time_factor: float | None = None
     #: Every node's hardware_profile (launch's hardware:=); None = the config file's.
     hardware: str | None = None
+    #: The FollowJointTrajectory relay runs too (launch's feedforward:=true; it is in ``nodes``).
+    feedforward: bool = False
     #: ROS arguments from the command line (without ``--ros-args``), given to every node.
     ros_args: tuple[str, ...] = ()
     #: The key in CONTROLLERS of the graph's controller.
@@ -273,6 +285,7 @@ def resolve_graph(
     use_sim_time: bool | None = None,
     real_time_factor: float | None = None,
     hardware: str | None = None,
+    feedforward: bool = False,
     ros_args: Iterable[str] = (),
     controller: str = 'computed_torque',
     node_parameters: dict[str, dict[str, Any]] | None = None,
@@ -289,6 +302,7 @@ def resolve_graph(
     xacro urdf).
     ``hardware``: every node's hardware_profile (None: the config file's; a name of
     logic.hardware.PROFILES, else ValueError).
+    ``feedforward``: the graph runs trajectory_feedforward too (after its other nodes).
     ``controller``: which of CONTROLLERS the graph runs (a graph without a controller takes only the
     default). ``node_parameters``: {node name:
     {parameter: value}} that win over everything else for that node (GraphConfig.node_parameters).
@@ -319,13 +333,15 @@ def resolve_graph(
                              f'{str(urdf_path) if urdf_path else "(none)"} is not a xacro file (.xacro)')
     return GraphConfig(
         graph=graph,
-        nodes=tuple(CONTROLLERS[controller] if spec == CONTROLLER else spec for spec in GRAPHS[graph]),
+        nodes=tuple(CONTROLLERS[controller] if spec == CONTROLLER else spec for spec in GRAPHS[graph])
+        + ((FEEDFORWARD,) if feedforward else ()),
         config=config_path,
         urdf=urdf_path,
         xacro_args=xacro_args or '',
         use_sim_time=use_sim_time,
         real_time_factor=real_time_factor,
         hardware=hardware,
+        feedforward=bool(feedforward),
         ros_args=tuple(ros_args),
         controller=controller,
         node_parameters=_checked_node_parameters(node_parameters or {}, graph),
@@ -457,6 +473,8 @@ def bringup_command(gc: GraphConfig, *, executor: str = 'events') -> list[str]:
         cmd += ['--real-time-factor', repr(float(gc.real_time_factor))]
     if gc.hardware is not None:
         cmd += ['--hardware', gc.hardware]
+    if gc.feedforward:
+        cmd += ['--feedforward', 'true']
     if gc.controller != 'computed_torque':
         cmd += ['--controller', gc.controller]
     for path in gc.params_files:
@@ -618,6 +636,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help='every node\'s hardware_profile (doc/hardware.md): '
                              f'{", ".join(sorted(PROFILES))}; in simulation the simulator emulates that '
                              'arm\'s firmware (default: the config file\'s, ros2_control)')
+    parser.add_argument('--feedforward', type=_bool, default=False, metavar='true|false',
+                        help='also run trajectory_feedforward, the FollowJointTrajectory relay that fills '
+                             "the efforts for ros2_control's JointTrajectoryController (default: false)")
     parser.add_argument('--processes', action='store_true',
                         help='run each node in its own process instead of one executor')
     parser.add_argument('--executor', choices=('events', 'single', 'multi'), default='events',
@@ -677,7 +698,8 @@ def main(args: Sequence[str] | None = None) -> int:
         gc = resolve_graph(
             opts.graph, config=opts.config, urdf=opts.urdf, xacro_args=opts.xacro_args,
             use_sim_time=opts.use_sim_time,
-            real_time_factor=opts.real_time_factor, hardware=opts.hardware, ros_args=ros,
+            real_time_factor=opts.real_time_factor, hardware=opts.hardware, feedforward=opts.feedforward,
+            ros_args=ros,
             controller=opts.controller,
             node_parameters=_grouped(opts.set), namespace=opts.namespace, params_files=opts.params_file,
             joint_states_topic=opts.joint_states_topic, effort_command_topic=opts.effort_command_topic,

@@ -94,6 +94,14 @@ def test_the_hardware_option_reaches_every_node_and_the_launch_files_offer_every
         assert ast.literal_eval(declared['hardware']['default_value']) == 'ros2_control'
 
 
+def test_the_feedforward_option_adds_the_relay():
+    gc = bringup.resolve_graph('dynamics', feedforward=True)
+    assert [s.name for s in gc.nodes] == ['dynamics_node', 'external_torque_estimator',
+                                          'trajectory_feedforward']
+    assert bringup.bringup_command(gc)[-2:] == ['--feedforward', 'true']
+    assert bringup.FEEDFORWARD not in bringup.resolve_graph('simulation').nodes
+
+
 def test_dynamics_graph_defaults_to_the_robot_description_topic():
     gc = bringup.resolve_graph('dynamics')
     assert [s.name for s in gc.nodes] == ['dynamics_node', 'external_torque_estimator']
@@ -206,12 +214,20 @@ def test_launch_file_executes(graph, monkeypatch):
         assert type(one_process[0].kwargs['condition']).__name__ == 'UnlessCondition'
         assert all(type(n.kwargs['condition']).__name__ == 'IfCondition' for n in nodes)
         # exactly one controller runs for each value of the controller argument
-        conditional = [n for n in nodes if type(n.kwargs['condition'].args[0]).__name__ == 'AndSubstitution']
+        conditional = [n for n in nodes if type(n.kwargs['condition'].args[0]).__name__ == 'AndSubstitution'
+                       and type(n.kwargs['condition'].args[0].args[1]).__name__ == 'EqualsSubstitution']
         assert [n.kwargs['name'] for n in conditional] == [s.name for s in bringup.CONTROLLERS.values()]
         equals = [n.kwargs['condition'].args[0].args[1] for n in conditional]
         assert [e.args[1] for e in equals] == list(bringup.CONTROLLERS)
-    else:
-        assert one_process == [] and not any('condition' in n.kwargs for n in nodes)
+    else:       # the dynamics graph's nodes always run, the options only on their argument
+        assert one_process == []
+        conditional = [n.kwargs['name'] for n in nodes if 'condition' in n.kwargs]
+        assert conditional == [s.name for s in bringup.OPTIONAL]
+    # the optional nodes run on their launch argument (feedforward:=true)
+    for node in (n for n in nodes if n.kwargs['name'] in {s.name for s in bringup.OPTIONAL}):
+        condition = node.kwargs['condition'].args[0]
+        argument = condition.args[1] if graph == 'simulation' else condition
+        assert argument.args == ('feedforward',), node.kwargs['name']
     for node in nodes:
         assert node.kwargs['package'] == 'robot_dynamics_ros'
         config = node.kwargs['parameters'][0]
