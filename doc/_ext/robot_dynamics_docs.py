@@ -42,6 +42,7 @@ NODES = {
     'external_torque_estimator': ('robot_dynamics_ros.nodes.external_torque_estimator',
                                   'ExternalTorqueEstimator'),
     'simulator_node': ('robot_dynamics_ros.nodes.simulator_node', 'SimulatorNode'),
+    'trajectory_feedforward': ('robot_dynamics_ros.nodes.trajectory_feedforward', 'TrajectoryFeedforward'),
 }
 _NAMESPACE = '/rdr_docs'
 # rclpy's own interfaces on every node: not the node's.
