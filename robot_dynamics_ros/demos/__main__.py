@@ -8,6 +8,7 @@
     python -m robot_dynamics_ros.demos --lqr            lqr_demo.py
     python -m robot_dynamics_ros.demos --identify       identify_demo.py
     python -m robot_dynamics_ros.demos --hardware       hardware_demo.py
+    python -m robot_dynamics_ros.demos --feedforward    feedforward_demo.py
 """
 
 from __future__ import annotations
@@ -110,6 +111,12 @@ def build_parser() -> argparse.ArgumentParser:
                              'gravity-compensated efforts; the controller with the right hardware profile '
                              'tracks, with the wrong one and check_effort_convention false it drifts, with '
                              'the default check it refuses and commands nothing (out/demo_hardware.png)')
+    parser.add_argument('--feedforward', action='store_true',
+                        help='instead: the same goal twice on a stand-in for ros2_control\'s '
+                             'JointTrajectoryController (PD on an effort interface): straight, efforts '
+                             'empty, and through trajectory_feedforward, efforts filled with the inverse '
+                             'dynamics; the tracking errors compared (out/demo_feedforward.png; the nodes '
+                             'run in this process)')
     return parser
 
 
@@ -137,6 +144,9 @@ def main(args: Sequence[str] | None = None) -> int:
         if opts.hardware:
             from robot_dynamics_ros.demos import hardware_demo
             return hardware_demo.main(opts)
+        if opts.feedforward:
+            from robot_dynamics_ros.demos import feedforward_demo
+            return feedforward_demo.main(opts)
         from robot_dynamics_ros.demos import joint_space_demo
         return joint_space_demo.main(opts)
     except KeyboardInterrupt:

@@ -242,3 +242,26 @@ def test_hardware_demo_runs(tmp_path):
     assert 'FollowJointTrajectory goal SUCCEEDED' in result.stdout, result.stdout
     assert '0 commands in' in result.stdout and 'the arm moved 0 rad' in result.stdout, result.stdout
     assert "the data fits measured_effort 'gravity_compensated'" in result.stdout, result.stdout
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_feedforward_demo_runs(tmp_path):
+    """`python -m robot_dynamics_ros.demos --feedforward`: exit 0 (both goals succeeded, the relay's efforts
+    reached the JTC stand-in, the max tracking error at least 10 times smaller with them), the report
+    and the PNG."""
+    env = _demo_env()
+    result = subprocess.run(
+        [sys.executable, '-m', 'robot_dynamics_ros.demos', '--feedforward',
+         '--output', str(tmp_path / 'demo.png')],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stdout + result.stderr
+    png = tmp_path / 'demo_feedforward.png'
+    assert str(png) in result.stdout and png.is_file()
+    assert result.stdout.count('goal SUCCEEDED (error_code 0') == 2, result.stdout
+    lines = result.stdout.splitlines()
+    pd_max, ff_max, pd_rms, ff_rms = map(float, next(line for line in lines
+                                                     if line.startswith('all joints')).split()[2:])
+    assert ff_max * 10 <= pd_max and ff_rms * 10 <= pd_rms, result.stdout
+    better = next(line for line in lines if line.startswith('feed-forward: max tracking error'))
+    assert float(better.split()[4]) >= 10.0, result.stdout
