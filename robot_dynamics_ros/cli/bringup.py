@@ -354,7 +354,7 @@ def resolve_graph(
 
 def _checked_node_parameters(node_parameters, graph):
     """node_parameters with every node name one of the graph's (else a ValueError naming it)."""
-    names = {spec.name for spec in GRAPHS[graph]} | {spec.name for spec in CONTROLLERS.values()}
+    names = {spec.name for spec in every_node(graph)}
     for name in node_parameters:
         if name not in names:
             raise ValueError(f'node_parameters: no node {name!r} in the {graph} graph ({sorted(names)})')

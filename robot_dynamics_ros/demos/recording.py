@@ -15,7 +15,8 @@
   as the EventsExecutor needs: ``nodes.common``).
 
 Each demo is a module of its own (joint_space_demo, task_space_demo, mpc_demo, payload_demo, lqr_demo,
-identify_demo, hardware_demo) with ``main(opts)``; ``python -m robot_dynamics_ros.demos`` picks one
+identify_demo, hardware_demo, feedforward_demo; jtc_stand_in is that demo's stand-in for ros2_control's
+JointTrajectoryController) with ``main(opts)``; ``python -m robot_dynamics_ros.demos`` picks one
 (``demos/__main__.py``). Nothing here imports a demo.
 """
 
