@@ -55,12 +55,14 @@ from robot_dynamics_ros.dynamics.spatial import exp_twist
 import _robots as R
 import _timing as T
 
-SECTIONS = ("single", "batch", "contact", "task_space", "identification", "robot_identification",
-            "derivatives", "ocp", "scaling", "startup", "node", "sim")
+SECTIONS = ("single", "batch", "contact", "task_space", "feedforward", "identification",
+            "robot_identification", "derivatives", "ocp", "scaling", "startup", "node", "sim")
 SINGLE_TARGET = 1.0
 BATCH_TARGET = 0.35
 CONTACT_TARGET = 0.3
 TASK_SPACE_TARGET = 0.3
+FEEDFORWARD_TARGET = 1.0         # a goal's efforts (FeedforwardPlan.fill) against a Pinocchio rnea loop
+FEEDFORWARD_POINTS = 100
 IDENTIFY_TARGET_S = 0.050        # identify_payload on 10^4 samples of a 7-joint arm
 IDENTIFY_SAMPLES = 10_000
 ROBOT_IDENTIFY_TARGET_S = 5.0    # identify_robot on 20 s at 1 kHz of a 7-joint arm, consistent fit included
@@ -240,6 +242,45 @@ def section_contact(opts):
             opts, pair, case, check, CONTACT_TARGET,
             f"Contact sensing: {pair.name} ({pair.description}); pin side: crba + computeCoriolisMatrix + "
             "computeGeneralizedGravity + the same update in numpy")
+    return out
+
+
+def _pin_feedforward(pm, pd, Q, QD, QDD, gravity):
+    """The efforts of trajectory_feedforward from Pinocchio calls in Python: rnea at every point, less
+    the firmware's computeGeneralizedGravity (Franka's profile)."""
+    tau = np.empty_like(Q)
+    for k in range(Q.shape[0]):
+        tau[k] = pin.rnea(pm, pd, Q[k], QD[k], QDD[k]) - (pin.computeGeneralizedGravity(pm, pd, Q[k])
+                                                          if gravity else 0.0)
+    return tau
+
+
+def section_feedforward(opts):
+    """trajectory_feedforward's work per goal: FeedforwardPlan.fill of a FEEDFORWARD_POINTS-point goal
+    (positions and velocities: q̈ from the cubic Hermite segments, as JTC samples them; the Franka
+    profile: the firmware's g(q) taken out) against a Python loop of Pinocchio's rnea and
+    computeGeneralizedGravity at the same (q, q̇, q̈); check: the two efforts."""
+    from robot_dynamics_ros.logic.feedforward import FeedforwardPlan, knot_derivatives
+    from robot_dynamics_ros.logic.hardware import resolve
+
+    out = {"method": METHOD, "points": FEEDFORWARD_POINTS, "rounds": opts.rounds, "robots": {}}
+    for pair in (R.panda(), R.ur5()):
+        m, P = pair.ours, pair.to_pin
+        S = pair.random_states(FEEDFORWARD_POINTS, seed=17)
+        times = np.arange(1, FEEDFORWARD_POINTS + 1) * 0.01
+        velocities = list(S["qd"])
+        plan = FeedforwardPlan(m, m, resolve("franka"), list(m.joint_names))
+        args = (np.zeros(m.nq), times, S["q"], velocities, [None] * FEEDFORWARD_POINTS)
+        qd, qdd = knot_derivatives(times, S["q"], velocities, [None] * FEEDFORWARD_POINTS)
+        pin_args = (pair.pm, pair.pd, P(S["q"]), P(qd), P(qdd), True)
+        check = rel_error(plan.fill(*args), _pin_feedforward(*pin_args)[:, np.argsort(pair.perm)])
+        case = T.Case(f"FeedforwardPlan.fill ({FEEDFORWARD_POINTS} points)", plan.fill, [args],
+                      _pin_feedforward, [pin_args], target=FEEDFORWARD_TARGET,
+                      note="pin: a loop of rnea + computeGeneralizedGravity")
+        out["robots"][pair.name] = _run_one_case(
+            opts, pair, case, check, FEEDFORWARD_TARGET,
+            f"Trajectory feed-forward: {pair.name} ({pair.description}), {FEEDFORWARD_POINTS} points, "
+            "Franka profile; pin side: a Python loop of rnea + computeGeneralizedGravity")
     return out
 
 
@@ -1069,6 +1110,8 @@ def main(argv=None):
         guarded("contact", section_contact, opts)
     if "task_space" in opts.only:
         guarded("task_space", section_task_space, opts)
+    if "feedforward" in opts.only:
+        guarded("feedforward", section_feedforward, opts)
     if "identification" in opts.only:
         guarded("identification", section_identification, opts)
     if "robot_identification" in opts.only:

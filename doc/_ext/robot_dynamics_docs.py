@@ -602,6 +602,7 @@ SECTIONS = {
     'batch': ('batch', _section_batch),
     'contact': ('contact', _section_one_case('contact', 'contact sensing')),
     'task_space': ('task_space', _section_one_case('task_space', 'task-space control')),
+    'feedforward': ('feedforward', _section_one_case('feedforward', 'trajectory feed-forward')),
     'derivatives': ('derivatives', _section_one_case('derivatives', 'derivatives')),
     'ocp': ('ocp', _section_ocp),
     'identification': ('identification', _section_identification),

@@ -47,29 +47,25 @@ __all__ = ['knot_derivatives', 'trajectory_efforts', 'FeedforwardPlan']
 def knot_derivatives(times, positions, velocities, accelerations):
     """(q̇, q̈), each (N, m): the velocity and acceleration at each point as JTC's spline sampler gives
     them at the point's time (module docstring). ``velocities``, ``accelerations``: per point None
-    (the field empty) or an (m,) array, as ``nodes.conversions.joint_trajectory_arrays`` returns them."""
+    (the field empty) or an (m,) array, as ``nodes.conversions.joint_trajectory_arrays`` returns them.
+    Segment k (from point k to k + 1) is linear, cubic or quintic by what both of its ends carry."""
     times = np.asarray(times, dtype=np.float64)
     q = np.asarray(positions, dtype=np.float64)
     N, m = q.shape
-    qd, qdd = np.zeros((N, m)), np.zeros((N, m))
-    for k in range(N - 1):
-        T = times[k + 1] - times[k]
-        h = q[k + 1] - q[k]
-        v0, v1 = velocities[k], velocities[k + 1]
-        if v0 is None or v1 is None:            # linear: JTC's positions-only segment
-            qd[k] = h / T
-            continue
-        qd[k] = v0
-        a0, a1 = accelerations[k], accelerations[k + 1]
-        if a0 is not None and a1 is not None:   # quintic: the point's own acceleration
-            qdd[k] = a0
-        else:                                    # cubic Hermite: p''(0) = 2 c2
-            qdd[k] = 2.0 * (3.0 * h - (2.0 * v0 + v1) * T) / T ** 2
-    if N:                                        # the last point: JTC holds it as given
-        if velocities[-1] is not None:
-            qd[-1] = velocities[-1]
-        if accelerations[-1] is not None:
-            qdd[-1] = accelerations[-1]
+    zeros = np.zeros(m)
+    has_v = np.array([v is not None for v in velocities], dtype=bool)
+    has_a = np.array([a is not None for a in accelerations], dtype=bool)
+    V = np.array([zeros if v is None else v for v in velocities], dtype=np.float64).reshape(N, m)
+    A = np.array([zeros if a is None else a for a in accelerations], dtype=np.float64).reshape(N, m)
+    T = np.diff(times)[:, None]
+    h = np.diff(q, axis=0)
+    cubic = (has_v[:-1] & has_v[1:])[:, None]             # velocities at both ends
+    quintic = cubic & (has_a[:-1] & has_a[1:])[:, None]    # and accelerations
+    qd, qdd = np.empty((N, m)), np.empty((N, m))
+    qd[:-1] = np.where(cubic, V[:-1], h / T)                            # linear: the slope
+    hermite = 2.0 * (3.0 * h - (2.0 * V[:-1] + V[1:]) * T) / T ** 2     # the cubic's p''(0) = 2 c2
+    qdd[:-1] = np.where(quintic, A[:-1], np.where(cubic, hermite, 0.0))
+    qd[-1], qdd[-1] = V[-1], A[-1]           # the last point: JTC holds it as given (else at rest)
     return qd, qdd
 
 
@@ -114,7 +110,6 @@ class FeedforwardPlan:
         planned state (logic/hardware.py, eq. 1), joints in the goal's order."""
         qd, qdd = knot_derivatives(times, positions, velocities, accelerations)
         tau, Q, QD = trajectory_efforts(self.model, self.columns, q_rest, positions, qd, qdd, self.friction)
-        if self.conventions.firmware_compensates - {'friction'}:
-            for k in range(Q.shape[0]):             # logic/hardware.py, eq. 1
-                tau[k] -= self.conventions.left_to_firmware(self.firmware_model, Q[k], QD[k])[self.columns]
+        if self.conventions.firmware_compensates - {'friction'}:     # logic/hardware.py, eq. 1
+            tau -= self.conventions.left_to_firmware(self.firmware_model, Q, QD)[:, self.columns]
         return tau

@@ -148,11 +148,20 @@ class Conventions:
         return 'friction' in self.firmware_compensates
 
     def left_to_firmware(self, model, q, qd):
-        """[gravity] g(q) + [coriolis] c(q, q̇), (n,): the firmware's terms a command leaves out (1)."""
+        """[gravity] g(q) + [coriolis] c(q, q̇): the firmware's terms a command leaves out (1); (n,) for
+        one state, (N, n) for N states in rows (by the RNEA over all of them at once: g = RNEA(q, 0, 0),
+        g + c = RNEA(q, q̇, 0))."""
+        gravity, coriolis = ('gravity' in self.firmware_compensates, 'coriolis' in self.firmware_compensates)
+        if np.ndim(q) == 2:
+            zeros = np.zeros_like(q)
+            if coriolis:
+                g_c = rd.inverse_dynamics_trajectory(model, q, qd, zeros)
+                return g_c if gravity else g_c - rd.inverse_dynamics_trajectory(model, q, zeros, zeros)
+            return rd.inverse_dynamics_trajectory(model, q, zeros, zeros) if gravity else zeros
         tau = np.zeros(model.nq)
-        if 'gravity' in self.firmware_compensates:
+        if gravity:
             tau += rd.gravity_torques(model, q)
-        if 'coriolis' in self.firmware_compensates:
+        if coriolis:
             tau += rd.coriolis_forces(model, q, qd)
         return tau
 
