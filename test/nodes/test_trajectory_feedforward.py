@@ -1,7 +1,7 @@
 """trajectory_feedforward over real DDS: a MoveIt-like client sends goals to the relay, which hands them,
 efforts filled, to a downstream FollowJointTrajectory server written here (a stand-in for ros2_control's
 JointTrajectoryController: it records each goal, sends feedback, and ends it as told). The efforts equal
-the model's inverse dynamics at every point; feedback, results (codes and strings), cancel and
+Pinocchio's inverse dynamics at every point (to 1e-9); feedback, results (codes and strings), cancel and
 preemption pass through; goals JTC would refuse never reach the downstream server; a missing or
 rejecting server is answered with the reason; the topic form; a partial goal; a hardware profile."""
 
@@ -16,7 +16,6 @@ from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.logic.feedforward import knot_derivatives
 from robot_dynamics_ros.logic.trajectory_goal import ErrorCode
 from robot_dynamics_ros.nodes.trajectory_action import (
@@ -27,10 +26,11 @@ from robot_dynamics_ros.nodes.trajectory_action import (
 )
 from robot_dynamics_ros.nodes.trajectory_feedforward import TrajectoryFeedforward
 
-from _node_harness import UR5E_HOME, UR5E_JOINTS
+from _node_harness import UR5E_HOME, UR5E_JOINTS, UR5E_URDF
 from _trajectory_client import MoveItLikeClient, _duration
 
 pytestmark = pytest.mark.ros
+pin = pytest.importorskip('pinocchio')
 
 Q0 = np.array(UR5E_HOME)
 DOWNSTREAM = '/stand_in_jtc/follow_joint_trajectory'
@@ -101,7 +101,12 @@ def relay(graph, ur5e_xml):
 
 
 def _expected_efforts(model, trajectory, q_rest=None, subtract_gravity=False):
-    """The model's inverse dynamics at each point (q̇, q̈ as JTC samples them), joints by name."""
+    """Pinocchio's inverse dynamics (rnea; less computeGeneralizedGravity with ``subtract_gravity``) at
+    each point, q̇, q̈ as JTC samples them; joints by name (``model``: ours, for its joint names)."""
+    pm = pin.buildModelFromUrdf(str(UR5E_URDF))
+    pd = pm.createData()
+    pin_names = list(pm.names)[1:]
+    order = [pin_names.index(n) for n in model.joint_names]      # ours -> Pinocchio's velocity index
     names = list(trajectory.joint_names)
     columns = [model.joint_names.index(n) for n in names]
     times = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in trajectory.points])
@@ -113,10 +118,12 @@ def _expected_efforts(model, trajectory, q_rest=None, subtract_gravity=False):
         Q = np.zeros(model.nq) if q_rest is None else q_rest.copy()
         QD, QDD = np.zeros(model.nq), np.zeros(model.nq)
         Q[columns], QD[columns], QDD[columns] = q[k], qd[k], qdd[k]
-        tau = rd.inverse_dynamics(model, Q, QD, QDD)
+        to_pin = np.argsort(order)       # Pinocchio index -> ours
+        args = [x[to_pin] for x in (Q, QD, QDD)]
+        tau = pin.rnea(pm, pd, *args)
         if subtract_gravity:
-            tau = tau - rd.gravity_torques(model, Q)
-        out.append(tau[columns])
+            tau = tau - pin.computeGeneralizedGravity(pm, pd, args[0])
+        out.append(np.asarray(tau)[order][columns])
     return np.array(out)
 
 
