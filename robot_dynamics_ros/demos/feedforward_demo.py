@@ -40,12 +40,13 @@ import numpy as np
 
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.cli import bringup
-from robot_dynamics_ros.demos.joint_space_demo import JOINT_STATES_TOPIC, _goal_result
+from robot_dynamics_ros.demos.joint_space_demo import JOINT_STATES_TOPIC
 from robot_dynamics_ros.demos.recording import (
     GraphRun,
     Series,
     demo_knots,
     demo_main,
+    goal_result,
     header_ns,
     save_figure,
     simulation_graph,
@@ -205,7 +206,7 @@ def _run_case(opts, case, gc, urdf):
                 or not graph.wait_simulated(rec.command, span, timeout=3 * span + 30):
             return rec, [f'{case.title}: the simulation did not reach the end of the trajectory'
                          + graph.exit_note()]
-        rec.goal_result = _goal_result(graph.executor, goal)
+        rec.goal_result = goal_result(graph.executor, goal)
     return rec, []
 
 

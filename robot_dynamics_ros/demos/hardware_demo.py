@@ -49,13 +49,13 @@ from robot_dynamics_ros.demos.joint_space_demo import (
     JOINT_STATES_TOPIC,
     TRACKING_ERROR_TOPIC,
     TRAJECTORY_ACTION,
-    _goal_result,
 )
 from robot_dynamics_ros.demos.recording import (
     GraphRun,
     Series,
     demo_knots,
     demo_main,
+    goal_result,
     header_ns,
     save_figure,
     simulation_graph,
@@ -256,7 +256,7 @@ def _run_case(opts, case, urdf):
         if not graph.wait_simulated(rec.joint_states, span, timeout=3 * span + 30):
             return rec, [f'{case.title}: the simulation did not reach the end of the trajectory'
                          + graph.exit_note()]
-        rec.goal_result = _goal_result(graph.executor, goal)
+        rec.goal_result = goal_result(graph.executor, goal)
     return rec, []
 
 

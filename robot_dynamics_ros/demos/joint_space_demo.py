@@ -44,6 +44,7 @@ from robot_dynamics_ros.demos.recording import (
     Series,
     demo_knots,
     demo_main,
+    goal_result,
     save_figure,
     simulation_graph,
     spin_for,
@@ -671,31 +672,13 @@ def run_demo(opts) -> tuple[Recording, DemoReport | None, list[str]]:
         rec.t_end = time.monotonic()
         recorder.active = False
         if via_action and graph_alive():
-            rec.goal_result = _goal_result(executor, goal_sent)
+            rec.goal_result = goal_result(executor, goal_sent)
         if not graph_alive():
             return rec, None, [f'during the trajectory: {exited()}']
         if not finished:
             return rec, None, [f'the simulation did not reach the end of the trajectory within '
                                f'{wall_limit:g} s']
     return rec, analyse(rec, max_error=opts.max_error), []
-
-
-def _goal_result(executor, goal_sent, timeout=10.0):
-    """(status name, error_code, error_string) of a sent FollowJointTrajectory goal."""
-    from action_msgs.msg import GoalStatus
-
-    if not spin_until(executor, goal_sent.done, timeout):
-        return 'UNANSWERED', None, 'the goal was not answered'
-    handle = goal_sent.result()
-    if not handle.accepted:
-        return 'REJECTED', None, 'the goal was rejected'
-    result = handle.get_result_async()
-    if not spin_until(executor, result.done, timeout):
-        return 'NO_RESULT', None, f'no result within {timeout:g} s of the trajectory end'
-    response = result.result()
-    names = {v: k[len('STATUS_'):] for k, v in vars(GoalStatus).items() if k.startswith('STATUS_')}
-    return (names.get(response.status, str(response.status)), response.result.error_code,
-            response.result.error_string)
 
 
 def main(opts) -> int:

@@ -36,7 +36,7 @@ from robot_dynamics_ros.dynamics.urdf import robot_name
 from robot_dynamics_ros.nodes.common import make_executor, spin_for, spin_until
 
 __all__ = ['AMPLITUDES', 'BUMPS', 'GraphRun', 'Series', 'demo_knots', 'demo_main', 'demo_trajectory',
-           'save_figure', 'simulation_graph', 'spin_for', 'spin_until', 'trajectory_message',
+           'goal_result', 'save_figure', 'simulation_graph', 'spin_for', 'spin_until', 'trajectory_message',
            'urdf_joint_limits', 'urdf_robot_name']
 
 
@@ -248,6 +248,25 @@ def pose_target_recorder(rec, context, node_name, target_topic, joint_states_top
             rec.targets.append((rec.joint_states.stamp[-1], np.array(T)))
 
     return PoseTargetRecorder()
+
+
+def goal_result(executor, goal_sent, timeout=10.0):
+    """(status name, error_code, error_string) of a sent FollowJointTrajectory goal (``goal_sent``: the
+    future of ``send_goal_async``), spinning ``executor`` with finite timeouts until it ends."""
+    from action_msgs.msg import GoalStatus
+
+    if not spin_until(executor, goal_sent.done, timeout):
+        return 'UNANSWERED', None, 'the goal was not answered'
+    handle = goal_sent.result()
+    if not handle.accepted:
+        return 'REJECTED', None, 'the goal was rejected'
+    result = handle.get_result_async()
+    if not spin_until(executor, result.done, timeout):
+        return 'NO_RESULT', None, f'no result within {timeout:g} s of the trajectory end'
+    response = result.result()
+    names = {v: k[len('STATUS_'):] for k, v in vars(GoalStatus).items() if k.startswith('STATUS_')}
+    return (names.get(response.status, str(response.status)), response.result.error_code,
+            response.result.error_string)
 
 
 def header_ns(msg) -> int:
