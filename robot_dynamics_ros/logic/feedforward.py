@@ -21,10 +21,11 @@ segment that starts at the point, since that is the one JTC samples from t_k on:
   h = q_{k+1} − q_k: the cubic's second derivative at its start;
 - velocities and accelerations at both ends (quintic): both as given.
 
-The **first point** is filled from the segment it starts, like the others (JTC reaches it from the
-arm's current state along a segment of its own, which no point describes). The **last point** is where
-JTC holds after the end: its own velocity and acceleration where given, else zero (at rest). A point's fields that are given are used as given wherever the segment's
-spline uses them. Points whose efforts are already set keep them unless ``overwrite``.
+The **first point** is filled from the segment it starts, like the others (JTC reaches it from the arm's
+current state along a segment of its own, which no point describes). The **last point** is where JTC
+holds after the end: its own velocity and acceleration where given, else zero (at rest). A point's
+fields that are given are used as given wherever the segment's spline uses them. Points whose efforts
+are already set keep them unless ``overwrite``.
 
 All arrays are per point k = 0..N−1, joints in the goal's order; the model's other joints (a goal for
 some joints only) stand at ``q_rest`` (their measured positions), at rest.
