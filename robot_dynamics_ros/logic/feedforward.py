@@ -83,9 +83,8 @@ def trajectory_efforts(model, columns, q_rest, positions, qd, qdd, friction=Fals
     Q = np.tile(np.asarray(q_rest, dtype=np.float64), (N, 1))
     QD, QDD = np.zeros_like(Q), np.zeros_like(Q)
     Q[:, columns], QD[:, columns], QDD[:, columns] = positions, qd, qdd
-    tau = rd.inverse_dynamics_trajectory(model, Q, QD, QDD)          # RNEA per point, eq. 9.81
-    if friction:
-        tau += model.damping * QD + model.friction * np.sign(QD)     # F_v q̇ + F_s sgn(q̇)
+    # RNEA per point, eq. 9.81 (+ F_v q̇ + F_s sgn(q̇), the core's friction, with ``friction``)
+    tau = rd.inverse_dynamics_trajectory(model, Q, QD, QDD, friction=True if friction else None)
     return tau[:, columns], Q, QD
 
 

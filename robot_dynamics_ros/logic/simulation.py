@@ -463,12 +463,6 @@ class Simulation:
         own = self.hardware.command_timeout
         return min(self.settings['command_timeout'], own) if own > 0.0 else self.settings['command_timeout']
 
-    def _firmware_torques(self):
-        """τ_firmware(q, q̇): what the emulated firmware adds to every command (zeros: nothing)."""
-        if self.hardware.full_torque_commands:
-            return np.zeros(self.model.nq)
-        return self.hardware.firmware_torques(self.firmware_model, self.q, self.qd,
-                                              friction=self.settings['friction'])
 
     def _applied_effort(self):
         """τ_applied = sat(τ_command + τ_firmware) (module docstring); after a command timeout the
@@ -487,7 +481,10 @@ class Simulation:
                        'applying zero effort' + ('' if self.hardware.full_torque_commands else
                                                  " plus the firmware's compensation")))
         command = np.zeros(self.model.nq) if self._command is None else self._command
-        tau, saturated = saturate_effort(self.model, command + self._firmware_torques())
+        if not self.hardware.full_torque_commands:      # τ_firmware(q, q̇) added (module docstring)
+            command = command + self.hardware.firmware_torques(self.firmware_model, self.q, self.qd,
+                                                               friction=self.settings['friction'])
+        tau, saturated = saturate_effort(self.model, command)
         for i in np.flatnonzero(saturated):
             self.report.warn(f'saturated/{i}', f'effort of {self.model.joint_names[i]} '
                                                f'saturated at {abs(tau[i]):g}')

@@ -3,6 +3,8 @@ point of random trajectories, τ_k = pin.rnea(q_k, q̇_k, q̈_k) with q̇_k, q̈
 gives them (checked here against scipy's splines, written by others too), for the goals' joints only
 (the others at their measured positions), with a payload, and less each hardware profile's firmware
 terms (Pinocchio's computeGeneralizedGravity and the Coriolis of pin.rnea at q̈ = 0)."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy.interpolate import CubicHermiteSpline
@@ -104,3 +106,23 @@ def test_efforts_with_a_payload_less_each_profiles_firmware(pair, check, profile
 def test_unknown_joints_are_refused_naming_them(pair):
     with pytest.raises(BadInput, match='gripper'):
         FeedforwardPlan(pair.model, pair.model, resolve(), ['shoulder_pan_joint', 'gripper'])
+
+
+
+def test_friction_compensation_adds_the_urdf_friction_of_each_points_velocity():
+    """friction: Pinocchio's rnea plus F_v q̇ + F_s sgn(q̇) with the URDF's <dynamics damping friction>
+    (urdf/ur5e.urdf has them); none where the firmware compensates friction (Franka: it supplies it)."""
+    path = str(Path(__file__).resolve().parents[2] / 'urdf' / 'ur5e.urdf')
+    m, pm = rd.load_urdf(path), pin.buildModelFromUrdf(path)
+    pd = pm.createData()
+    assert list(pm.names)[1:] == list(m.joint_names) and m.friction.min() > 0
+    rng = np.random.default_rng(3)
+    times, q, v, a = _trajectory(rng, m, np.arange(m.nq), fields='velocities')
+    qd, qdd = knot_derivatives(times, q, v, a)
+    tau = FeedforwardPlan(m, m, resolve(), list(m.joint_names), friction=True).fill(
+        np.zeros(m.nq), times, q, v, a)
+    for k in range(times.size):
+        expected = pin.rnea(pm, pd, q[k], qd[k], qdd[k]) + m.damping * qd[k] + m.friction * np.sign(qd[k])
+        np.testing.assert_allclose(tau[k], expected, rtol=1e-12, atol=1e-12)
+    franka = FeedforwardPlan(m, m, resolve('franka'), list(m.joint_names), friction=True)
+    assert not franka.friction
