@@ -140,7 +140,7 @@ def _read_geometry(node, spec, base, suffix, notes):
     shape = _SHAPES.get(node[0].tag)
     if shape is None:
         raise _ParseError(f"Invalid geometric tag: {node[0].tag}", path)
-    return shape.read(node[0], shape, f"{path}/{node[0].tag}", "", notes)
+    return {"shape": node[0].tag, **shape.read(node[0], shape, f"{path}/{node[0].tag}", "", notes)}
 
 
 def _read_transmission(node, spec, base, suffix, notes):
@@ -213,16 +213,16 @@ _RAW = _Spec(read=_skip)                        # <gazebo>: anything
 _V3, _V4 = _vector(3), _vector(4)
 _POSE = _Spec({"xyz": _optional(_V3, [0.0, 0.0, 0.0]), "rpy": _optional(_V3, [0.0, 0.0, 0.0])}, make=dict)
 _GEOMETRY = _Spec(read=_read_geometry)
-_SHAPES = {
-    "box": _Spec({"size": _required(_V3)}),
-    "cylinder": _Spec({"radius": _required(float), "length": _required(float)}),
-    "sphere": _Spec({"radius": _required(float)}),
-    "mesh": _Spec({"filename": _required(str), "scale": _optional(_V3)}),
+_SHAPES = {                                     # each read as {"shape": tag, its attributes}
+    "box": _Spec({"size": _required(_V3)}, make=dict),
+    "cylinder": _Spec({"radius": _required(float), "length": _required(float)}, make=dict),
+    "sphere": _Spec({"radius": _required(float)}, make=dict),
+    "mesh": _Spec({"filename": _required(str), "scale": _optional(_V3)}, make=dict),
 }
-_COLOUR_AND_TEXTURE = {"color": (_Spec({"rgba": _required(_V4)}), _OPTIONAL),
-                       "texture": (_Spec({"filename": _required(str)}), _OPTIONAL)}
-_LINK_MATERIAL = _Spec({"name": _required(str)}, _COLOUR_AND_TEXTURE)
-_MATERIAL = _Spec({"name": _required(str)}, _COLOUR_AND_TEXTURE, check=_material_has_colour)
+_COLOUR_AND_TEXTURE = {"color": (_Spec({"rgba": _required(_V4)}, value="rgba"), _OPTIONAL),
+                       "texture": (_Spec({"filename": _required(str)}, value="filename"), _OPTIONAL)}
+_LINK_MATERIAL = _Spec({"name": _required(str)}, _COLOUR_AND_TEXTURE, make=dict)
+_MATERIAL = _Spec({"name": _required(str)}, _COLOUR_AND_TEXTURE, check=_material_has_colour, make=dict)
 _INERTIAL = _Spec(children={
     "origin": (_POSE, _OPTIONAL),
     "mass": (_Spec({"value": _required(float)}, value="value"), _REQUIRED),
@@ -232,8 +232,9 @@ _INERTIAL = _Spec(children={
 _LINK = _Spec({"name": _required(str)}, {
     "origin": (_POSE, _OPTIONAL),
     "visual": (_Spec(children={"origin": (_POSE, _OPTIONAL), "geometry": (_GEOMETRY, _REQUIRED),
-                               "material": (_LINK_MATERIAL, _OPTIONAL)}), _MANY),
-    "collision": (_Spec(children={"origin": (_POSE, _OPTIONAL), "geometry": (_GEOMETRY, _REQUIRED)}), _MANY),
+                               "material": (_LINK_MATERIAL, _OPTIONAL)}, make=dict), _MANY),
+    "collision": (_Spec(children={"origin": (_POSE, _OPTIONAL), "geometry": (_GEOMETRY, _REQUIRED)},
+                        make=dict), _MANY),
     "inertial": (_INERTIAL, _OPTIONAL),
 }, make=dict)
 _JOINT = _Spec({"name": _required(str), "type": _required(str)}, {
@@ -271,8 +272,16 @@ _ROBOT = _Spec({"name": _required(str), "version": _optional(str)}, {
 
 
 def _parse(source):
-    """(links, joints) of a URDF file path or XML string, as lists of dicts (the kept elements of
-    _LINK and _JOINT); ValueError "malformed URDF: ..." with the reason and the last notes.
+    """(links, joints) of a URDF file path or XML string (parse_document without the materials)."""
+    links, joints, _ = parse_document(source)
+    return links, joints
+
+
+def parse_document(source):
+    """(links, joints, materials) of a URDF file path or XML string, as lists of dicts (the kept
+    elements of _LINK, _JOINT and the top-level _MATERIAL: geometry {"shape": box | cylinder | sphere |
+    mesh, its attributes}, materials {"name", "color": rgba or None, "texture": filename or None});
+    ValueError "malformed URDF: ..." with the reason and the last notes.
 
     The XML is fed to xml.etree's pull parser in chunks of _CHUNK bytes and each child of <robot> is
     read and dropped once complete, so the document tree never exists whole (xml.etree's elements are
@@ -285,7 +294,7 @@ def _parse(source):
             raise ValueError(f"URDF file not found: {text!r}")
         with open(text, encoding="utf-8") as f:
             text = f.read()
-    notes, read = [], {"link": [], "joint": []}
+    notes, read = [], {"link": [], "joint": [], "material": []}
     count = dict.fromkeys(_ROBOT.children, 0)
     robot, path = None, "/robot"
 
@@ -326,7 +335,7 @@ def _parse(source):
         raise ValueError(f"malformed URDF: {exc}" + (f" ({detail})" if detail else "")) from None
     if not read["link"]:
         raise ValueError("malformed URDF: no <link> elements")
-    return read["link"], read["joint"]
+    return read["link"], read["joint"], read["material"]
 
 
 # -- the loader --------------------------------------------------------------------------------------

@@ -2,15 +2,9 @@
 
 Parameters (declared on the node by ``ModelSource``; read-only after start-up unless said):
 
-- ``robot_description`` (string): URDF XML. Used when non-empty.
-- ``urdf_path`` (string): URDF file, used when ``robot_description`` is empty; a xacro file
-  (``.xacro``, ``.urdf.xacro``) is expanded with ``xacro_args`` (``logic.robot_description``), and the
-  expanded URDF is the description in use (``urdf_xml``: what the simulator publishes).
-- ``xacro_args`` (string, '' = none): the xacro file's arguments, ``name:=value`` separated by spaces
-  as on xacro's command line (``ur_type:=ur5e name:=ur``).
-- neither set: subscribe to ``robot_description`` (std_msgs/String, reliable, TRANSIENT_LOCAL,
-  depth 1; resolves to /robot_description in the root namespace) and rebuild the model from every
-  description that arrives.
+- ``robot_description``, ``urdf_path``, ``xacro_args``, ``max_description_bytes``: where the URDF comes
+  from (nodes/description_source.py: the parameter, a URDF or xacro file, else the transient-local
+  ``robot_description`` topic, from which the model is rebuilt for every description that arrives).
 - ``root_link``, ``tip_link`` (string, '' = the URDF's root link / its last link): the chain.
 - ``joints`` (string array, [] = all joints of the chain in model order): the joints the node
   works with, in this order. Joints of the chain not listed are locked at 0.
@@ -30,11 +24,6 @@ Parameters (declared on the node by ``ModelSource``; read-only after start-up un
   N m (N for a prismatic joint), in the same order: measured effort = joint torque + effort_offset
   (the ``offset`` of ``identify_robot``). ``effort_offset`` (model order, zeros for []) holds it for
   the node, which says what it does with it. Settable at run time.
-- ``max_description_bytes`` (integer, default 10 MiB; settable at run time): a description
-  larger than this (the parameter's or file's UTF-8 bytes, a xacro file's after expansion; on the
-  topic, the serialized message: the XML plus 9 bytes) is refused with a warning, the node keeps its
-  current model. On the topic the size is checked before the message is deserialized.
-
 The payload, the armature and the effort offset are checked when they are set at run time (a
 wrong number of values, a negative armature, a value that is not finite, a payload the model cannot
 take: refused with the reason, the node keeps its model) and applied to every model the node
@@ -61,22 +50,18 @@ import time
 
 import numpy as np
 from rclpy.clock import Clock, ClockType
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from rclpy.serialization import deserialize_message
-from std_msgs.msg import String
 
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.logic.input_guard import WarningThrottle, bounded, short_list
 from robot_dynamics_ros.logic.payload_log import PAYLOAD_PARAMETERS, inertia_matrix
-from robot_dynamics_ros.logic.robot_description import DescriptionTooLarge, is_xacro, read_description
 from robot_dynamics_ros.nodes.common import describe, float_array, parameter_validator, string_list
 from robot_dynamics_ros.nodes.conversions import index_map
+from robot_dynamics_ros.nodes.description_source import DescriptionSource, looks_like_xml
 
-__all__ = ['build_model', 'ModelSource', 'ROBOT_DESCRIPTION_QOS', 'DEFAULT_MAX_DESCRIPTION_BYTES',
+__all__ = ['build_model', 'ModelSource',
            'payload_settings', 'attach_payload', 'joint_parameter', 'with_joint_armature',
            'JOINT_PARAMETERS', 'RUNTIME_PARAMETERS', 'EFFORT_OFFSET_UNUSED']
 
-DEFAULT_MAX_DESCRIPTION_BYTES = 10 * 1024 * 1024
 _BUILD_POLL_PERIOD = 0.02       # s between checks for a finished build (only while building)
 
 #: Per-joint parameters of the robot itself (one value per joint, [] = none): their units.
@@ -89,9 +74,6 @@ RUNTIME_PARAMETERS = PAYLOAD_PARAMETERS + tuple(JOINT_PARAMETERS)
 EFFORT_OFFSET_UNUSED = ('Not used by this node: its commands are joint torques (the offset is only in what '
                         'the sensors measure); declared so that one parameter file serves every node.')
 
-# As robot_state_publisher publishes it: late joiners get the last description.
-ROBOT_DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                                   durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 def build_model(urdf, *, root_link='', tip_link='', joints=(), gravity=(0.0, 0.0, -9.81)):
@@ -191,10 +173,6 @@ def with_joint_armature(model, armature):
         raise ValueError(f"parameter 'armature' refused: {exc}") from None
 
 
-def _looks_like_xml(text):
-    return text.lstrip()[:1] == '<'
-
-
 def _run_calls(calls, q, qd):
     """Call each ``f(q, qd)``; the first failure as text (warm-up never raises)."""
     for call in calls:
@@ -241,24 +219,14 @@ class ModelSource:
         # (model as built from the description, joint order, description, origin): kept while the
         # run-time parameters do not fit it, so that setting them to values that do brings it in
         self._built = None
-        self._subscription = None
         self._poll_timer = None
         self._builder = None            # the worker thread of the build under way
         self._building_xml = None       # its description
         self._next_xml = None           # the newest description that arrived meanwhile
         self._results = queue.SimpleQueue()
-        node.declare_parameter('robot_description', '', describe(
-            'URDF XML of the robot. Empty: use urdf_path, else the robot_description topic.',
-            read_only=True))
-        node.declare_parameter('urdf_path', '', describe(
-            'Path of a URDF file, used when robot_description is empty. A xacro file (.xacro, '
-            '.urdf.xacro, as vendors ship their arms) is expanded with xacro_args by the xacro package '
-            '(pip install xacro; $(find pkg) through the ament index), and the URDF it gives is used.',
-            read_only=True))
-        node.declare_parameter('xacro_args', '', describe(
-            "Arguments of a xacro urdf_path, as on xacro's command line: name:=value separated by "
-            "spaces, e.g. 'ur_type:=ur5e name:=ur' (a value with spaces in quotes). '' = none: the "
-            "file's defaults. Unused for a URDF file.", read_only=True))
+        self._description = DescriptionSource(
+            node, self._on_description, self._throttle,
+            kept=lambda: 'keeping the current model' if self.model is not None else 'no robot model')
         node.declare_parameter('root_link', '', describe(
             "Root link of the chain ('' = the URDF's root link).", read_only=True))
         node.declare_parameter('tip_link', '', describe(
@@ -272,9 +240,6 @@ class ModelSource:
         node.declare_parameter('gravity', [0.0, 0.0, -9.81], describe(
             'Gravitational acceleration in the root frame, m/s^2.', read_only=True,
             dynamic_typing=True, additional_constraints='3 finite numbers'))
-        node.declare_parameter('max_description_bytes', DEFAULT_MAX_DESCRIPTION_BYTES, describe(
-            'Largest robot description accepted, bytes; a larger one is refused (the current '
-            'model is kept).', integer=True, min_value=1, max_value=2**31 - 1))
         node.declare_parameter('payload_mass', 0.0, describe(
             'Mass of a rigid payload attached at payload_frame, kg (0 = none).', dynamic_typing=True,
             additional_constraints='a finite number >= 0'))
@@ -398,73 +363,23 @@ class ModelSource:
 
     @property
     def where(self):
-        """Where the model comes from, in words (/diagnostics): 'robot_description parameter',
-        'urdf_path <path>' or '<topic> topic' (the parameters are read-only: fixed at start-up)."""
-        if self._param('robot_description'):
-            return 'robot_description parameter'
-        if self._param('urdf_path'):
-            return f"urdf_path {bounded(self._param('urdf_path'), 200)}"
-        topic = self._subscription.topic_name if self._subscription is not None else 'robot_description'
-        return f'{topic} topic'
-
-    def _too_large(self, size, origin):
-        limit = int(self._param('max_description_bytes'))
-        if size <= limit:
-            return False
-        keeps = 'keeping the current model' if self.model is not None else 'no robot model'
-        self._throttle.warn('description/too_large',
-                            f'robot description from the {origin} refused: {size} bytes, more '
-                            f'than max_description_bytes = {limit}; {keeps}')
-        return True
+        """Where the model comes from, in words (DescriptionSource.where)."""
+        return self._description.where
 
     def start(self):
         """Build from the parameter or file now, or subscribe to the robot_description topic."""
-        description = self._param('robot_description')
-        path = self._param('urdf_path')
-        if description:
-            if not self._too_large(len(description.encode('utf-8')), 'parameter'):
-                self.load(description, 'parameter')
-        elif path:
-            xacro_args = self._param('xacro_args')
-            if xacro_args and not is_xacro(path):
-                self._node.get_logger().warning(
-                    f"xacro_args {bounded(repr(xacro_args), 200)} unused: urdf_path "
-                    f"'{bounded(path, 300)}' is not a xacro file (.xacro)")
-            try:
-                text = read_description(path, xacro_args,
-                                        max_bytes=int(self._param('max_description_bytes')))
-            except DescriptionTooLarge as exc:
-                self._too_large(exc.size, 'file')
-                return
-            except (OSError, ValueError) as exc:    # ValueError: a xacro file that cannot be expanded
-                self._node.get_logger().error(
-                    f"cannot read urdf_path '{bounded(path, 300)}': {bounded(exc, 600)}; "
-                    'running without a robot model')
-                return
-            self.load(text, 'file')
-        else:
-            self._node.get_logger().info(
-                'no robot_description/urdf_path parameter: '
-                'waiting for the robot_description topic')
+        self._description.start()
+
+    # -- the robot_description topic: built in a worker thread ------------------------------
+    def _on_description(self, text, origin):
+        if origin != 'topic':
+            self.load(text, origin)
+            return
+        if self._poll_timer is None:
             # steady clock: with use_sim_time, a ROS-time timer would wait for /clock
             self._poll_timer = self._node.create_timer(
                 _BUILD_POLL_PERIOD, self._poll_build, clock=Clock(clock_type=ClockType.STEADY_TIME))
             self._poll_timer.cancel()
-            # raw: the size is checked before rclpy converts the message
-            self._subscription = self._node.create_subscription(
-                String, 'robot_description', self._on_description, ROBOT_DESCRIPTION_QOS,
-                raw=True)
-
-    # -- the robot_description topic: built in a worker thread ------------------------------
-    def _on_description(self, raw):
-        if self._too_large(len(raw), 'topic'):
-            return
-        try:
-            text = deserialize_message(raw, String).data
-        except Exception as exc:  # a message the middleware delivered but rclpy cannot read
-            self._throttle.warn('description/malformed',
-                                f'unreadable robot_description message: {bounded(exc, 300)}')
-            return
         if self._builder is not None:
             # the build under way finishes first; only the newest of those that arrive meanwhile
             # is built after it
@@ -475,7 +390,7 @@ class ModelSource:
         self._start_build(text)
 
     def _start_build(self, text):
-        if not _looks_like_xml(text):
+        if not looks_like_xml(text):
             self._set_failed(f'robot description from the topic is not URDF XML (starts with '
                              f'{text[:40]!r})', 'topic')
             return
@@ -537,7 +452,7 @@ class ModelSource:
 
     def load(self, urdf_xml, origin):
         """Build the model from ``urdf_xml`` now; log an error and return None on failure."""
-        if not _looks_like_xml(urdf_xml):
+        if not looks_like_xml(urdf_xml):
             return self._set_failed(f'robot description from the {origin} is not URDF XML '
                                     f'(starts with {urdf_xml[:40]!r})', origin)
         try:

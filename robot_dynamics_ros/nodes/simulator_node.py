@@ -135,9 +135,10 @@ from robot_dynamics_ros.nodes.common import (
     run_node,
 )
 from robot_dynamics_ros.nodes.conversions import all_finite, index_map, make_joint_state, multiarray_to_vector
+from robot_dynamics_ros.nodes.description_source import ROBOT_DESCRIPTION_QOS
 from robot_dynamics_ros.nodes.diagnostics_publisher import Details, NodeDiagnostics
 from robot_dynamics_ros.nodes.hardware_parameters import HardwareParameters
-from robot_dynamics_ros.nodes.model_source import ROBOT_DESCRIPTION_QOS, ModelSource
+from robot_dynamics_ros.nodes.model_source import ModelSource
 
 __all__ = ['SimulatorNode', 'main', 'INTEGRATORS', 'FAST_BUDGET', 'LOCKSTEP_STREAK']
 

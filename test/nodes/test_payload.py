@@ -163,7 +163,7 @@ def test_a_payload_given_at_start_up_goes_with_a_model_from_the_topic(graph, ur5
     built from /robot_description, when the worker thread hands the built model over."""
     from std_msgs.msg import String
 
-    from robot_dynamics_ros.nodes.model_source import ROBOT_DESCRIPTION_QOS
+    from robot_dynamics_ros.nodes.description_source import ROBOT_DESCRIPTION_QOS
 
     ros = graph
     node = ros.add(DynamicsNode, {'payload_mass': MASS, 'payload_com': COM, 'payload_frame': 'tool0',
