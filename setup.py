@@ -22,6 +22,8 @@ RUNTIME = [
     'rosbags>=0.9.20',          # reading and writing bags without ROS
     'pyyaml>=5.4',              # bring-up --set, identify's parameter file
     'matplotlib>=3.5',          # the demos' figures
+    'viser>=1.0',               # the viewer's web page and 3D scene
+    'trimesh>=4.0',             # the viewer's meshes and primitives
 ]
 # The ROS 2 wheels on PyPI, one distribution per environment: pip install '.[jazzy]' or '.[kilted]'.
 ROS_PACKAGES = ('rclpy', 'rmw-fastrtps-cpp', 'sensor-msgs', 'std-msgs', 'geometry-msgs', 'std-srvs',
@@ -117,6 +119,8 @@ ENTRY_POINTS = [
     'task_space_controller = robot_dynamics_ros.nodes.launcher:task_space_controller',
     'mpc_controller = robot_dynamics_ros.nodes.launcher:mpc_controller',
     'trajectory_feedforward = robot_dynamics_ros.nodes.launcher:trajectory_feedforward',
+    'state_publisher = robot_dynamics_ros.nodes.launcher:state_publisher',
+    'viewer = robot_dynamics_ros.nodes.launcher:viewer',
     'bringup = robot_dynamics_ros.cli.bringup:main',
     'demo = robot_dynamics_ros.demos.__main__:main',
 ]
@@ -130,7 +134,7 @@ setup(
         ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
         ('share/' + package_name, ['package.xml']),
         ('share/' + package_name + '/launch', sorted(glob('launch/*.launch.py'))),
-        ('share/' + package_name + '/config', sorted(glob('config/*.yaml'))),
+        ('share/' + package_name + '/config', sorted(glob('config/*.yaml') + glob('config/*.rviz'))),
         ('share/' + package_name + '/urdf', sorted(glob('urdf/*.urdf'))),
     ] + ament_executables(),
     install_requires=RUNTIME,

@@ -30,6 +30,8 @@ from .urdf import _by_name, _origins, _unit_axes, _urdf_root, parse_document
 __all__ = ["Geometry", "TreeJoint", "TreeLink", "KinematicTree", "MOVING_JOINT_TYPES"]
 
 MOVING_JOINT_TYPES = ("revolute", "continuous", "prismatic")
+_X_AXIS = np.array([1.0, 0.0, 0.0])
+_X_AXIS.setflags(write=False)
 
 
 @dataclass(frozen=True)
@@ -177,9 +179,12 @@ class KinematicTree:
         moving = [j["name"] for j in order if j["type"] in MOVING_JOINT_TYPES]
         resolved = resolve_mimic(mimic, moving)
         origins = _origins(order, lambda k: f"joint {order[k]['name']!r}") if order else []
-        axes = _unit_axes(order) if order else []
-        tree_joints = [TreeJoint(j["name"], j["type"], j["parent"], j["child"], origins[k], axes[k],
-                                 resolved.get(j["name"])) for k, j in enumerate(order)]
+        moving_joints = [j for j in order if j["type"] in MOVING_JOINT_TYPES]
+        # (only a moving joint's axis is read: a fixed joint may have any, even 0 0 0)
+        axes = dict(zip(moving, _unit_axes(moving_joints))) if moving_joints else {}
+        tree_joints = [TreeJoint(j["name"], j["type"], j["parent"], j["child"], origins[k],
+                                 axes.get(j["name"], _X_AXIS), resolved.get(j["name"]))
+                       for k, j in enumerate(order)]
         tree_links = {name: _link(element, materials) for name, element in links.items()}
         return cls(root, tree_links, tree_joints)
 

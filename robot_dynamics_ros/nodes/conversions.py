@@ -25,7 +25,7 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
 from robot_dynamics_ros.logic.input_guard import BadInput, duplicates, short_list
 
-__all__ = ['JointStateCache', 'Merged', 'joint_state_values', 'make_joint_state',
+__all__ = ['JointStateCache', 'Merged', 'joint_state_values', 'make_joint_state', 'quaternion_xyzw',
            'matrix_to_multiarray', 'multiarray_to_matrix', 'vector_to_multiarray',
            'multiarray_to_vector', 'index_map', 'all_finite', 'joint_trajectory_arrays',
            'pose_to_matrix', 'set_pose', 'MIN_QUATERNION_NORM']
@@ -439,10 +439,18 @@ def pose_to_matrix(pose):
 
 
 def set_pose(pose, T):
-    """Fill geometry_msgs/Pose from the rigid transform T (4, 4): the unit quaternion of R with w >= 0
-    (Shepperd's method: from the largest of 1 + tr R, 1 + 2 R_ii - tr R, so no division by a small
-    number)."""
-    (r00, r01, r02, px), (r10, r11, r12, py), (r20, r21, r22, pz) = T[:3].tolist()
+    """Fill geometry_msgs/Pose (or a Transform's rotation and translation) from the rigid transform
+    T (4, 4): the position, and the unit quaternion of R with w >= 0 (quaternion_xyzw)."""
+    o, p = pose.orientation, pose.position
+    o.x, o.y, o.z, o.w = quaternion_xyzw(T)
+    p.x, p.y, p.z = T[0, 3], T[1, 3], T[2, 3]
+    return pose
+
+
+def quaternion_xyzw(T):
+    """The unit quaternion (x, y, z, w), w >= 0, of the rotation R = T[:3, :3] (Shepperd's method: from
+    the largest of 1 + tr R, 1 + 2 R_ii - tr R, so no division by a small number)."""
+    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = T[:3, :3].tolist()
     trace = r00 + r11 + r22
     largest = max(trace, r00, r11, r22)
     if largest == trace:
@@ -459,7 +467,4 @@ def set_pose(pose, T):
         q = (r02 + r20) / s, (r12 + r21) / s, 0.25 * s, (r10 - r01) / s
     if q[3] < 0.0:
         q = (-q[0], -q[1], -q[2], -q[3])
-    o, p = pose.orientation, pose.position
-    o.x, o.y, o.z, o.w = q
-    p.x, p.y, p.z = px, py, pz
-    return pose
+    return q

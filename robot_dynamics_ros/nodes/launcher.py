@@ -91,10 +91,19 @@ def trajectory_feedforward():
     sys.exit(_run('trajectory_feedforward'))
 
 
+def state_publisher():
+    sys.exit(_run('state_publisher'))
+
+
+def viewer():
+    sys.exit(_run('viewer'))
+
+
 EXECUTABLES = {'dynamics_node': 'dynamics_node', 'computed_torque_controller': 'computed_torque_node',
                'simulator_node': 'simulator_node', 'external_torque_estimator': 'external_torque_estimator',
                'task_space_controller': 'task_space_controller', 'mpc_controller': 'mpc_controller',
-               'trajectory_feedforward': 'trajectory_feedforward'}
+               'trajectory_feedforward': 'trajectory_feedforward', 'state_publisher': 'state_publisher',
+               'viewer': 'viewer'}
 # the other executables: their modules
 TOOLS = {'bringup': 'robot_dynamics_ros.cli.bringup', 'demo': 'robot_dynamics_ros.demos.__main__'}
 

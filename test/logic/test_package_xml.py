@@ -36,6 +36,7 @@ IMPORT_KEYS = {
     'nav_msgs': 'nav_msgs',
     'control_msgs': 'control_msgs',
     'action_msgs': 'action_msgs',
+    'tf2_msgs': 'tf2_msgs',
     'ament_index_python': 'ament_index_python',
     'xacro': 'xacro',                        # a .xacro robot description (logic/robot_description.py)
     'launch': 'launch',
@@ -52,6 +53,7 @@ IMPORT_KEYS = {
     'rosbags': 'python3-rosbags-pip',        # PyPI only
     'yaml': 'python3-yaml',
     'matplotlib': 'python3-matplotlib',
+    'trimesh': 'python3-trimesh',            # the viewer's meshes and primitives
     'pytest': 'python3-pytest',
     'hypothesis': 'python3-hypothesis',
     'catkin_pkg': 'python3-catkin-pkg-modules',   # the key ROS 2's own packages use for catkin_pkg
@@ -62,6 +64,9 @@ IMPORT_KEYS = {
 
 # Imported, but no rosdep key exists: not declared in package.xml (a comment there says so).
 NO_ROSDEP_KEY = {
+    'viser': 'no rosdep key: the viewer\'s web page and 3D scene, pinned in requirements/runtime.txt',
+    'playwright': 'no rosdep key: drives Debian\'s chromium in test/nodes/test_viewer.py, pinned in '
+                  'requirements/test.txt',
     'llvmlite': 'no rosdep key: numba\'s own dependency (Debian\'s python3-numba depends on '
                 'python3-llvmlite), pinned in requirements/runtime.txt',
     'modern_robotics': 'no rosdep key (neither a system nor a pip one): installed from '
