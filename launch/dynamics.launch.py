@@ -4,12 +4,13 @@
     ros2 launch robot_dynamics_ros dynamics.launch.py [urdf:=FILE] [xacro_args:='name:=value ...']
         [config:=FILE] [params_file:=FILE] [namespace:=] [joint_states_topic:=joint_states]
         [use_sim_time:=false] [log_level:=info] [hardware:=ros2_control|franka|ur|kinova|kuka_fri]
-        [feedforward:=false]
+        [feedforward:=false] [publish_tf:=true]
 
     /joint_states --> dynamics_node --> ~/gravity_torques, ~/coriolis_torques (JointState effort),
                   |                     ~/mass_matrix, ~/task_space_inertia (Float64MultiArray)
                   +-> external_torque_estimator --> ~/external_torques (JointState effort),
                                         ~/external_wrench (WrenchStamped), ~/contact (Bool)
+                  +-> state_publisher --> /tf, /tf_static (publish_tf:=true; robot_state_publisher's job)
 
 Without `urdf` the nodes take the robot model from the robot_description topic (transient local,
 as robot_state_publisher publishes it on a ros2_control robot); a xacro urdf (.xacro, a vendor's
@@ -99,6 +100,14 @@ def generate_launch_description():
                         'follow_joint_trajectory, unless the config says otherwise).',
         ),
         DeclareLaunchArgument(
+            'publish_tf',
+            default_value='true',
+            choices=['true', 'false'],
+            description='Run state_publisher: the links on /tf and /tf_static from the joint states '
+                        "(robot_state_publisher's semantics; false where the arm's bring-up runs "
+                        'robot_state_publisher already).',
+        ),
+        DeclareLaunchArgument(
             'log_level',
             default_value='info',
             choices=['debug', 'info', 'warn', 'error', 'fatal'],
@@ -129,4 +138,6 @@ def generate_launch_description():
     estimator = Node(executable='external_torque_estimator', name='external_torque_estimator', **common)
     feedforward = Node(executable='trajectory_feedforward', name='trajectory_feedforward',
                        condition=IfCondition(LaunchConfiguration('feedforward')), **common)
-    return LaunchDescription(arguments + [dynamics, estimator, feedforward])
+    state_publisher = Node(executable='state_publisher', name='state_publisher',
+                           condition=IfCondition(LaunchConfiguration('publish_tf')), **common)
+    return LaunchDescription(arguments + [dynamics, estimator, feedforward, state_publisher])

@@ -5,7 +5,7 @@ with the dynamics node and the external torque estimator.
         [urdf:=FILE] [xacro_args:='name:=value ...'] [config:=FILE] [params_file:=FILE] [namespace:=]
         [joint_states_topic:=joint_states] [effort_command_topic:=effort_controller/commands]
         [use_sim_time:=true] [real_time_factor:=1.0] [processes:=false] [log_level:=info]
-        [hardware:=ros2_control|franka|ur|kinova|kuka_fri] [feedforward:=false]
+        [hardware:=ros2_control|franka|ur|kinova|kuka_fri] [feedforward:=false] [publish_tf:=true]
 
     simulator_node --/joint_states--+--> computed_torque_controller --+   (or task_space_, mpc_controller)
           ^                         |                                  |
@@ -13,6 +13,7 @@ with the dynamics node and the external torque estimator.
           |                         +--> external_torque_estimator --> ~/external_torques,
           |                         |        ~/external_wrench, ~/contact
           +------------- effort_controller/commands -------------------+
+                                    +--> state_publisher --> /tf, /tf_static (publish_tf:=true)
 
 The same graph as `python -m robot_dynamics_ros.cli.bringup --graph simulation` (nodes listed in
 robot_dynamics_ros/cli/bringup.py, GRAPHS['simulation'] and CONTROLLERS), from the same parameter file,
@@ -155,6 +156,14 @@ def generate_launch_description():
                         'JointTrajectoryController: it computes its own torque and ignores the efforts).',
         ),
         DeclareLaunchArgument(
+            'publish_tf',
+            default_value='true',
+            choices=['true', 'false'],
+            description='Run state_publisher: the links on /tf and /tf_static from the joint states, for '
+                        'RViz (config/robot_dynamics.rviz) and tf2 (false where a robot_state_publisher '
+                        'runs instead).',
+        ),
+        DeclareLaunchArgument(
             'log_level',
             default_value='info',
             choices=['debug', 'info', 'warn', 'error', 'fatal'],
@@ -182,6 +191,7 @@ def generate_launch_description():
                    '--config', config, '--params-file', params_file, '--urdf', urdf,
                    '--xacro-args', xacro_args, '--hardware', LaunchConfiguration('hardware'),
                    '--feedforward', LaunchConfiguration('feedforward'),
+                   '--publish-tf', LaunchConfiguration('publish_tf'),
                    '--namespace', LaunchConfiguration('namespace'),
                    '--joint-states-topic', LaunchConfiguration('joint_states_topic'),
                    '--effort-command-topic', LaunchConfiguration('effort_command_topic'),
@@ -227,5 +237,8 @@ def generate_launch_description():
     feedforward = Node(executable='trajectory_feedforward', name='trajectory_feedforward',
                        condition=IfCondition(AndSubstitution(processes, LaunchConfiguration('feedforward'))),
                        **follower)
+    publish_tf = IfCondition(AndSubstitution(processes, LaunchConfiguration('publish_tf')))
+    state_publisher = Node(executable='state_publisher', name='state_publisher', condition=publish_tf,
+                           **follower)
     return LaunchDescription(arguments + [one_process, simulator, controller, task_space, mpc,
-                                          dynamics, estimator, feedforward])
+                                          dynamics, estimator, feedforward, state_publisher])

@@ -122,6 +122,9 @@ FEEDFORWARD = NodeSpec(
     'trajectory_feedforward', 'trajectory_feedforward', 'robot_dynamics_ros.nodes.trajectory_feedforward',
     'TrajectoryFeedforward',
 )
+STATE_PUBLISHER = NodeSpec(
+    'state_publisher', 'state_publisher', 'robot_dynamics_ros.nodes.state_publisher', 'StatePublisher',
+)
 
 #: The graphs, in start order (the simulator first: it publishes /robot_description and /clock).
 GRAPHS: dict[str, tuple[NodeSpec, ...]] = {
@@ -135,9 +138,11 @@ CONTROLLERS = {'computed_torque': CONTROLLER, 'task_space': TASK_SPACE_CONTROLLE
                'mpc': MPC_CONTROLLER}
 
 
-#: Runs with --feedforward (launch argument feedforward:=true), after a graph's nodes: the
-#: FollowJointTrajectory relay that fills the efforts for a downstream JointTrajectoryController.
-OPTIONAL = (FEEDFORWARD,)
+#: After a graph's nodes: with --feedforward (launch argument feedforward:=true) the
+#: FollowJointTrajectory relay that fills the efforts for a downstream JointTrajectoryController;
+#: unless --publish-tf false (publish_tf:=false, where a system robot_state_publisher runs instead)
+#: state_publisher, the links on /tf and /tf_static.
+OPTIONAL = (FEEDFORWARD, STATE_PUBLISHER)
 
 
 def every_node(graph: str) -> tuple[NodeSpec, ...]:
@@ -205,6 +210,8 @@ class GraphConfig:
     hardware: str | None = None
     #: The FollowJointTrajectory relay runs too (launch's feedforward:=true; it is in ``nodes``).
     feedforward: bool = False
+    #: state_publisher runs (launch's publish_tf:=true, the default; it is in ``nodes``).
+    publish_tf: bool = True
     #: ROS arguments from the command line (without ``--ros-args``), given to every node.
     ros_args: tuple[str, ...] = ()
     #: The key in CONTROLLERS of the graph's controller.
@@ -286,6 +293,7 @@ def resolve_graph(
     real_time_factor: float | None = None,
     hardware: str | None = None,
     feedforward: bool = False,
+    publish_tf: bool = True,
     ros_args: Iterable[str] = (),
     controller: str = 'computed_torque',
     node_parameters: dict[str, dict[str, Any]] | None = None,
@@ -303,6 +311,7 @@ def resolve_graph(
     ``hardware``: every node's hardware_profile (None: the config file's; a name of
     logic.hardware.PROFILES, else ValueError).
     ``feedforward``: the graph runs trajectory_feedforward too (after its other nodes).
+    ``publish_tf``: the graph runs state_publisher (last): the links on /tf and /tf_static.
     ``controller``: which of CONTROLLERS the graph runs (a graph without a controller takes only the
     default). ``node_parameters``: {node name:
     {parameter: value}} that win over everything else for that node (GraphConfig.node_parameters).
@@ -334,7 +343,7 @@ def resolve_graph(
     return GraphConfig(
         graph=graph,
         nodes=tuple(CONTROLLERS[controller] if spec == CONTROLLER else spec for spec in GRAPHS[graph])
-        + ((FEEDFORWARD,) if feedforward else ()),
+        + ((FEEDFORWARD,) if feedforward else ()) + ((STATE_PUBLISHER,) if publish_tf else ()),
         config=config_path,
         urdf=urdf_path,
         xacro_args=xacro_args or '',
@@ -342,6 +351,7 @@ def resolve_graph(
         real_time_factor=real_time_factor,
         hardware=hardware,
         feedforward=bool(feedforward),
+        publish_tf=bool(publish_tf),
         ros_args=tuple(ros_args),
         controller=controller,
         node_parameters=_checked_node_parameters(node_parameters or {}, graph),
@@ -475,6 +485,8 @@ def bringup_command(gc: GraphConfig, *, executor: str = 'events') -> list[str]:
         cmd += ['--hardware', gc.hardware]
     if gc.feedforward:
         cmd += ['--feedforward', 'true']
+    if not gc.publish_tf:
+        cmd += ['--publish-tf', 'false']
     if gc.controller != 'computed_torque':
         cmd += ['--controller', gc.controller]
     for path in gc.params_files:
@@ -639,6 +651,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--feedforward', type=_bool, default=False, metavar='true|false',
                         help='also run trajectory_feedforward, the FollowJointTrajectory relay that fills '
                              "the efforts for ros2_control's JointTrajectoryController (default: false)")
+    parser.add_argument('--publish-tf', type=_bool, default=True, metavar='true|false',
+                        help='run state_publisher: the links on /tf and /tf_static for RViz and tf2 '
+                             '(default: true; false where a robot_state_publisher runs instead)')
     parser.add_argument('--processes', action='store_true',
                         help='run each node in its own process instead of one executor')
     parser.add_argument('--executor', choices=('events', 'single', 'multi'), default='events',
@@ -699,7 +714,7 @@ def main(args: Sequence[str] | None = None) -> int:
             opts.graph, config=opts.config, urdf=opts.urdf, xacro_args=opts.xacro_args,
             use_sim_time=opts.use_sim_time,
             real_time_factor=opts.real_time_factor, hardware=opts.hardware, feedforward=opts.feedforward,
-            ros_args=ros,
+            publish_tf=opts.publish_tf, ros_args=ros,
             controller=opts.controller,
             node_parameters=_grouped(opts.set), namespace=opts.namespace, params_files=opts.params_file,
             joint_states_topic=opts.joint_states_topic, effort_command_topic=opts.effort_command_topic,

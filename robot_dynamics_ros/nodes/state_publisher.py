@@ -147,3 +147,7 @@ class StatePublisher(Node):
 
 def main(args=None):
     run_node(StatePublisher, args)
+
+
+if __name__ == '__main__':
+    main()

@@ -63,8 +63,12 @@ def test_the_controller_option_picks_exactly_one_controller():
     assert bringup.CONTROLLER in bringup.resolve_graph('simulation').nodes
     gc = bringup.resolve_graph('simulation', controller='task_space')
     assert [s.name for s in gc.nodes] == ['simulator_node', 'task_space_controller', 'dynamics_node',
-                                          'external_torque_estimator']
+                                          'external_torque_estimator', 'state_publisher']
     assert bringup.bringup_command(gc)[-2:] == ['--controller', 'task_space']
+    # state_publisher runs unless publish_tf is false (a system robot_state_publisher runs instead)
+    quiet = bringup.resolve_graph('simulation', publish_tf=False)
+    assert bringup.STATE_PUBLISHER not in quiet.nodes
+    assert bringup.bringup_command(quiet)[-2:] == ['--publish-tf', 'false']
     assert '--controller' not in bringup.bringup_command(bringup.resolve_graph('simulation'))
     with pytest.raises(ValueError, match='controller must be one of'):
         bringup.resolve_graph('simulation', controller='impedance')
@@ -97,14 +101,14 @@ def test_the_hardware_option_reaches_every_node_and_the_launch_files_offer_every
 def test_the_feedforward_option_adds_the_relay():
     gc = bringup.resolve_graph('dynamics', feedforward=True)
     assert [s.name for s in gc.nodes] == ['dynamics_node', 'external_torque_estimator',
-                                          'trajectory_feedforward']
+                                          'trajectory_feedforward', 'state_publisher']
     assert bringup.bringup_command(gc)[-2:] == ['--feedforward', 'true']
     assert bringup.FEEDFORWARD not in bringup.resolve_graph('simulation').nodes
 
 
 def test_dynamics_graph_defaults_to_the_robot_description_topic():
     gc = bringup.resolve_graph('dynamics')
-    assert [s.name for s in gc.nodes] == ['dynamics_node', 'external_torque_estimator']
+    assert [s.name for s in gc.nodes] == ['dynamics_node', 'external_torque_estimator', 'state_publisher']
     assert gc.urdf is None and gc.config.name == 'dynamics.yaml'
     assert not any('urdf_path' in a for a in gc.node_arguments(bringup.DYNAMICS))
 
@@ -223,11 +227,12 @@ def test_launch_file_executes(graph, monkeypatch):
         assert one_process == []
         conditional = [n.kwargs['name'] for n in nodes if 'condition' in n.kwargs]
         assert conditional == [s.name for s in bringup.OPTIONAL]
-    # the optional nodes run on their launch argument (feedforward:=true)
+    # the optional nodes run on their launch argument (feedforward:=true, publish_tf:=true)
+    switches = {'trajectory_feedforward': 'feedforward', 'state_publisher': 'publish_tf'}
     for node in (n for n in nodes if n.kwargs['name'] in {s.name for s in bringup.OPTIONAL}):
         condition = node.kwargs['condition'].args[0]
         argument = condition.args[1] if graph == 'simulation' else condition
-        assert argument.args == ('feedforward',), node.kwargs['name']
+        assert argument.args == (switches[node.kwargs['name']],), node.kwargs['name']
     for node in nodes:
         assert node.kwargs['package'] == 'robot_dynamics_ros'
         config = node.kwargs['parameters'][0]
