@@ -99,3 +99,25 @@ def test_every_config_key_is_a_parameter_the_node_declares(graph, ros_context):
             assert node.get_parameter('urdf_path').value == str(gc.urdf)
         finally:
             node.destroy_node()
+
+
+def test_the_rviz_config_shows_the_graphs_topics_from_the_robots_root_frame():
+    """config/robot_dynamics.rviz (for a system installation's rviz2): YAML, its Fixed Frame the root
+    link of the default robot, its RobotModel on the transient-local /robot_description, and every
+    other topic one of the graph's nodes' (/<node>/<topic>), of a type that node publishes there."""
+    from robot_dynamics_ros.dynamics.kinematic_tree import KinematicTree
+
+    rviz = yaml.safe_load((ROOT / 'config' / 'robot_dynamics.rviz').read_text())
+    manager = rviz['Visualization Manager']
+    tree = KinematicTree.from_urdf(str(ROOT / 'urdf' / 'ur5e.urdf'))
+    assert manager['Global Options']['Fixed Frame'] == tree.root_link
+    displays = {d['Class']: d for d in manager['Displays']}
+    model = displays['rviz_default_plugins/RobotModel']['Description Topic']
+    assert (model['Value'], model['Durability Policy']) == ('/robot_description', 'Transient Local')
+    assert 'rviz_default_plugins/TF' in displays
+    published = {'rviz_default_plugins/Pose': 'desired_pose', 'rviz_default_plugins/Path': 'predicted_path',
+                 'rviz_default_plugins/Wrench': 'external_wrench'}
+    for display in manager['Displays']:
+        if display['Class'] in published:
+            _, node, topic = display['Topic']['Value'].split('/')
+            assert node in NODE_NAMES and topic == published[display['Class']], display['Name']
