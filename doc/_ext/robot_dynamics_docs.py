@@ -43,6 +43,8 @@ NODES = {
                                   'ExternalTorqueEstimator'),
     'simulator_node': ('robot_dynamics_ros.nodes.simulator_node', 'SimulatorNode'),
     'trajectory_feedforward': ('robot_dynamics_ros.nodes.trajectory_feedforward', 'TrajectoryFeedforward'),
+    'state_publisher': ('robot_dynamics_ros.nodes.state_publisher', 'StatePublisher'),
+    'viewer': ('robot_dynamics_ros.nodes.viewer', 'Viewer'),
 }
 _NAMESPACE = '/rdr_docs'
 # rclpy's own interfaces on every node: not the node's.
