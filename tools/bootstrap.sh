@@ -15,8 +15,8 @@
 #   1b. where the distribution's folder of ROS 2 launch and CLI wheels exists
 #      (../shared/ros2-cli-wheels/jazzy for Jazzy, ../shared/ros2-cli-wheels for Kilted;
 #      ROS2_CLI_WHEELS overrides): the launch and CLI tools from it.
-#   1c. control_msgs (FollowJointTrajectory, JointTrajectoryControllerState), built from
-#      ../shared/ros2-interfaces by tools/build_interfaces.sh when it is not importable.
+#   1c. control_msgs (FollowJointTrajectory, JointTrajectoryControllerState) and tf2_msgs (TFMessage,
+#      for /tf), built from ../shared/ros2-interfaces by tools/build_interfaces.sh when not importable.
 #   1d. .venv-crocoddyl: Crocoddyl and the Pinocchio it works with, the optimal-control
 #      reference (requirements/crocoddyl-reference.txt).
 #   2. this package, editable and without dependencies (a few seconds), plus symlinks for its
@@ -135,10 +135,10 @@ if [[ -d "$CLI_WHEELS" ]]; then
     fi
 fi
 
-# --- 1c. control_msgs, built from its interface sources when it is not importable ----------------
-# PyPI has no control_msgs (FollowJointTrajectory, JointTrajectoryControllerState); with the
-# rosidl/ament_cmake wheels it builds from ../shared/ros2-interfaces in about 15-90 s
-# (tools/build_interfaces.sh; a system ROS installation's control_msgs is used as is).
+# --- 1c. control_msgs and tf2_msgs, built from their interface sources when not importable ------
+# PyPI has no control_msgs (FollowJointTrajectory, JointTrajectoryControllerState) nor tf2_msgs
+# (TFMessage); with the rosidl/ament_cmake wheels they build from ../shared/ros2-interfaces in about
+# 15-90 s and 20-40 s (tools/build_interfaces.sh; a system ROS installation's are used as they are).
 IFACE_STAMP="$VENV/.stamp-interfaces"
 iface_hash="$(hash_files "$REQ_STAMP" "requirements/interfaces-$DISTRO.txt" tools/build_interfaces.sh)"
 if [[ "${BOOTSTRAP_FORCE:-0}" == 1 || "$(cat "$IFACE_STAMP" 2>/dev/null)" != "$iface_hash" ]]; then
