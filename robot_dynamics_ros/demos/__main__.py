@@ -49,6 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
                              'robot_dynamics_ros.cli.bringup` process, the recorder here (default); '
                              'processes: one process per node; in-process: nodes and recorder in this '
                              'process')
+    parser.add_argument('--no-viewer', action='store_true',
+                        help='do not start the browser viewer beside the graph (default: it runs in a '
+                             'process of its own and the demo prints its address)')
+    parser.add_argument('--viewer-port', type=int, default=8080, metavar='PORT',
+                        help='the viewer\'s port: http://localhost:PORT (default: 8080)')
     parser.add_argument('--executor', choices=('events', 'single', 'multi'), default='events',
                         help='executor of the node graph and of the recorder (default: events)')
     parser.add_argument('--config', metavar='FILE', help='parameter file '

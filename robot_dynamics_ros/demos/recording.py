@@ -11,8 +11,9 @@
 - ``Series``: the messages of one topic as receive times, stamps and values;
 - ``save_figure``: a matplotlib figure to a PNG;
 - ``GraphRun``: the simulation graph running (one bring-up process, one process per node, or in this
-  process) with an executor for the demo's own nodes; ``spin_until`` / ``spin_for`` (finite timeouts,
-  as the EventsExecutor needs: ``nodes.common``).
+  process) with an executor for the demo's own nodes, and the browser viewer beside it in a process of
+  its own (``viewer_port``: the demos' ``--viewer-port``, None with ``--no-viewer``); ``spin_until`` /
+  ``spin_for`` (finite timeouts, as the EventsExecutor needs: ``nodes.common``).
 
 Each demo is a module of its own (joint_space_demo, task_space_demo, mpc_demo, payload_demo, lqr_demo,
 identify_demo, hardware_demo, feedforward_demo; jtc_stand_in is that demo's stand-in for ros2_control's
@@ -37,7 +38,7 @@ from robot_dynamics_ros.nodes.common import make_executor, spin_for, spin_until
 
 __all__ = ['AMPLITUDES', 'BUMPS', 'GraphRun', 'Series', 'demo_knots', 'demo_main', 'demo_trajectory',
            'goal_result', 'save_figure', 'simulation_graph', 'spin_for', 'spin_until', 'trajectory_message',
-           'urdf_joint_limits', 'urdf_robot_name']
+           'urdf_joint_limits', 'urdf_robot_name', 'viewer_port']
 
 
 # Per joint (cycled for arms with more joints): excursion A [rad] and number of out-and-back
@@ -59,6 +60,13 @@ _SIN4_PEAK_SLOPE = 3.0 * math.sqrt(3.0) / 4.0
 
 #: Label of the bringup process in bringup.stop_processes' messages.
 _BRINGUP = bringup.NodeSpec('bringup', 'bringup', 'robot_dynamics_ros.cli.bringup', '')
+#: ... and of the viewer's.
+_VIEWER = bringup.NodeSpec('viewer', 'viewer', 'robot_dynamics_ros.cli.view', '')
+
+
+def viewer_port(opts):
+    """The port the demo's viewer serves on (``--viewer-port``), None with ``--no-viewer``."""
+    return None if opts.no_viewer else opts.viewer_port
 
 
 def demo_trajectory(q0, duration=8.0, knot_step=0.5, *, lower=None, upper=None,
@@ -290,11 +298,18 @@ class GraphRun:
     robot_dynamics_ros.cli.bringup`` process, processes = one per node, in-process = here) and an executor
     of ``executor_kind`` in this process for the demo's own nodes (``add``): a context manager that
     stops and destroys everything on the way out. rclpy gets no signal handlers: Ctrl-C raises
-    KeyboardInterrupt in the demo, and the way out stops the graph."""
+    KeyboardInterrupt in the demo, and the way out stops the graph.
 
-    def __init__(self, gc, mode, executor_kind):
+    ``viewer_port``: the viewer (``python -m robot_dynamics_ros.cli.view``, the robot from the
+    simulator's /robot_description) runs in a process of its own on that port, its log in
+    out/viewer.log; the address is printed. A viewer that cannot start (the port is taken) is said and
+    the demo goes on without it: it is not part of the graph (``alive`` does not look at it)."""
+
+    def __init__(self, gc, mode, executor_kind, viewer_port=None):
         self.gc, self.mode, self.executor_kind = gc, mode, executor_kind
+        self.viewer_port = viewer_port
         self.nodes, self.children, self.executor, self.context = [], [], None, None
+        self.viewer = None
         self.description = ''
 
     def __enter__(self):
@@ -305,6 +320,8 @@ class GraphRun:
         rclpy.init(args=['--ros-args', *self.gc.ros_args], context=self.context,
                    signal_handler_options=SignalHandlerOptions.NO)
         try:
+            if self.viewer_port is not None:
+                self._start_viewer()
             if self.mode == 'bringup':
                 cmd = bringup.bringup_command(self.gc, executor=self.executor_kind)
                 self.children = [(_BRINGUP, bringup.spawn(cmd))]
@@ -323,6 +340,24 @@ class GraphRun:
             self.__exit__(None, None, None)
             raise
         return self
+
+    def _start_viewer(self):
+        log_path = Path('out') / 'viewer.log'
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        cmd = [sys.executable, '-m', 'robot_dynamics_ros.cli.view', '--port', str(self.viewer_port)]
+        if self.gc.namespace:
+            cmd += ['--ros-args', '-r', f'__ns:=/{self.gc.namespace}']
+        with open(log_path, 'w') as log:
+            self.viewer = (_VIEWER, bringup.spawn(cmd, stdout=log, stderr=log))
+        print(f'viewer: open http://localhost:{self.viewer_port} to watch the arm (its log: {log_path}; '
+              '--no-viewer: without it)', flush=True)
+
+    def viewer_note(self):
+        """Why the viewer is not there (its exit and last log line), or None while it runs."""
+        if self.viewer is None or self.viewer[1].poll() is None:
+            return None
+        lines = (Path('out') / 'viewer.log').read_text(errors='replace').strip().splitlines()
+        return f'viewer exited with code {self.viewer[1].returncode}' + (f': {lines[-1]}' if lines else '')
 
     def add(self, node):
         """A node of the demo's own, spun by the executor and destroyed on the way out."""
@@ -364,4 +399,9 @@ class GraphRun:
             rclpy.shutdown(context=self.context)
         if self.children:
             bringup.stop_processes(self.children, timeout=10.0)
+        if self.viewer is not None:
+            note = self.viewer_note()
+            if note is not None:
+                print(f'demo: {note}', file=sys.stderr)
+            bringup.stop_processes([self.viewer], timeout=5.0)
         return False

@@ -2,6 +2,7 @@
 
 import os
 import random
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -119,14 +120,20 @@ def _demo_env():
 @pytest.mark.ros
 @pytest.mark.slow
 def test_demo_runs(tmp_path):
-    """`python -m robot_dynamics_ros.demos` on a short trajectory: exit 0, report and PNG."""
+    """`python -m robot_dynamics_ros.demos` on a short trajectory: exit 0, report and PNG, with the
+    viewer beside the graph (its address printed, still serving when the demo ended)."""
     env = _demo_env()
     png = tmp_path / 'demo.png'
+    with socket.socket() as probe:          # a free port for the viewer
+        probe.bind(('localhost', 0))
+        port = probe.getsockname()[1]
     result = subprocess.run(
         [sys.executable, '-m', 'robot_dynamics_ros.demos', '--duration', '3', '--settle', '0.5',
-         '--output', str(png)],
+         '--output', str(png), '--viewer-port', str(port)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stdout + result.stderr
+    assert f'viewer: open http://localhost:{port}' in result.stdout
+    assert 'viewer exited' not in result.stderr, result.stderr
     assert 'RMS error' in result.stdout and '/joint_states' in result.stdout
     assert str(png) in result.stdout and png.is_file()
     # the push during the trajectory, seen by the external torque estimator
@@ -156,7 +163,8 @@ def test_task_space_demo_runs(tmp_path):
     """`python -m robot_dynamics_ros.demos --task-space`: exit 0, every corner reached, the PNG."""
     env = _demo_env()
     result = subprocess.run(
-        [sys.executable, '-m', 'robot_dynamics_ros.demos', '--task-space', '--side', '0.06', '--dwell', '0.2',
+        [sys.executable, '-m', 'robot_dynamics_ros.demos', '--task-space', '--no-viewer', '--side', '0.06',
+         '--dwell', '0.2',
          '--output', str(tmp_path / 'demo.png')],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -173,7 +181,8 @@ def test_mpc_demo_runs(tmp_path):
     every torque within its limit), re-plans near 100 Hz, the PNG."""
     env = _demo_env()
     result = subprocess.run(
-        [sys.executable, '-m', 'robot_dynamics_ros.demos', '--mpc', '--side', '0.06', '--dwell', '0.2',
+        [sys.executable, '-m', 'robot_dynamics_ros.demos', '--mpc', '--no-viewer', '--side', '0.06',
+         '--dwell', '0.2',
          '--max-position-error', '0.005', '--max-orientation-error', '0.02',
          '--output', str(tmp_path / 'demo.png')],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
@@ -193,7 +202,7 @@ def test_payload_demo_runs(tmp_path):
     tracking error at least halved once the controller knows it), the report and the PNG."""
     env = _demo_env()
     result = subprocess.run(
-        [sys.executable, '-m', 'robot_dynamics_ros.demos', '--payload', '--duration', '6',
+        [sys.executable, '-m', 'robot_dynamics_ros.demos', '--payload', '--no-viewer', '--duration', '6',
          '--output', str(tmp_path / 'demo.png')],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -213,7 +222,7 @@ def test_identify_demo_runs(tmp_path):
     URDF and YAML, the bag, the report and the PNG."""
     env = _demo_env()
     result = subprocess.run(
-        [sys.executable, '-m', 'robot_dynamics_ros.demos', '--identify', '--duration', '6',
+        [sys.executable, '-m', 'robot_dynamics_ros.demos', '--identify', '--no-viewer', '--duration', '6',
          '--excitation-duration', '16', '--output', str(tmp_path / 'demo.png')],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -233,7 +242,7 @@ def test_hardware_demo_runs(tmp_path):
     command, the arm still, the ERROR on /rosout and /diagnostics), the report and the PNG."""
     env = _demo_env()
     result = subprocess.run(
-        [sys.executable, '-m', 'robot_dynamics_ros.demos', '--hardware',
+        [sys.executable, '-m', 'robot_dynamics_ros.demos', '--hardware', '--no-viewer',
          '--output', str(tmp_path / 'demo.png')],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -252,7 +261,7 @@ def test_feedforward_demo_runs(tmp_path):
     and the PNG."""
     env = _demo_env()
     result = subprocess.run(
-        [sys.executable, '-m', 'robot_dynamics_ros.demos', '--feedforward',
+        [sys.executable, '-m', 'robot_dynamics_ros.demos', '--feedforward', '--no-viewer',
          '--output', str(tmp_path / 'demo.png')],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stdout + result.stderr
