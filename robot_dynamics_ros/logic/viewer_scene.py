@@ -351,13 +351,13 @@ def default_tip(tree):
 
 def camera_placement(points):
     """(camera position, look-at point) that frames ``points`` (N, 3) in the root frame: looking at
-    the middle of their bounding box from the front-right and above, 1.6 times its size away."""
+    the middle of their bounding box from the front-right and above, 1.9 times its size away."""
     points = np.asarray(points, dtype=np.float64).reshape(-1, 3)
     low, high = points.min(axis=0), points.max(axis=0)
     centre = 0.5 * (low + high)
     size = max(float(np.linalg.norm(high - low)), 0.5)
     direction = np.array([0.55, -1.0, 0.55])
-    return centre + 1.6 * size * direction / np.linalg.norm(direction), centre
+    return centre + 1.9 * size * direction / np.linalg.norm(direction), centre
 
 
 def wrench_arrow(T_root_tip, force, scale, min_force=1e-3):
@@ -622,8 +622,10 @@ class RobotScene:
             return
         points = points[None].astype(np.float32)
         if handle is None:
+            thick = color == ESTIMATED_WRENCH_COLOR         # the estimate drawn around the push applied
             handle = self._overlays[name] = self.server.scene.add_arrows(
-                name, points, color, shaft_radius=0.008, head_radius=0.02, head_length=0.04)
+                name, points, color, shaft_radius=0.014 if thick else 0.007,
+                head_radius=0.034 if thick else 0.02, head_length=0.07 if thick else 0.05)
         else:
             handle.points = points
             handle.visible = True

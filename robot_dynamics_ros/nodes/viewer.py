@@ -30,8 +30,9 @@ intermediate states are dropped.
   ``header.frame_id`` (a link; '' = the tool link) in that frame's coordinates: the force as an
   arrow with its head at the frame's origin, along f, ``wrench_scale`` m per N; orange for a wrench a
   node publishes (external_torque_estimator's estimate), red for one a node subscribes to under its
-  own name (simulator_node's ``~/external_wrench``: the push applied). Hidden below 1 mN or 0.5 s
-  after the last message.
+  own name (simulator_node's ``~/external_wrench``: the push applied, drawn thinner: inside the
+  estimate's arrow when the two agree; it holds until the next
+  message, as the simulator applies it). Hidden below 1 mN, and an estimate 0.5 s after its last message.
 - in ``.../contact`` (std_msgs/Bool): the tool marker turns red (and larger) while true.
 - in ``/diagnostics`` (diagnostic_msgs/DiagnosticArray): the panel.
 - out ``/diagnostics``: the viewer's own status ``viewer: viewer`` (nodes/diagnostics_publisher.py):
@@ -220,7 +221,7 @@ class Viewer(Node):
         self.scene = None
         self.tree = None
         self._description = None            # (text, origin) of the scene's model
-        self._framed = False
+        self._framed = 0
         self._q = {}                        # joint -> q of the latest states
         self._moving = frozenset()
         self._mimic = frozenset()
@@ -316,7 +317,7 @@ class Viewer(Node):
         self._description = (text, origin)
         self._moving, self._mimic = frozenset(tree.moving_joints), frozenset(tree.mimic_joints)
         self._q = {name: q for name, q in self._q.items() if name in self._moving}
-        self._framed = False
+        self._framed = 0                    # 1: framed at q = 0, 2: at a joint state
         self._model_view.model = type('Tree', (), {'nq': len(tree.moving_joints)})()
         self._model_view.urdf_xml = text
         self._read.clear()
@@ -333,7 +334,6 @@ class Viewer(Node):
         for client in self.server.get_clients().values():
             client.camera.position = position
             client.camera.look_at = look_at
-        self._framed = True
 
     # -- discovery --------------------------------------------------------------------------
     def _message_class(self, kind):
@@ -493,8 +493,9 @@ class Viewer(Node):
         with self.server.atomic():
             if changed or scene.poses is None:
                 poses = scene.pose(self._q, now)
-                if not self._framed:
-                    self._frame_camera(poses)
+                if self._framed == 0 or (self._framed == 1 and newest is not None):
+                    self._frame_camera(poses)           # (again at the first joint state)
+                    self._framed = 2 if newest is not None else 1
             poses = scene.poses
             desired = None
             for topic, (kind, _) in list(self._streams.items()):
@@ -527,12 +528,13 @@ class Viewer(Node):
                     scene.set_path(topic, points)
                 elif kind == 'external_wrench':
                     force, T = None, None
-                    if msg is not None and now - arrived <= WRENCH_TIMEOUT:
+                    applied = topic in self._applied
+                    if msg is not None and (applied or now - arrived <= WRENCH_TIMEOUT):
                         f = msg.wrench.force
                         force = np.array([f.x, f.y, f.z])
                         frame_id = msg.header.frame_id or scene.tip_link
                         T = self._frame_of(frame_id, kind, topic)
-                    color = vs.APPLIED_WRENCH_COLOR if topic in self._applied else vs.ESTIMATED_WRENCH_COLOR
+                    color = vs.APPLIED_WRENCH_COLOR if applied else vs.ESTIMATED_WRENCH_COLOR
                     scene.set_wrench(topic, T, force, float(self.get_parameter('wrench_scale').value), color)
                 elif kind == 'contact' and msg is not None:
                     scene.set_contact(msg.data)
