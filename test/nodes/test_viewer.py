@@ -1,13 +1,15 @@
 """The viewer in a real browser: headless Chromium (Debian's, driven by Playwright) on the page the viewer
 node serves, over real DDS. The page loads and draws the arm; two joint states give two pictures and the
 same state the same picture; a push applied in the simulator comes back from external_torque_estimator
-and both wrenches are drawn as arrows at the tool. Screenshots go to out/viewer_*.png.
+and both wrenches are drawn as arrows at the tool. Screenshots go to out/viewer_*.png; with
+ROBOT_DYNAMICS_ROS_UPDATE_FIGURES=1 the last (out/viewer_figure.png) is copied to doc/figures/viewer.png.
 
 One browser and one viewer (port 0: a free port) for the module; the pictures are compared in a region
 of the canvas that neither viser's panel (top right) nor its notices (top left) cover.
 """
 
 import importlib.util
+import os
 import shutil
 import time
 from pathlib import Path
@@ -209,5 +211,5 @@ def test_the_wrench_arrows_appear_under_a_push(ros, viewer, page, ur5e_xml):
         pass
     time.sleep(0.5)
     page.screenshot(path=str(full))
-    if FIGURE.parent.is_dir():
-        shutil.copyfile(full, FIGURE)
+    if os.environ.get('ROBOT_DYNAMICS_ROS_UPDATE_FIGURES') and FIGURE.parent.is_dir():
+        shutil.copyfile(full, FIGURE)           # (only on request: a test run leaves the checkout clean)
