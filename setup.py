@@ -24,6 +24,7 @@ RUNTIME = [
     'matplotlib>=3.5',          # the demos' figures
     'viser>=1.0',               # the viewer's web page and 3D scene
     'trimesh>=4.0',             # the viewer's meshes and primitives
+    'pycollada>=0.7',           # trimesh's reader of COLLADA (.dae) meshes
 ]
 # The ROS 2 wheels on PyPI, one distribution per environment: pip install '.[jazzy]' or '.[kilted]'.
 ROS_PACKAGES = ('rclpy', 'rmw-fastrtps-cpp', 'sensor-msgs', 'std-msgs', 'geometry-msgs', 'std-srvs',

@@ -54,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
                              'process of its own and the demo prints its address)')
     parser.add_argument('--viewer-port', type=int, default=8080, metavar='PORT',
                         help='the viewer\'s port: http://localhost:PORT (default: 8080)')
+    parser.add_argument('--viewer-wait', type=float, default=10.0, metavar='S',
+                        help='wait up to S seconds for a browser to open the viewer before the arm moves '
+                             '(default: 10; 0: no wait)')
     parser.add_argument('--executor', choices=('events', 'single', 'multi'), default='events',
                         help='executor of the node graph and of the recorder (default: events)')
     parser.add_argument('--config', metavar='FILE', help='parameter file '

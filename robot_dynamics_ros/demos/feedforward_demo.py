@@ -52,7 +52,7 @@ from robot_dynamics_ros.demos.recording import (
     simulation_graph,
     trajectory_message,
     urdf_robot_name,
-    viewer_port,
+    viewer_settings,
 )
 
 __all__ = ['CASES', 'Case', 'CaseRecording', 'run', 'summary', 'report_text', 'plot', 'main']
@@ -180,7 +180,7 @@ def _run_case(opts, case, gc, urdf):
 
     rec = CaseRecording(case, robot_name=urdf_robot_name(urdf))
     print(f'demo: {case.title}', file=sys.stderr, flush=True)
-    with GraphRun(gc, 'in-process', opts.executor, viewer_port(opts)) as graph:
+    with GraphRun(gc, 'in-process', opts.executor, viewer_settings(opts)) as graph:
         recorder = graph.add(make_recorder(rec, graph.context))
         rec.mode = graph.description
         # the simulator publishes its start pose, at rest, until a first command

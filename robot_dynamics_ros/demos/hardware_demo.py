@@ -62,7 +62,7 @@ from robot_dynamics_ros.demos.recording import (
     spin_for,
     trajectory_message,
     urdf_robot_name,
-    viewer_port,
+    viewer_settings,
 )
 
 __all__ = ['CASES', 'Case', 'CaseRecording', 'run', 'summary', 'report_text', 'plot', 'main']
@@ -216,7 +216,7 @@ def _run_case(opts, case, urdf):
     gc = simulation_graph(opts, hardware=case.hardware, node_parameters=case.node_parameters)
     rec = CaseRecording(case, robot_name=urdf_robot_name(urdf))
     print(f'demo: {case.title}', file=sys.stderr, flush=True)
-    with GraphRun(gc, opts.mode, opts.executor, viewer_port(opts)) as graph:
+    with GraphRun(gc, opts.mode, opts.executor, viewer_settings(opts)) as graph:
         recorder = graph.add(make_recorder(rec, graph.context))
         rec.mode = graph.description
         if recorder.follow is None:

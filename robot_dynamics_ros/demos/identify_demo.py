@@ -42,7 +42,7 @@ from robot_dynamics_ros.demos.recording import (
     save_figure,
     simulation_graph,
     trajectory_message,
-    viewer_port,
+    viewer_settings,
 )
 
 __all__ = ['run', 'main', 'plot']
@@ -196,7 +196,7 @@ def _pass(opts, rec, model_parameters, excite):
 
     gc = _graph(opts, model_parameters)
     current = {}
-    with GraphRun(gc, opts.mode, opts.executor, viewer_port(opts)) as graph:
+    with GraphRun(gc, opts.mode, opts.executor, viewer_settings(opts)) as graph:
         recorder = graph.add(make_recorder(rec, graph.context, current))
         rec.mode = graph.description
         if not graph.spin_until(lambda: recorder.last_position is not None

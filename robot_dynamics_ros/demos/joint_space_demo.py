@@ -51,7 +51,7 @@ from robot_dynamics_ros.demos.recording import (
     spin_until,
     trajectory_message,
     urdf_robot_name,
-    viewer_port,
+    viewer_settings,
 )
 
 __all__ = ['DemoReport', 'Recording', 'analyse', 'main', 'plot', 'report_text', 'run_demo']
@@ -599,7 +599,7 @@ def run_demo(opts) -> tuple[Recording, DemoReport | None, list[str]]:
     rec = Recording(duration=opts.duration)
     urdf = gc.robot_description()
     rec.robot_name = urdf_robot_name(urdf)
-    with GraphRun(gc, opts.mode, opts.executor, viewer_port(opts)) as run:
+    with GraphRun(gc, opts.mode, opts.executor, viewer_settings(opts)) as run:
         recorder = run.add(make_recorder(rec, context=run.context))
         rec.mode = run.description
         executor, graph_alive, exited = run.executor, run.alive, run.exited

@@ -39,7 +39,7 @@ from robot_dynamics_ros.demos.recording import (
     save_figure,
     simulation_graph,
     urdf_robot_name,
-    viewer_port,
+    viewer_settings,
 )
 from robot_dynamics_ros.demos.task_space_demo import _to_model_order, square_targets, start_at_rest
 
@@ -120,7 +120,7 @@ def run(opts):
     urdf = gc.robot_description()
     model = rd.load_urdf(urdf, tip_link=TOOL)
     rec = MpcRecording(robot_name=urdf_robot_name(urdf))
-    with GraphRun(gc, opts.mode, opts.executor, viewer_port(opts)) as graph:
+    with GraphRun(gc, opts.mode, opts.executor, viewer_settings(opts)) as graph:
         recorder = graph.add(make_recorder(rec, graph.context))
         T_start, problem = start_at_rest(graph, gc, model, rec, recorder, opts, rec.commands, 'commands')
         if problem:

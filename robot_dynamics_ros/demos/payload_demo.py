@@ -39,7 +39,7 @@ from robot_dynamics_ros.demos.recording import (
     simulation_graph,
     trajectory_message,
     urdf_robot_name,
-    viewer_port,
+    viewer_settings,
 )
 
 __all__ = ['PayloadRecording', 'run', 'run_errors', 'report_text', 'plot', 'main']
@@ -145,7 +145,7 @@ def run(opts):
     rec = PayloadRecording(robot_name=urdf_robot_name(urdf),
                            true_payload=dict(mass=opts.payload_mass, com=list(PAYLOAD_COM),
                                              inertia=list(PAYLOAD_INERTIA), frame=FRAME))
-    with GraphRun(gc, opts.mode, opts.executor, viewer_port(opts)) as graph:
+    with GraphRun(gc, opts.mode, opts.executor, viewer_settings(opts)) as graph:
         from rclpy.parameter import Parameter
 
         recorder = graph.add(make_recorder(rec, graph.context))

@@ -12,7 +12,8 @@
 - ``save_figure``: a matplotlib figure to a PNG;
 - ``GraphRun``: the simulation graph running (one bring-up process, one process per node, or in this
   process) with an executor for the demo's own nodes, and the browser viewer beside it in a process of
-  its own (``viewer_port``: the demos' ``--viewer-port``, None with ``--no-viewer``); ``spin_until`` /
+  its own (``viewer_settings``: the demos' ``--viewer-port`` and ``--viewer-wait``, None with
+  ``--no-viewer``); ``spin_until`` /
   ``spin_for`` (finite timeouts, as the EventsExecutor needs: ``nodes.common``).
 
 Each demo is a module of its own (joint_space_demo, task_space_demo, mpc_demo, payload_demo, lqr_demo,
@@ -38,7 +39,7 @@ from robot_dynamics_ros.nodes.common import make_executor, spin_for, spin_until
 
 __all__ = ['AMPLITUDES', 'BUMPS', 'GraphRun', 'Series', 'demo_knots', 'demo_main', 'demo_trajectory',
            'goal_result', 'save_figure', 'simulation_graph', 'spin_for', 'spin_until', 'trajectory_message',
-           'urdf_joint_limits', 'urdf_robot_name', 'viewer_port']
+           'urdf_joint_limits', 'urdf_robot_name', 'viewer_settings']
 
 
 # Per joint (cycled for arms with more joints): excursion A [rad] and number of out-and-back
@@ -64,9 +65,10 @@ _BRINGUP = bringup.NodeSpec('bringup', 'bringup', 'robot_dynamics_ros.cli.bringu
 _VIEWER = bringup.NodeSpec('viewer', 'viewer', 'robot_dynamics_ros.cli.view', '')
 
 
-def viewer_port(opts):
-    """The port the demo's viewer serves on (``--viewer-port``), None with ``--no-viewer``."""
-    return None if opts.no_viewer else opts.viewer_port
+def viewer_settings(opts):
+    """(The port the demo's viewer serves on, the seconds to wait for a browser to open it):
+    ``--viewer-port``, ``--viewer-wait``; None with ``--no-viewer``."""
+    return None if opts.no_viewer else (opts.viewer_port, opts.viewer_wait)
 
 
 def demo_trajectory(q0, duration=8.0, knot_step=0.5, *, lower=None, upper=None,
@@ -300,14 +302,16 @@ class GraphRun:
     stops and destroys everything on the way out. rclpy gets no signal handlers: Ctrl-C raises
     KeyboardInterrupt in the demo, and the way out stops the graph.
 
-    ``viewer_port``: the viewer (``python -m robot_dynamics_ros.cli.view``, the robot from the
-    simulator's /robot_description) runs in a process of its own on that port, its log in
-    out/viewer.log; the address is printed. A viewer that cannot start (the port is taken) is said and
-    the demo goes on without it: it is not part of the graph (``alive`` does not look at it)."""
+    ``viewer``: (port, wait) or None: the viewer (``python -m robot_dynamics_ros.cli.view``, the robot
+    from the simulator's /robot_description) runs in a process of its own on that port, its log in
+    out/viewer.log; the address is printed, and the demo waits up to ``wait`` seconds for a browser to
+    open it (the viewer's /diagnostics count the clients), so that the user sees the arm move from the
+    start. A viewer that cannot start (the port is taken) is said and the demo goes on without it: it
+    is not part of the graph (``alive`` does not look at it)."""
 
-    def __init__(self, gc, mode, executor_kind, viewer_port=None):
+    def __init__(self, gc, mode, executor_kind, viewer=None):
         self.gc, self.mode, self.executor_kind = gc, mode, executor_kind
-        self.viewer_port = viewer_port
+        self.viewer_port, self.viewer_wait = viewer if viewer is not None else (None, 0.0)
         self.nodes, self.children, self.executor, self.context = [], [], None, None
         self.viewer = None
         self.description = ''
@@ -336,6 +340,8 @@ class GraphRun:
                 self.executor.add_node(node)
             if self.nodes:
                 self.description = f'nodes and recorder in one process, {type(self.executor).__name__}'
+            if self.viewer is not None and self.viewer_wait > 0:
+                self._wait_for_a_browser()
         except BaseException:
             self.__exit__(None, None, None)
             raise
@@ -349,8 +355,35 @@ class GraphRun:
             cmd += ['--ros-args', '-r', f'__ns:=/{self.gc.namespace}']
         with open(log_path, 'w') as log:
             self.viewer = (_VIEWER, bringup.spawn(cmd, stdout=log, stderr=log))
-        print(f'viewer: open http://localhost:{self.viewer_port} to watch the arm (its log: {log_path}; '
-              '--no-viewer: without it)', flush=True)
+        wait = f'; the demo waits up to {self.viewer_wait:g} s for it' if self.viewer_wait > 0 else ''
+        print(f'viewer: open http://localhost:{self.viewer_port} to watch the arm{wait} (its log: '
+              f'{log_path}; --no-viewer: without it)', flush=True)
+
+    def _wait_for_a_browser(self):
+        """Spin until the viewer's /diagnostics say a browser is connected, the viewer ended, or
+        ``viewer_wait`` s passed."""
+        from diagnostic_msgs.msg import DiagnosticArray
+        from rclpy.node import Node
+
+        clients = []
+
+        def on_diagnostics(msg):
+            for status in msg.status:
+                values = {kv.key: kv.value for kv in status.values}
+                if 'clients' in values and values.get('url', '').endswith(f':{self.viewer_port}'):
+                    clients.append(int(values['clients']))
+
+        node = Node('demo_viewer_wait', context=self.context)
+        node.create_subscription(DiagnosticArray, '/diagnostics', on_diagnostics, 10)
+        self.executor.add_node(node)
+        try:
+            spin_until(self.executor, lambda: (clients and clients[-1] > 0) or self.viewer_note() is not None,
+                       self.viewer_wait)
+        finally:
+            self.executor.remove_node(node)
+            node.destroy_node()
+        if clients and clients[-1] > 0:
+            print('viewer: a browser is watching', flush=True)
 
     def viewer_note(self):
         """Why the viewer is not there (its exit and last log line), or None while it runs."""

@@ -38,7 +38,7 @@ from robot_dynamics_ros.demos.recording import (
     spin_for,
     urdf_joint_limits,
     urdf_robot_name,
-    viewer_port,
+    viewer_settings,
 )
 
 __all__ = ['TaskSpaceRecording', 'square_targets', 'corner_errors', 'run', 'report_text', 'plot']
@@ -131,7 +131,7 @@ def run(opts):
     urdf = gc.robot_description()
     model = rd.load_urdf(urdf, tip_link=TOOL)
     rec = TaskSpaceRecording(robot_name=urdf_robot_name(urdf))
-    with GraphRun(gc, opts.mode, opts.executor, viewer_port(opts)) as graph:
+    with GraphRun(gc, opts.mode, opts.executor, viewer_settings(opts)) as graph:
         recorder = graph.add(make_recorder(rec, graph.context))
         T_start, problem = start_at_rest(graph, gc, model, rec, recorder, opts, rec.pose_error, 'pose errors')
         if problem:

@@ -129,7 +129,7 @@ def test_demo_runs(tmp_path):
         port = probe.getsockname()[1]
     result = subprocess.run(
         [sys.executable, '-m', 'robot_dynamics_ros.demos', '--duration', '3', '--settle', '0.5',
-         '--output', str(png), '--viewer-port', str(port)],
+         '--output', str(png), '--viewer-port', str(port), '--viewer-wait', '0'],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stdout + result.stderr
     assert f'viewer: open http://localhost:{port}' in result.stdout

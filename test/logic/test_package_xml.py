@@ -54,6 +54,7 @@ IMPORT_KEYS = {
     'yaml': 'python3-yaml',
     'matplotlib': 'python3-matplotlib',
     'trimesh': 'python3-trimesh',            # the viewer's meshes and primitives
+    'PIL': 'python3-pil',                    # the viewer's tests compare screenshots
     'pytest': 'python3-pytest',
     'hypothesis': 'python3-hypothesis',
     'catkin_pkg': 'python3-catkin-pkg-modules',   # the key ROS 2's own packages use for catkin_pkg
