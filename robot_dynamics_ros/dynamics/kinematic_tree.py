@@ -145,6 +145,11 @@ class KinematicTree:
         self.mimic_joints = tuple(j.name for j in self.joints if j.moves and j.mimic is not None)
         self.unsupported_joints = tuple(j.name for j in self.joints if j.type in ("floating", "planar"))
 
+    @property
+    def nq(self):
+        """The number of independent coordinates: len(moving_joints) (Model.nq of the whole tree)."""
+        return len(self.moving_joints)
+
     @classmethod
     def from_urdf(cls, source):
         """The tree of a URDF file path or XML string."""

@@ -25,6 +25,35 @@ def rpy_to_rotation(rpy):
                      [-sp, cp * sr, cp * cr]])
 
 
+def rotation_quaternion(R):
+    """The unit quaternion (w, x, y, z), w >= 0, of a rotation matrix R (3, 3) (Shepperd's method: from
+    the largest of 1 + tr R and 1 + 2 R_ii - tr R, so no division by a small number).
+
+    >>> rotation_quaternion(np.eye(3))
+    (1.0, 0.0, 0.0, 0.0)
+    >>> [round(v, 6) for v in rotation_quaternion(np.array([[0.0, -1, 0], [1, 0, 0], [0, 0, 1]]))]
+    [0.707107, 0.0, 0.0, 0.707107]
+    """
+    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = np.asarray(R, dtype=float)[:3, :3].tolist()
+    trace = r00 + r11 + r22
+    largest = max(trace, r00, r11, r22)
+    if largest == trace:
+        s = 2.0 * np.sqrt(1.0 + trace)                                   # s = 4 w
+        w, x, y, z = 0.25 * s, (r21 - r12) / s, (r02 - r20) / s, (r10 - r01) / s
+    elif largest == r00:
+        s = 2.0 * np.sqrt(1.0 + 2.0 * r00 - trace)                      # s = 4 x
+        w, x, y, z = (r21 - r12) / s, 0.25 * s, (r01 + r10) / s, (r02 + r20) / s
+    elif largest == r11:
+        s = 2.0 * np.sqrt(1.0 + 2.0 * r11 - trace)                      # s = 4 y
+        w, x, y, z = (r02 - r20) / s, (r01 + r10) / s, 0.25 * s, (r12 + r21) / s
+    else:
+        s = 2.0 * np.sqrt(1.0 + 2.0 * r22 - trace)                      # s = 4 z
+        w, x, y, z = (r10 - r01) / s, (r02 + r20) / s, (r12 + r21) / s, 0.25 * s
+    if w < 0.0:
+        w, x, y, z = -w, -x, -y, -z
+    return float(w), float(x), float(y), float(z)
+
+
 def transform(R, p):
     """The 4x4 homogeneous transform (R, p)."""
     T = np.eye(4)

@@ -23,6 +23,7 @@ import numpy as np
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
+from robot_dynamics_ros.dynamics.spatial import rotation_quaternion
 from robot_dynamics_ros.logic.input_guard import BadInput, duplicates, short_list
 
 __all__ = ['JointStateCache', 'Merged', 'joint_state_values', 'make_joint_state', 'quaternion_xyzw',
@@ -448,23 +449,7 @@ def set_pose(pose, T):
 
 
 def quaternion_xyzw(T):
-    """The unit quaternion (x, y, z, w), w >= 0, of the rotation R = T[:3, :3] (Shepperd's method: from
-    the largest of 1 + tr R, 1 + 2 R_ii - tr R, so no division by a small number)."""
-    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = T[:3, :3].tolist()
-    trace = r00 + r11 + r22
-    largest = max(trace, r00, r11, r22)
-    if largest == trace:
-        s = 2.0 * math.sqrt(1.0 + trace)                                  # s = 4 w
-        q = (r21 - r12) / s, (r02 - r20) / s, (r10 - r01) / s, 0.25 * s
-    elif largest == r00:
-        s = 2.0 * math.sqrt(1.0 + 2.0 * r00 - trace)                     # s = 4 x
-        q = 0.25 * s, (r01 + r10) / s, (r02 + r20) / s, (r21 - r12) / s
-    elif largest == r11:
-        s = 2.0 * math.sqrt(1.0 + 2.0 * r11 - trace)                     # s = 4 y
-        q = (r01 + r10) / s, 0.25 * s, (r12 + r21) / s, (r02 - r20) / s
-    else:
-        s = 2.0 * math.sqrt(1.0 + 2.0 * r22 - trace)                     # s = 4 z
-        q = (r02 + r20) / s, (r12 + r21) / s, 0.25 * s, (r10 - r01) / s
-    if q[3] < 0.0:
-        q = (-q[0], -q[1], -q[2], -q[3])
-    return q
+    """The unit quaternion (x, y, z, w), w >= 0, of the rotation R = T[:3, :3], in ROS's order
+    (dynamics.spatial.rotation_quaternion)."""
+    w, x, y, z = rotation_quaternion(T)
+    return x, y, z, w

@@ -42,17 +42,14 @@ intermediate states are dropped.
 Targets and paths are hidden ``overlay_timeout`` s after their last message. Nothing else is published:
 the viewer never commands the arm.
 
-Parameters: ``port`` (integer, default 8080, read-only; 0 = a free port the system picks, logged), ``host``
-(string, default 'localhost', read-only; '0.0.0.0' serves other machines too). A port in use is an
-error naming it: the node exits with status 1 (it does not move to another port, so the URL a launch
-file prints stays right). ``frame_rate`` (Hz, 1 to 120, default 30), ``package_paths`` (string array,
-read-only), ``show_collisions`` (bool, false; a change rebuilds the scene), ``wrench_scale`` (m/N, default
-0.01), ``trail_seconds`` (s, 0 to 60, default 5), ``overlay_timeout`` (s, default 2; 0 = never hidden),
-``tip_link`` (read-only, '' = the URDF's deepest leaf link: the tool, for the paths and a wrench without
-a frame), ``payload_mass``, ``payload_com``, ``payload_frame`` (as model_source declares them: a sphere
-at the payload's centre of mass, sized by its mass, while the mass is > 0), the description parameters
-(nodes/description_source.py) and the diagnostics parameters. Bad input (a description that cannot be
-parsed, a message that cannot be read) is a throttled warning; nothing wrong is drawn and the viewer runs on.
+Parameters (their ranges and descriptions: the node reference): ``port`` (0 = a free port the system
+picks, logged) and ``host`` ('0.0.0.0' serves other machines too); a port in use is an error naming it
+and the node exits with status 1 (it does not move to another port: the URL printed stays right).
+``tip_link`` ('' = the URDF's deepest leaf link) is the tool of the paths and of a wrench without a
+frame; ``payload_mass``, ``payload_com``, ``payload_frame`` (as model_source declares them) draw a
+sphere at the payload's centre of mass while the mass is > 0. Bad input (a description that cannot be
+parsed, a message that cannot be read) is a throttled warning; nothing wrong is drawn and the viewer
+runs on.
 """
 
 import math
@@ -65,13 +62,11 @@ import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from rclpy.serialization import deserialize_message
 
 from robot_dynamics_ros.dynamics.kinematic_tree import KinematicTree
-from robot_dynamics_ros.logic import viewer_scene as vs
+from robot_dynamics_ros.logic import robot_body as rb, viewer_scene as vs
 from robot_dynamics_ros.logic.diagnostics import ComputeTimes, InputMeter, number
-from robot_dynamics_ros.logic.input_guard import MAX_ABS_POSITION, bounded, short_list
+from robot_dynamics_ros.logic.input_guard import MAX_ABS_POSITION, BadInput, bounded, short_list
 from robot_dynamics_ros.nodes.common import (
     WarningThrottle,
     describe,
@@ -80,8 +75,10 @@ from robot_dynamics_ros.nodes.common import (
     run_node,
     string_list,
 )
+from robot_dynamics_ros.nodes.conversions import pose_to_matrix
 from robot_dynamics_ros.nodes.description_source import DescriptionSource
 from robot_dynamics_ros.nodes.diagnostics_publisher import Details, NodeDiagnostics
+from robot_dynamics_ros.nodes.latest_messages import LatestMessages
 
 __all__ = ['Viewer', 'PortInUse', 'main', 'STREAMS']
 
@@ -126,25 +123,8 @@ def check_port(host, port):
                                 f'(e.g. -p port:={port + 1})') from None
 
 
-def _pose_matrix(pose):
-    """A geometry_msgs/Pose as T (4, 4); None when not finite or the quaternion is zero."""
-    p, o = pose.position, pose.orientation
-    q = np.array([o.w, o.x, o.y, o.z])
-    t = np.array([p.x, p.y, p.z])
-    n = float(np.linalg.norm(q))
-    if not (np.all(np.isfinite(q)) and np.all(np.isfinite(t))) or n < 1e-9:
-        return None
-    w, x, y, z = q / n
-    T = np.eye(4)
-    T[:3, :3] = [[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                 [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                 [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]]
-    T[:3, 3] = t
-    return T
-
-
 class _ModelView:
-    """What NodeDiagnostics reads of a model source: the tree as ``model`` (``nq``), ``urdf_xml``,
+    """What NodeDiagnostics reads of a model source: the tree as ``model`` (its ``nq``), ``urdf_xml``,
     ``where``."""
 
     def __init__(self, source):
@@ -159,7 +139,8 @@ class _ModelView:
 
 class Viewer(Node):
     """The web viewer (module docstring). ``url`` is where it serves; ``scene`` the RobotScene (None
-    before a model); ``frames`` the frames sent since start."""
+    before a model); ``frames`` the frames sent since start; ``positions`` {joint: q} the configuration
+    drawn; ``inputs`` the topics shown (LatestMessages)."""
 
     def __init__(self, node_name='viewer', **kwargs):
         super().__init__(node_name, **kwargs)
@@ -222,23 +203,24 @@ class Viewer(Node):
         self.tree = None
         self._description = None            # (text, origin) of the scene's model
         self._framed = 0
-        self._q = {}                        # joint -> q of the latest states
+        self.positions = {}                 # joint -> q of the latest states
         self._moving = frozenset()
         self._mimic = frozenset()
-        self._latest = {}                   # topic -> (raw bytes, arrival s monotonic)
-        self._read = {}                     # topic -> the raw bytes last read at render time
-        self._values = {}                   # topic -> (decoded value, arrival s)
-        self._streams = {}            # topic -> (kind, subscription)
-        self._applied = set()               # external_wrench topics that are a node's input
-        self._classes = {}
         self._board = vs.DiagnosticsBoard()
         self._meter = InputMeter()
+        self.inputs = LatestMessages(self, STREAMS, self._throttle, on_arrival=self._on_arrival)
         self._render_times = ComputeTimes()
         self.frames = 0
         self._frames_before, self._frames_time = 0, time.monotonic()
         self.frame_rate_measured = None
         self.lag = None                     # s from the latest joint state's arrival to its frame
         self._changed = False
+        self._desired = None                # the desired configuration of the frame being drawn
+        self._overlays = {'controller_state': self._draw_controller_state,
+                          'desired_pose': self._draw_desired_pose,
+                          'predicted_path': self._draw_predicted_path,
+                          'external_wrench': self._draw_external_wrench,
+                          'contact': self._draw_contact}
         self.create_subscription(DiagnosticArray, '/diagnostics', self._on_diagnostics, 50)
         self._model_view = None
         self._source = DescriptionSource(self, self._on_description, self._throttle,
@@ -292,16 +274,16 @@ class Viewer(Node):
         folders = [f for f in string_list('package_paths', self.get_parameter('package_paths').value) if f]
         path = self.get_parameter('urdf_path').value
         base = os.path.dirname(os.path.abspath(path)) if origin == 'file' and path else None
-        return lambda filename: vs.resolve_mesh(filename, folders, base)
+        return lambda filename: rb.resolve_mesh(filename, folders, base)
 
     def _build(self, text, origin):
         """The scene of a description; a description that cannot be used keeps the current scene."""
         try:
             tree = KinematicTree.from_urdf(text)
-            tip = self.get_parameter('tip_link').value or vs.default_tip(tree)
+            tip = self.get_parameter('tip_link').value or rb.default_tip(tree)
             if tip not in tree.links:
                 raise ValueError(f'tip_link {tip!r} is not a link of the robot')
-            parts = vs.robot_parts(tree, self._resolver(origin),
+            parts = rb.robot_parts(tree, self._resolver(origin),
                                    bool(self.get_parameter('show_collisions').value),
                                    warn=lambda message: self._throttle.warn('mesh', message))
         except Exception as exc:  # (the parser's ValueError, and whatever a broken file raises)
@@ -316,11 +298,11 @@ class Viewer(Node):
         self.tree = tree
         self._description = (text, origin)
         self._moving, self._mimic = frozenset(tree.moving_joints), frozenset(tree.mimic_joints)
-        self._q = {name: q for name, q in self._q.items() if name in self._moving}
+        self.positions = {name: q for name, q in self.positions.items() if name in self._moving}
         self._framed = 0                    # 1: framed at q = 0, 2: at a joint state
-        self._model_view.model = type('Tree', (), {'nq': len(tree.moving_joints)})()
+        self._model_view.model = tree
         self._model_view.urdf_xml = text
-        self._read.clear()
+        self.inputs.forget_reads()
         self._changed = True
         self._status_text.content = (f'**{len(tree.links)} links, {len(tree.moving_joints)} joints**, '
                                      f'tool `{tip}` (from the {origin})')
@@ -336,75 +318,19 @@ class Viewer(Node):
             client.camera.look_at = look_at
 
     # -- discovery --------------------------------------------------------------------------
-    def _message_class(self, kind):
-        if kind not in self._classes:
-            _, _, module, name = STREAMS[kind]
-            try:
-                self._classes[kind] = getattr(__import__(module, fromlist=[name]), name)
-            except (ImportError, AttributeError) as exc:
-                self.get_logger().warning(f'{module}.{name} is not importable ({exc}): no {kind} shown')
-                self._classes[kind] = None
-        return self._classes[kind]
-
-    def _qos(self, topic, kind):
-        """depth 1; joint states best effort, others as their publishers (all reliable: reliable;
-        all transient local: transient local)."""
-        if kind == 'joint_states':
-            return QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
-        infos = self.get_publishers_info_by_topic(topic)
-        reliable = bool(infos) and all(i.qos_profile.reliability == ReliabilityPolicy.RELIABLE for i in infos)
-        latched = bool(infos) and all(i.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL
-                                      for i in infos)
-        return QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE if reliable
-                          else ReliabilityPolicy.BEST_EFFORT,
-                          durability=DurabilityPolicy.TRANSIENT_LOCAL if latched
-                          else DurabilityPolicy.VOLATILE)
-
     def _discover(self):
-        """Subscribe to the topics of STREAMS' types and names; the panel."""
+        """New input topics (LatestMessages.discover); the panel of the nodes up."""
         try:
-            topics = self.get_topic_names_and_types()
-            for topic, types in topics:
-                last = topic.rsplit('/', 1)[-1]
-                for kind, (type_name, suffix, _, _) in STREAMS.items():
-                    if last != suffix or type_name not in types or topic in self._streams:
-                        continue
-                    if kind != 'joint_states' and not self.get_publishers_info_by_topic(topic):
-                        continue                # (QoS from the publishers: wait for one)
-                    cls = self._message_class(kind)
-                    if cls is None:
-                        continue
-                    self._streams[topic] = (kind, self.create_subscription(
-                        cls, topic, self._keeper(topic, kind), self._qos(topic, kind), raw=True))
-                    self.get_logger().info(f'showing {topic} ({kind})')
-                if last == 'external_wrench' and topic in self._streams:
-                    self._classify_wrench(topic)
-            now = time.monotonic()
+            self.inputs.discover()
             up = [f"{ns.rstrip('/')}/{name}" for name, ns in self.get_node_names_and_namespaces()]
-            self._panel.content = self._board.markdown(up, now)
+            self._panel.content = self._board.markdown(up, time.monotonic())
         except Exception as exc:  # the graph queries fail while the context shuts down
             self._throttle.warn('discovery',
                                 f'topic discovery failed: {type(exc).__name__}: {bounded(exc, 300)}')
 
-    def _classify_wrench(self, topic):
-        """A wrench topic under a node's name that this node subscribes to is that node's input (the
-        push applied); otherwise an output (an estimate)."""
-        owner = topic.rsplit('/', 1)[0]
-        applied = any(f"{i.node_namespace.rstrip('/')}/{i.node_name}" == owner
-                      for i in self.get_subscriptions_info_by_topic(topic))
-        (self._applied.add if applied else self._applied.discard)(topic)
-
-    def _keeper(self, topic, kind):
-        """The subscription callback: keep the message's bytes and its arrival, nothing else."""
-        latest, clock, meter = self._latest, time.monotonic, self._meter
+    def _on_arrival(self, kind):
         if kind == 'joint_states':
-            def keep(raw):
-                latest[topic] = (raw, clock())
-                meter.add()
-        else:
-            def keep(raw):
-                latest[topic] = (raw, clock())
-        return keep
+            self._meter.add()           # (the input rate of the viewer's /diagnostics)
 
     def _on_diagnostics(self, msg):
         now = time.monotonic()
@@ -414,22 +340,6 @@ class Viewer(Node):
                                [(kv.key, kv.value) for kv in status.values[:64]], now)
 
     # -- rendering --------------------------------------------------------------------------
-    def _fresh(self, topic, kind):
-        """The latest message of ``topic`` deserialized when it changed since the last frame
-        (else the one read before), and its arrival time; (None, None) when unreadable."""
-        raw, arrived = self._latest[topic]
-        if self._read.get(topic) is raw:
-            return self._values.get(topic, (None, arrived))
-        self._read[topic] = raw
-        self._changed = True
-        try:
-            value = deserialize_message(raw, self._message_class(kind))
-        except Exception as exc:  # a message the middleware delivered but rclpy cannot read
-            self._throttle.warn(f'{kind}/malformed', f'unreadable {topic} message: {bounded(exc, 300)}')
-            value = None
-        self._values[topic] = (value, arrived)
-        return value, arrived
-
     def _joint_positions(self, msg, topic):
         """Take the finite positions of ``msg``'s known joints into the configuration."""
         names, positions = list(msg.name), np.asarray(msg.position, dtype=np.float64)
@@ -445,7 +355,7 @@ class Viewer(Node):
                     self._throttle.warn('joint_states/nonfinite', f'{topic}: joint {name!r} position '
                                         f'{positions[k]!r} dropped (not finite or |q| >= 1e6)')
                 else:
-                    self._q[name] = float(positions[k])
+                    self.positions[name] = float(positions[k])
             elif name not in self._mimic:
                 unknown.append(name)
         if unknown:
@@ -475,83 +385,103 @@ class Viewer(Node):
         self._render_times.record(time.perf_counter_ns() - start)
 
     def _draw(self):
+        """The scene at the newest joint state, then each overlay from the latest message of its
+        topic (LatestMessages.read: a message is converted once)."""
         scene, now = self.scene, time.monotonic()
-        newest = None
-        for topic, (kind, _) in list(self._streams.items()):
-            if kind == 'joint_states' and topic in self._latest:
-                if self._read.get(topic) is not self._latest[topic][0]:
-                    msg, arrived = self._fresh(topic, kind)
-                    if msg is not None:
-                        self._joint_positions(msg, topic)
-                        newest = arrived if newest is None else max(newest, arrived)
-        timeout = float(self.get_parameter('overlay_timeout').value)
-
-        def recent(arrived):
-            return timeout <= 0.0 or now - arrived <= timeout
-
-        changed = self._changed or newest is not None
+        newest = self._take_joint_states()
         with self.server.atomic():
-            if changed or scene.poses is None:
-                poses = scene.pose(self._q, now)
+            if self._changed or newest is not None or scene.poses is None:
+                poses = scene.pose(self.positions, now)
                 if self._framed == 0 or (self._framed == 1 and newest is not None):
                     self._frame_camera(poses)           # (again at the first joint state)
                     self._framed = 2 if newest is not None else 1
-            poses = scene.poses
-            desired = None
-            for topic, (kind, _) in list(self._streams.items()):
-                if topic not in self._latest:
-                    continue
-                msg, arrived = self._fresh(topic, kind)
-                if kind == 'controller_state':
-                    if msg is not None and recent(arrived):
-                        ref = np.asarray(msg.reference.positions, dtype=np.float64)
-                        names = list(msg.joint_names)
-                        if len(ref) == len(names) and np.all(np.isfinite(ref)) and len(ref):
-                            desired = dict(self._q)
-                            desired.update((n, float(v)) for n, v in zip(names, ref) if n in self._moving)
-                elif kind == 'desired_pose':
-                    T = None
-                    if msg is not None and recent(arrived):
-                        frame = self._frame_of(msg.header.frame_id, kind, topic)
-                        pose = _pose_matrix(msg.pose)
-                        T = None if frame is None or pose is None else frame @ pose
-                    scene.set_target(topic, T)
-                elif kind == 'predicted_path':
-                    points = None
-                    if msg is not None and recent(arrived) and msg.poses:
-                        frame = self._frame_of(msg.header.frame_id, kind, topic)
-                        if frame is not None:
-                            p = np.array([[s.pose.position.x, s.pose.position.y, s.pose.position.z]
-                                          for s in msg.poses[:10000]])
-                            if np.all(np.isfinite(p)):
-                                points = p @ frame[:3, :3].T + frame[:3, 3]
-                    scene.set_path(topic, points)
-                elif kind == 'external_wrench':
-                    force, T = None, None
-                    applied = topic in self._applied
-                    if msg is not None and (applied or now - arrived <= WRENCH_TIMEOUT):
-                        f = msg.wrench.force
-                        force = np.array([f.x, f.y, f.z])
-                        frame_id = msg.header.frame_id or scene.tip_link
-                        T = self._frame_of(frame_id, kind, topic)
-                    color = vs.APPLIED_WRENCH_COLOR if applied else vs.ESTIMATED_WRENCH_COLOR
-                    scene.set_wrench(topic, T, force, float(self.get_parameter('wrench_scale').value), color)
-                elif kind == 'contact' and msg is not None:
-                    scene.set_contact(msg.data)
-            scene.set_desired(desired, now)
-            mass = self.get_parameter('payload_mass').value
-            if mass and float(mass) > 0.0:
-                frame = self.get_parameter('payload_frame').value or scene.tip_link
-                com = float_array('payload_com', self.get_parameter('payload_com').value)
-                scene.set_payload(frame, com, float(mass))
-            else:
-                scene.set_payload('', None, 0.0)
+            self._desired = None
+            for topic, kind in list(self.inputs.topics.items()):
+                if kind != 'joint_states':
+                    msg, arrived = self.inputs.read(topic)
+                    if arrived is not None:
+                        self._overlays[kind](topic, msg, arrived, now)
+            scene.set_desired(self._desired, now)
+            self._draw_payload()
             self.frames += 1
             if self.frames % TRAIL_PERIOD == 0:
                 scene.draw_trails(now)
         if newest is not None:
             self.lag = now - newest
         self._changed = False
+
+    def _take_joint_states(self):
+        """The positions of the joint-state messages that arrived since the last frame; the newest
+        arrival time among them (None: none arrived)."""
+        newest = None
+        for topic, kind in list(self.inputs.topics.items()):
+            if kind == 'joint_states' and self.inputs.has_new(topic):
+                msg, arrived = self.inputs.read(topic)
+                if msg is not None:
+                    self._joint_positions(msg, topic)
+                    newest = arrived if newest is None else max(newest, arrived)
+        return newest
+
+    def _recent(self, arrived, now):
+        """An overlay's message is shown for overlay_timeout s (0: always)."""
+        timeout = float(self.get_parameter('overlay_timeout').value)
+        return timeout <= 0.0 or now - arrived <= timeout
+
+    def _draw_controller_state(self, topic, msg, arrived, now):
+        """The desired configuration: the measured one with the reference's joints."""
+        if msg is None or not self._recent(arrived, now):
+            return
+        reference = np.asarray(msg.reference.positions, dtype=np.float64)
+        names = list(msg.joint_names)
+        if len(reference) == len(names) and len(reference) and np.all(np.isfinite(reference)):
+            self._desired = dict(self.positions)
+            self._desired.update((n, float(v)) for n, v in zip(names, reference) if n in self._moving)
+
+    def _draw_desired_pose(self, topic, msg, arrived, now):
+        T = None
+        if msg is not None and self._recent(arrived, now):
+            frame = self._frame_of(msg.header.frame_id, 'desired_pose', topic)
+            try:
+                T = None if frame is None else frame @ pose_to_matrix(msg.pose)
+            except BadInput as exc:
+                self._throttle.warn('desired_pose/bad', f'{topic}: target not shown: {exc}')
+        self.scene.set_target(topic, T)
+
+    def _draw_predicted_path(self, topic, msg, arrived, now):
+        points = None
+        if msg is not None and self._recent(arrived, now) and msg.poses:
+            frame = self._frame_of(msg.header.frame_id, 'predicted_path', topic)
+            if frame is not None:
+                p = np.array([[s.pose.position.x, s.pose.position.y, s.pose.position.z]
+                              for s in msg.poses[:10000]])
+                if np.all(np.isfinite(p)):
+                    points = p @ frame[:3, :3].T + frame[:3, 3]            # p_root = R p_frame + t
+        self.scene.set_path(topic, points)
+
+    def _draw_external_wrench(self, topic, msg, arrived, now):
+        """A push applied holds until its next message (the simulator applies it until then); an
+        estimate is hidden WRENCH_TIMEOUT s after its last message."""
+        force, T = None, None
+        applied = topic in self.inputs.applied
+        if msg is not None and (applied or now - arrived <= WRENCH_TIMEOUT):
+            f = msg.wrench.force
+            force = np.array([f.x, f.y, f.z])
+            T = self._frame_of(msg.header.frame_id or self.scene.tip_link, 'external_wrench', topic)
+        color = vs.APPLIED_WRENCH_COLOR if applied else vs.ESTIMATED_WRENCH_COLOR
+        self.scene.set_wrench(topic, T, force, float(self.get_parameter('wrench_scale').value), color)
+
+    def _draw_contact(self, topic, msg, arrived, now):
+        if msg is not None:
+            self.scene.set_contact(msg.data)
+
+    def _draw_payload(self):
+        mass = self.get_parameter('payload_mass').value
+        if mass and float(mass) > 0.0:
+            frame = self.get_parameter('payload_frame').value or self.scene.tip_link
+            com = float_array('payload_com', self.get_parameter('payload_com').value)
+            self.scene.set_payload(frame, com, float(mass))
+        else:
+            self.scene.set_payload('', None, 0.0)
 
     # -- diagnostics ------------------------------------------------------------------------
     def _details(self):
@@ -564,7 +494,7 @@ class Viewer(Node):
         values = (('url', self.url), ('clients', str(clients)), ('frames sent', str(self.frames)),
                   ('frame rate (Hz)', number(self.frame_rate_measured, 1)),
                   ('latest state lag (ms)', number(None if self.lag is None else 1e3 * self.lag, 2)),
-                  ('topics shown', str(len(self._streams))))
+                  ('topics shown', str(len(self.inputs.topics))))
         return Details(values=values, summary=f'{clients} browser(s) at {self.url}')
 
     def destroy_node(self):

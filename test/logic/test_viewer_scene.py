@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from robot_dynamics_ros.dynamics.kinematic_tree import KinematicTree
-from robot_dynamics_ros.logic import viewer_scene as vs
+from robot_dynamics_ros.dynamics.spatial import rotation_quaternion
+from robot_dynamics_ros.logic import robot_body as rb, viewer_scene as vs
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec('trimesh') is None,
                                 reason='trimesh is not installed (the viewer needs it: requirements)')
@@ -35,7 +36,7 @@ def test_quaternion_of_a_rotation_gives_the_rotation_back():
     rng = np.random.default_rng(7)
     for _ in range(200):
         R = _rotation(rng)
-        w, x, y, z = vs.quaternion_wxyz(R)
+        w, x, y, z = rotation_quaternion(R)
         back = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
                          [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
                          [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
@@ -45,7 +46,7 @@ def test_quaternion_of_a_rotation_gives_the_rotation_back():
 def test_ur5e_has_no_geometry_and_gets_one_capsule_per_moving_link():
     tree = KinematicTree.from_urdf(str(UR5E))
     assert not any(link.visuals for link in tree.links.values())
-    parts = vs.robot_parts(tree)
+    parts = rb.robot_parts(tree)
     moving_links = [j.child for j in tree.joints if j.moves]
     assert len(moving_links) == 6
     for name in moving_links:
@@ -56,16 +57,16 @@ def test_ur5e_has_no_geometry_and_gets_one_capsule_per_moving_link():
         length = float(np.linalg.norm(child.origin[:3, 3]))
         v, d = capsules[0].mesh.vertices, child.origin[:3, 3] / length
         radius = np.linalg.norm(v - np.outer(v @ d, d), axis=1).max()      # distance from the axis
-        assert vs.MIN_RADIUS - 1e-3 <= radius <= vs.MAX_RADIUS + 1e-3, (name, radius)
+        assert rb.MIN_RADIUS - 1e-3 <= radius <= rb.MAX_RADIUS + 1e-3, (name, radius)
         along = v @ d
         assert along.min() == pytest.approx(-radius, abs=1e-6)
         assert along.max() == pytest.approx(length + radius)
         assert any(p.role == 'com' for p in parts[name]) and any(p.role == 'joint' for p in parts[name])
     # the upper arm's radius from its inertia about its own axis: sqrt(2 I_axial / m) = 5 cm
     upper = tree.links['upper_arm_link']
-    assert vs.link_radius(upper, np.array([-1.0, 0.0, 0.0])) == pytest.approx(0.05, rel=1e-3)
+    assert rb.link_radius(upper, np.array([-1.0, 0.0, 0.0])) == pytest.approx(0.05, rel=1e-3)
     assert any(p.role == 'base' for p in parts[tree.root_link])
-    assert vs.default_tip(tree) == 'tool0'
+    assert rb.default_tip(tree) == 'tool0'
 
 
 def _package(root, package, rel='meshes/m.stl'):
@@ -86,16 +87,16 @@ def test_package_urls_are_looked_for_in_package_paths_then_ament_then_ros_packag
         return str(ament / package) if package == 'pkg' else None
 
     url = 'package://pkg/meshes/m.stl'
-    assert vs.resolve_mesh(url, [str(first)], environ=env, ament=share) == in_first
-    assert vs.resolve_mesh(url, [str(tmp_path / 'none')], environ=env, ament=share) == in_ament
-    assert vs.resolve_mesh(url, [], environ=env, ament=lambda p: None) == in_ros
+    assert rb.resolve_mesh(url, [str(first)], environ=env, ament=share) == in_first
+    assert rb.resolve_mesh(url, [str(tmp_path / 'none')], environ=env, ament=share) == in_ament
+    assert rb.resolve_mesh(url, [], environ=env, ament=lambda p: None) == in_ros
     # a folder that is the package itself
-    assert vs.resolve_mesh(url, [str(first / 'pkg')], environ={}, ament=None) == in_first
+    assert rb.resolve_mesh(url, [str(first / 'pkg')], environ={}, ament=None) == in_first
     # file:// and a path relative to the URDF's folder
-    assert vs.resolve_mesh(f'file://{in_ros}', environ={}, ament=None) == in_ros
-    assert vs.resolve_mesh('pkg/meshes/m.stl', base_dir=str(ament), environ={}, ament=None) == in_ament
-    with pytest.raises(vs.MeshNotFound, match="'package://other/x.stl'.*tried"):
-        vs.resolve_mesh('package://other/x.stl', [str(first)], environ=env, ament=share)
+    assert rb.resolve_mesh(f'file://{in_ros}', environ={}, ament=None) == in_ros
+    assert rb.resolve_mesh('pkg/meshes/m.stl', base_dir=str(ament), environ={}, ament=None) == in_ament
+    with pytest.raises(rb.MeshNotFound, match="'package://other/x.stl'.*tried"):
+        rb.resolve_mesh('package://other/x.stl', [str(first)], environ=env, ament=share)
 
 
 MISSING = """<robot name="r">
@@ -115,7 +116,7 @@ MISSING = """<robot name="r">
 def test_a_missing_mesh_is_a_warning_and_the_link_shows_its_generated_body():
     tree = KinematicTree.from_urdf(MISSING)
     warnings = []
-    parts = vs.robot_parts(tree, lambda f: vs.resolve_mesh(f, [], environ={}, ament=None),
+    parts = rb.robot_parts(tree, lambda f: rb.resolve_mesh(f, [], environ={}, ament=None),
                            warn=warnings.append)
     assert len(warnings) == 1 and 'arm.stl' in warnings[0] and 'generated body' in warnings[0]
     assert [p.role for p in parts['arm']].count('capsule') == 1
@@ -128,7 +129,7 @@ def test_a_missing_mesh_is_a_warning_and_the_link_shows_its_generated_body():
 def test_the_panda_shows_its_real_meshes():
     tree = KinematicTree.from_urdf(str(PANDA))
     warnings = []
-    parts = vs.robot_parts(tree, lambda f: vs.resolve_mesh(f, [str(SHARE)], environ={}, ament=None),
+    parts = rb.robot_parts(tree, lambda f: rb.resolve_mesh(f, [str(SHARE)], environ={}, ament=None),
                            warn=warnings.append)
     has_collada = importlib.util.find_spec('collada') is not None
     for k in range(8):
@@ -137,7 +138,7 @@ def test_the_panda_shows_its_real_meshes():
         assert sum(len(p.mesh.faces) for p in link) > 100
     # the visual meshes are DAE: without pycollada each link shows its STL collision mesh, saying so
     assert has_collada or (warnings and all('collision geometry' in w for w in warnings))
-    with_collisions = vs.robot_parts(tree, lambda f: vs.resolve_mesh(f, [str(SHARE)], environ={}, ament=None),
+    with_collisions = rb.robot_parts(tree, lambda f: rb.resolve_mesh(f, [str(SHARE)], environ={}, ament=None),
                                      show_collisions=True, warn=lambda text: None)
     assert any(p.role == 'collision' for p in with_collisions['panda_link3'])
 
@@ -176,7 +177,7 @@ def test_links_are_posed_in_a_viser_scene_as_the_kinematic_tree_says():
     tree = KinematicTree.from_urdf(str(UR5E))
     server = viser.ViserServer(host='127.0.0.1', port=0, verbose=False)
     try:
-        scene = vs.RobotScene(server, tree, vs.robot_parts(tree))
+        scene = vs.RobotScene(server, tree, rb.robot_parts(tree))
         q = dict(zip(tree.moving_joints, (0.3, -1.2, 1.5, -0.4, 0.7, 0.2)))
         poses = scene.pose(q, now=0.0)
         for name, handle in scene.links.items():

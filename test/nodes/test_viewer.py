@@ -95,7 +95,7 @@ def _state(positions):
 
 def _show(ros, viewer, publisher, positions):
     publisher.publish(_state(positions))
-    assert ros.spin_until(lambda: all(abs(viewer._q.get(j, 1e9) - q) < 1e-9
+    assert ros.spin_until(lambda: all(abs(viewer.positions.get(j, 1e9) - q) < 1e-9
                                       for j, q in zip(UR5E_JOINTS, positions)), 10.0), 'state not shown'
 
 
@@ -104,7 +104,7 @@ def test_the_page_loads_and_draws_the_arm(ros, viewer, page):
     page.wait_for_selector('canvas', timeout=30000)
     assert page.locator('canvas').count() >= 1
     publisher = ros.publisher(JointState, '/joint_states', wait_for=0)
-    assert ros.spin_until(lambda: '/joint_states' in viewer._streams, 10.0), 'joint_states not discovered'
+    assert ros.spin_until(lambda: '/joint_states' in viewer.inputs.topics, 10.0), 'not discovered'
     ros.spin(0.5)
     _show(ros, viewer, publisher, UR5E_HOME)
     shown = _picture(page, ros, 'home')
@@ -169,7 +169,7 @@ def test_the_wrench_arrows_appear_under_a_push(ros, viewer, page, ur5e_xml):
     estimate_topic = f'/{est.get_name()}/external_wrench'
     assert ros.spin_until(lambda: viewer.scene.wrench_visible(estimate_topic)
                           and viewer.scene.wrench_visible(push_topic), 10.0), 'no arrows'
-    assert push_topic in viewer._applied and estimate_topic not in viewer._applied
+    assert push_topic in viewer.inputs.applied and estimate_topic not in viewer.inputs.applied
     # an MPC-like plan and target beside the arm (for the figure): a path from the tool to a target
     tool = viewer.scene.poses['tool0'][:3, 3]
     target = tool + np.array([0.15, -0.25, 0.2])
