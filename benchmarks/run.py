@@ -56,11 +56,12 @@ import _robots as R
 import _timing as T
 
 SECTIONS = ("single", "batch", "contact", "task_space", "feedforward", "identification",
-            "robot_identification", "derivatives", "ocp", "scaling", "startup", "node", "sim")
+            "robot_identification", "derivatives", "ocp", "scaling", "startup", "node", "sim", "viewer")
 SINGLE_TARGET = 1.0
 BATCH_TARGET = 0.35
 CONTACT_TARGET = 0.3
 TASK_SPACE_TARGET = 0.3
+VIEWER_FPS_TARGET = 30.0         # frames/s the viewer sends beside a 1 kHz joint-state stream
 FEEDFORWARD_TARGET = 1.0         # a goal's efforts (FeedforwardPlan.fill) against a Pinocchio rnea loop
 FEEDFORWARD_POINTS = 100
 IDENTIFY_TARGET_S = 0.050        # identify_payload on 10^4 samples of a 7-joint arm
@@ -941,6 +942,29 @@ def print_ros(r):
             print(f"  {s['note']}")
 
 
+def section_viewer(opts):
+    """The viewer beside a 1 kHz joint-state stream with a headless Chromium connected
+    (benchmarks/_viewer_cost.py, a child process): its CPU, the frames it sends, the lag."""
+    if not Path("/usr/bin/chromium").exists():
+        return {"skipped": "no /usr/bin/chromium (apt-get install chromium)"}
+    seconds = 8.0 if opts.quick else 20.0
+    run = subprocess.run([sys.executable, str(HERE / "_viewer_cost.py"), "--seconds", str(seconds)],
+                         capture_output=True, text=True, timeout=300)
+    if run.returncode != 0:
+        raise RuntimeError(run.stderr.strip().splitlines()[-1] if run.stderr.strip() else "no output")
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    # (the timer's frames over a diagnostics period: 29.97 is 30 frames/s)
+    out["met"] = out["frames_per_second"] is not None and round(out["frames_per_second"]) >= VIEWER_FPS_TARGET
+    table(["viewer", "CPU % of a core", "frames/s", "joint states/s", "latest-state lag ms",
+           "render ms (median)"],
+          [("UR5e", f"{out['cpu_percent_of_core']:.1f}", f"{out['frames_per_second']:.1f}",
+            f"{out['joint_states_rate']:.0f}", f"{out['latest_state_lag_ms']:.1f}",
+            f"{out['render_time_median_ms']:.2f}")],
+          f"viewer process beside /joint_states at {out['publish_rate_set']:.0f} Hz, one browser, "
+          f"{seconds:.0f} s")
+    return out
+
+
 def section_node_callback(opts):
     """dynamics_node's joint-state callback in process (benchmarks/_node_callback.py, a child process)."""
     messages, rounds = (1000, 5) if opts.quick else (3000, 11)
@@ -1021,6 +1045,11 @@ def summary(res):
     if "error" not in mpc and mpc.get("replan_rate_hz") is not None:
         rows.append(("node", "mpc_controller re-plan rate (UR5e, 50 knots)",
                      f"{mpc['replan_rate_hz']:.1f} Hz", ">= 100 Hz", verdict(mpc["replan_met"])))
+    viewer = res.get("viewer") or {}
+    if "cpu_percent_of_core" in viewer:
+        rows.append(("viewer", f"frames/s beside 1 kHz joint states ({viewer['cpu_percent_of_core']:.0f} % "
+                     "of a core, own process)", f"{viewer['frames_per_second']:.1f}",
+                     f">= {VIEWER_FPS_TARGET:g}", verdict(viewer["met"])))
     if "simulator" in ros and "error" not in ros["simulator"]:
         rows.append(("sim", "simulator_node", f"{ros['simulator']['speed_x_real_time']:.1f}x", ">= 5x",
                      verdict(ros["simulator"]["met"])))
@@ -1135,6 +1164,8 @@ def main(argv=None):
             print_ros(res["ros"])
     if "node" in opts.only:
         guarded("node_callback", section_node_callback, opts)
+    if "viewer" in opts.only:
+        guarded("viewer", section_viewer, opts)
     res["summary"] = summary(res)
     res["meta"]["loadavg_end"] = os.getloadavg()
     res["meta"]["total_s"] = time.perf_counter() - t_start

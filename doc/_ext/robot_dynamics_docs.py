@@ -599,6 +599,18 @@ def _section_ocp(run):
     return lines
 
 
+def _section_viewer(run):
+    v = run['viewer']
+    return ['| robot | viewer CPU, % of one core | frames/s | joint states/s received | newest-state lag ms '
+            '| render ms (median) |', '|---|---|---|---|---|---|',
+            f"| UR5e | {v['cpu_percent_of_core']:.1f} | {v['frames_per_second']:.1f} | "
+            f"{v['joint_states_rate']:.0f} | {v['latest_state_lag_ms']:.1f} | "
+            f"{v['render_time_median_ms']:.2f} |",
+            '', f"{v['seconds']:g} s at /joint_states {v['publish_rate_set']:.0f} Hz (what the viewer "
+            f"received is the publisher's real rate), frame_rate {v['frame_rate_set']:g}; "
+            f"{v.get('machine', '')}."]
+
+
 SECTIONS = {
     'single': ('single', _section_single),
     'batch': ('batch', _section_batch),
@@ -613,6 +625,7 @@ SECTIONS = {
     'startup': ('startup', _section_startup),
     'sim': ('sim', _section_sim),
     'node': ('ros.controller', _section_node),
+    'viewer': ('viewer', _section_viewer),
 }
 
 

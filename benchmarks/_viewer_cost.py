@@ -1,6 +1,8 @@
 """What the viewer costs beside a 1 kHz joint-state stream (a measurement, not a test).
 
-    python benchmarks/viewer_cost.py [--seconds 20] [--rate 1000] [--frame-rate 30]
+    python benchmarks/_viewer_cost.py [--seconds 20] [--rate 1000] [--frame-rate 30]
+
+(benchmarks/run.py's section ``viewer`` runs it: ``make bench BENCH_ARGS="--only viewer"``.)
 
 Starts, each as its own process: the viewer node on urdf/ur5e.urdf (``python -m
 robot_dynamics_ros.nodes.viewer``, a free port), a publisher of real sensor_msgs/JointState messages on
@@ -12,7 +14,7 @@ to the viewer (Playwright; so the frames are really sent to a client). After a w
 - the frames per second it sent and the latest state's lag (from its arrival to the frame that shows
   it), and the joint-state rate it received: the values of its own /diagnostics status (read here).
 
-Prints them and writes benchmarks/results/viewer_cost.json.
+Prints them as JSON, on the last line of its output.
 """
 
 import argparse
@@ -29,7 +31,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 URDF = ROOT / 'urdf' / 'ur5e.urdf'
-RESULT = ROOT / 'benchmarks' / 'results' / 'viewer_cost.json'
 JOINTS = ('shoulder_pan_joint', 'shoulder_lift_joint', 'elbow_joint', 'wrist_1_joint', 'wrist_2_joint',
           'wrist_3_joint')
 CHROMIUM_ARGS = ['--no-sandbox', '--enable-unsafe-swiftshader', '--use-gl=angle', '--use-angle=swiftshader',
@@ -167,9 +168,7 @@ def main():
         'date': datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
         'machine': f'{os.cpu_count()} cores, {os.uname().machine}',
     }
-    print(json.dumps(result, indent=2))
-    RESULT.parent.mkdir(parents=True, exist_ok=True)
-    RESULT.write_text(json.dumps(result, indent=2) + '\n')
+    print(json.dumps(result))
     return 0
 
 
