@@ -2,7 +2,8 @@
 # distribution from PyPI (idempotent, about 10 ms when nothing changed): .venv-jazzy by default,
 # .venv-kilted with ROS_DISTRO=kilted (a sourced ROS installation sets ROS_DISTRO too).
 #
-#   make demo                     run the demo (python -m robot_dynamics_ros.demo)
+#   make demo                     run the demo (python -m robot_dynamics_ros.demo), the browser viewer
+#                                 beside it at http://localhost:8080 (DEMO_ARGS=--no-viewer: without)
 #   ROS_DISTRO=kilted make test   the same on ROS 2 Kilted
 #   make test                     ruff check . (ruff.toml), then the test suite (isolated ROS 2
 #                                 domain, localhost discovery); lint findings fail it, as in CI
