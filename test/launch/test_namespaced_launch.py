@@ -69,10 +69,17 @@ class TestNamespacedGraph(unittest.TestCase):
             while not client.service_is_ready() and time.monotonic() < deadline:
                 rclpy.spin_once(self.node, timeout_sec=0.1)
             self.assertTrue(client.service_is_ready(), f'/arm/{node_name} is not there')
-            future = client.call_async(GetParameters.Request(names=[name]))
-            while not future.done() and time.monotonic() < deadline:
-                rclpy.spin_once(self.node, timeout_sec=0.1)
-            return parameter_value_to_python(future.result().values[0])
+            # A request may go before the server's response writer has matched this client's reader
+            # (Fast DDS then drops the response: "failed to send response (timeout)"): asked again.
+            while time.monotonic() < deadline:
+                future = client.call_async(GetParameters.Request(names=[name]))
+                ask_again = time.monotonic() + 5.0
+                while not future.done() and time.monotonic() < min(ask_again, deadline):
+                    rclpy.spin_once(self.node, timeout_sec=0.1)
+                if future.done():
+                    return parameter_value_to_python(future.result().values[0])
+                client.remove_pending_request(future)
+            self.fail(f'/arm/{node_name} did not answer get_parameters')
         finally:
             self.node.destroy_client(client)
 

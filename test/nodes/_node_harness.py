@@ -139,3 +139,21 @@ class Harness:
         self.executor.shutdown(timeout_sec=1.0)
         self.probe.destroy_node()
         rclpy.shutdown(context=self.context)
+
+
+def held_arm_with_estimator(ros, urdf_xml, initial_positions, publish_rate):
+    """The simulated arm held by the computed-torque controller on simulated time, with the external
+    torque estimator (tip tool0, no friction): (simulator, estimator) nodes added to ``ros``."""
+    from robot_dynamics_ros.nodes.computed_torque_node import ComputedTorqueController
+    from robot_dynamics_ros.nodes.external_torque_estimator import ExternalTorqueEstimator
+    from robot_dynamics_ros.nodes.simulator_node import SimulatorNode
+
+    ros.add(ComputedTorqueController, {'robot_description': urdf_xml, 'kp': [400.0], 'kd': [40.0],
+                                       'state_timeout': 0.5, 'use_sim_time': True})
+    simulator = ros.add(SimulatorNode, {'robot_description': urdf_xml,
+                                        'initial_positions': list(initial_positions), 'tip_link': 'tool0',
+                                        'publish_rate': publish_rate, 'friction': False,
+                                        'publish_clock': True, 'lockstep_timeout': 2.0})
+    estimator = ros.add(ExternalTorqueEstimator, {'robot_description': urdf_xml, 'tip_link': 'tool0',
+                                                  'use_sim_time': True})
+    return simulator, estimator

@@ -14,11 +14,9 @@ from std_msgs.msg import Bool
 from std_srvs.srv import Trigger
 
 from robot_dynamics_ros import dynamics as rd
-from robot_dynamics_ros.nodes.computed_torque_node import ComputedTorqueController
 from robot_dynamics_ros.nodes.external_torque_estimator import ExternalTorqueEstimator
-from robot_dynamics_ros.nodes.simulator_node import SimulatorNode
 
-from _node_harness import UR5E_HOME, UR5E_JOINTS
+from _node_harness import UR5E_HOME, UR5E_JOINTS, held_arm_with_estimator
 
 pytestmark = pytest.mark.ros
 
@@ -53,13 +51,7 @@ def _contact_list(ros, node):
 
 def test_a_wrench_applied_in_simulation_is_recovered(graph, ur5e_xml, ur5e_model):
     ros = graph
-    ros.add(ComputedTorqueController, {'robot_description': ur5e_xml, 'kp': [400.0], 'kd': [40.0],
-                                       'state_timeout': 0.5, 'use_sim_time': True})
-    sim = ros.add(SimulatorNode, {'robot_description': ur5e_xml, 'initial_positions': list(Q0),
-                                  'tip_link': 'tool0', 'publish_rate': 500.0, 'friction': False,
-                                  'publish_clock': True, 'lockstep_timeout': 2.0})
-    est = ros.add(ExternalTorqueEstimator, {'robot_description': ur5e_xml, 'tip_link': 'tool0',
-                                            'use_sim_time': True})
+    sim, est = held_arm_with_estimator(ros, ur5e_xml, Q0, publish_rate=500.0)
     name = est.get_name()
     torques = ros.collect(JointState, f'/{name}/external_torques', qos=1000)
     wrenches = ros.collect(WrenchStamped, f'/{name}/external_wrench', qos=1000)

@@ -21,7 +21,7 @@ from nav_msgs.msg import Path as PathMsg
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 
-from _node_harness import REPO, UR5E_HOME, UR5E_JOINTS
+from _node_harness import REPO, UR5E_HOME, UR5E_JOINTS, held_arm_with_estimator
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -141,18 +141,8 @@ def _wrench(force, frame='tool0'):
 
 
 def test_the_wrench_arrows_appear_under_a_push(ros, viewer, page, ur5e_xml):
-    from robot_dynamics_ros.nodes.computed_torque_node import ComputedTorqueController
-    from robot_dynamics_ros.nodes.external_torque_estimator import ExternalTorqueEstimator
-    from robot_dynamics_ros.nodes.simulator_node import SimulatorNode
-
     viewer.set_parameters([Parameter('trail_seconds', value=5.0)])
-    ros.add(ComputedTorqueController, {'robot_description': ur5e_xml, 'kp': [400.0], 'kd': [40.0],
-                                       'state_timeout': 0.5, 'use_sim_time': True})
-    sim = ros.add(SimulatorNode, {'robot_description': ur5e_xml, 'initial_positions': list(BENT),
-                                  'tip_link': 'tool0', 'publish_rate': 250.0, 'friction': False,
-                                  'publish_clock': True, 'lockstep_timeout': 2.0})
-    est = ros.add(ExternalTorqueEstimator, {'robot_description': ur5e_xml, 'tip_link': 'tool0',
-                                            'use_sim_time': True})
+    sim, est = held_arm_with_estimator(ros, ur5e_xml, BENT, publish_rate=250.0)
     estimated = ros.collect(WrenchStamped, f'/{est.get_name()}/external_wrench', qos=100)
     assert ros.spin_until(lambda: len(estimated) > 20, 40.0), 'no estimate'
     push_topic = f'/{sim.get_name()}/external_wrench'
