@@ -63,6 +63,8 @@ _SIN4_PEAK_SLOPE = 3.0 * math.sqrt(3.0) / 4.0
 _BRINGUP = bringup.NodeSpec('bringup', 'bringup', 'robot_dynamics_ros.cli.bringup', '')
 #: ... and of the viewer's.
 _VIEWER = bringup.NodeSpec('viewer', 'viewer', 'robot_dynamics_ros.cli.view', '')
+#: Seconds between a browser opening the viewer and the arm moving: the page loads its scene and draws.
+VIEWER_FIRST_DRAW = 2.0
 
 
 def viewer_settings(opts):
@@ -384,6 +386,7 @@ class GraphRun:
             node.destroy_node()
         if clients and clients[-1] > 0:
             print('viewer: a browser is watching', flush=True)
+            spin_for(self.executor, VIEWER_FIRST_DRAW)
 
     def viewer_note(self):
         """Why the viewer is not there (its exit and last log line), or None while it runs."""

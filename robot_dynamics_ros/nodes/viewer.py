@@ -160,7 +160,7 @@ class Viewer(Node):
             read_only=True, dynamic_typing=True))
         self.declare_parameter('show_collisions', False, describe(
             'Draw the URDF collision geometry too (translucent orange).'))
-        self.declare_parameter('wrench_scale', 0.01, describe(
+        self.declare_parameter('wrench_scale', 0.02, describe(
             'Length of a wrench arrow per newton of force, m/N.', min_value=0.0, max_value=10.0))
         self.declare_parameter('trail_seconds', 5.0, describe(
             "How long the tool's actual and desired paths are, s.", min_value=0.0, max_value=60.0))
