@@ -24,6 +24,7 @@ Parameters (declared on the node by ``ModelSource``; read-only after start-up un
   N m (N for a prismatic joint), in the same order: measured effort = joint torque + effort_offset
   (the ``offset`` of ``identify_robot``). ``effort_offset`` (model order, zeros for []) holds it for
   the node, which says what it does with it. Settable at run time.
+
 The payload, the armature and the effort offset are checked when they are set at run time (a
 wrong number of values, a negative armature, a value that is not finite, a payload the model cannot
 take: refused with the reason, the node keeps its model) and applied to every model the node
@@ -73,7 +74,6 @@ RUNTIME_PARAMETERS = PAYLOAD_PARAMETERS + tuple(JOINT_PARAMETERS)
 #: torques, which the offset is not added to).
 EFFORT_OFFSET_UNUSED = ('Not used by this node: its commands are joint torques (the offset is only in what '
                         'the sensors measure); declared so that one parameter file serves every node.')
-
 
 
 def build_model(urdf, *, root_link='', tip_link='', joints=(), gravity=(0.0, 0.0, -9.81)):

@@ -42,7 +42,7 @@ from robot_dynamics_ros.nodes.common import WarningThrottle, describe, run_node
 from robot_dynamics_ros.nodes.conversions import quaternion_xyzw
 from robot_dynamics_ros.nodes.description_source import ROBOT_DESCRIPTION_QOS, DescriptionSource
 
-__all__ = ['StatePublisher', 'main', 'TF_STATIC_QOS', 'transform_message']
+__all__ = ['StatePublisher', 'main', 'TF_QOS', 'TF_STATIC_QOS', 'transform_message']
 
 # tf2_ros.StaticTransformBroadcaster's: late subscribers get the static transforms
 TF_STATIC_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,

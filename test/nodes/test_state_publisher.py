@@ -170,3 +170,15 @@ def test_a_description_that_cannot_be_read_leaves_the_node_running_without_a_tre
     node = graph.add(StatePublisher, {'robot_description': '<robot name="x"><link name="a"/>'})
     assert node.publishing is None
     assert graph.logged(node.get_name(), 'not used')
+
+
+def test_a_description_from_a_file_is_republished_when_asked(graph):
+    from std_msgs.msg import String
+
+    from robot_dynamics_ros.nodes.description_source import ROBOT_DESCRIPTION_QOS
+
+    graph.add(StatePublisher, {'urdf_path': str(UR5E_URDF), 'publish_robot_description': True})
+    graph.spin(0.2)
+    received = graph.collect(String, '/robot_description', ROBOT_DESCRIPTION_QOS)     # a late subscriber
+    assert graph.spin_until(lambda: received, 5.0)
+    assert received[-1].data == UR5E_URDF.read_text()
