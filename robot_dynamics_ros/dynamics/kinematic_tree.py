@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .model import resolve_mimic
-from .urdf import _by_name, _origins, _unit_axes, _urdf_root, parse_document
+from .urdf import _by_name, _origins, _unit_axes, _urdf_root, joint_motion, parse_document
 
 __all__ = ["Geometry", "TreeJoint", "TreeLink", "KinematicTree", "MOVING_JOINT_TYPES"]
 
@@ -82,17 +82,11 @@ class TreeJoint:
         return self.type in MOVING_JOINT_TYPES
 
     def transform(self, q):
-        """T_parent,child(q) = T_origin · exp([S] q) (module docstring); q ignored unless the joint moves."""
+        """T_parent,child(q) = T_origin · exp([S] q) (module docstring; urdf.joint_motion); q ignored
+        unless the joint moves."""
         if not self.moves or q == 0.0:
             return self.origin.copy()
-        a = self.axis
-        motion = np.eye(4)
-        if self.type == "prismatic":
-            motion[:3, 3] = q * a                                            # translation q a
-        else:
-            a_hat = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
-            motion[:3, :3] += np.sin(q) * a_hat + (1.0 - np.cos(q)) * (a_hat @ a_hat)   # Rodrigues
-        return self.origin @ motion
+        return self.origin @ joint_motion(self.type, self.axis, q)
 
 
 def _geometry(element, link_name, kind, materials):

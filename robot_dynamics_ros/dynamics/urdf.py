@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _checks
 from .model import MAX_LENGTH, Model, check_inertia, lump_inertias, resolve_mimic
-from .spatial import rpy_to_rotation, transform
+from .spatial import exp_twist, rpy_to_rotation
 
 _MOVING = ("revolute", "continuous", "prismatic")
 _JOINT_TYPES = ("unknown", "revolute", "continuous", "prismatic", "floating", "planar", "fixed")
@@ -441,16 +441,23 @@ def _unit_axes(joints):
     return axes / norms[:, None]
 
 
+def joint_motion(joint_type, axis, q):
+    """exp([S] q) (4, 4): the pose of a joint's child frame in its joint frame at the joint value q, for
+    the unit ``axis`` (3,) in the joint frame: the screw S = (axis, 0) of a revolute or continuous joint
+    (q rad), S = (0, axis) of a prismatic one (q m) (spatial.exp_twist); the identity for any other
+    type, or q = 0 (a shared, read-only array then)."""
+    if joint_type not in _MOVING or q == 0.0:
+        return _EYE
+    zeros = np.zeros(3)
+    screw = np.concatenate([zeros, axis] if joint_type == "prismatic" else [axis, zeros])
+    return exp_twist(screw, q)
+
+
 def _joint_motion(joint, q):
     """Pose of the child frame in the joint frame for joint value q (locked joints)."""
     if joint["type"] not in _MOVING or q == 0.0:
         return _EYE
-    axis = _unit_axes([joint])[0]
-    if joint["type"] == "prismatic":
-        return transform(np.eye(3), axis * q)
-    k = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
-    R = np.eye(3) + np.sin(q) * k + (1 - np.cos(q)) * (k @ k)
-    return transform(R, np.zeros(3))
+    return joint_motion(joint["type"], _unit_axes([joint])[0], q)
 
 
 def _body_inertias(links, names, body_of, placements, placed, n):
