@@ -28,7 +28,7 @@ RUNTIME = [
 ]
 # The ROS 2 wheels on PyPI, one distribution per environment: pip install '.[jazzy]' or '.[kilted]'.
 ROS_PACKAGES = ('rclpy', 'rmw-fastrtps-cpp', 'sensor-msgs', 'std-msgs', 'geometry-msgs', 'std-srvs',
-                'trajectory-msgs', 'rosgraph-msgs', 'diagnostic-msgs')
+                'trajectory-msgs', 'rosgraph-msgs', 'diagnostic-msgs', 'nav-msgs', 'visualization-msgs')
 # control_msgs (FollowJointTrajectory, JointTrajectoryControllerState) has no wheel: a system ROS
 # installation has it, tools/build_interfaces.sh builds it into a virtual environment; without it
 # computed_torque_controller runs without its action and controller state (and says so).
@@ -137,6 +137,7 @@ setup(
         ('share/' + package_name + '/launch', sorted(glob('launch/*.launch.py'))),
         ('share/' + package_name + '/config', sorted(glob('config/*.yaml') + glob('config/*.rviz'))),
         ('share/' + package_name + '/urdf', sorted(glob('urdf/*.urdf'))),
+        ('share/' + package_name + '/worlds', sorted(glob('worlds/*.xml'))),
     ] + ament_executables(),
     install_requires=RUNTIME,
     python_requires='>=3.10',
@@ -153,6 +154,8 @@ setup(
         # A .xacro robot description (urdf_path, urdf:=, --urdf) is expanded with the ROS xacro (2.x:
         # $(find pkg) through the ament index), imported only then: pip install '.[xacro]'.
         'xacro': ['xacro>=2.0'],
+        # simulator_node engine:=mujoco (contacts, worlds, meshes), imported only then: pip install '.[mujoco]'.
+        'mujoco': ['mujoco>=3.3'],
         'jazzy': [f'ros-jazzy-{name}' for name in ROS_PACKAGES],
         'kilted': [f'ros-kilted-{name}' for name in ROS_PACKAGES],
     },

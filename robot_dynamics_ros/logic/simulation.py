@@ -1,14 +1,15 @@
 """The simulator's stepping, pacing and lock-step logic, ROS-free (``simulator_node`` is its wiring).
 
-Every step (``dt`` of simulated time) integrates the equation of motion
+Every step (``dt`` of simulated time) an engine integrates the equation of motion
 
     M(q) q̈ + c(q, q̇) + g(q) + friction(q̇) + Jᵀ(q) F_tip = τ
 
 (Modern Robotics eq. 9.81 in the numbering of the draft the core follows; F_tip is the wrench the
-robot exerts on the environment at the tip frame) with the core's ``rk4_step`` /
-``semi_implicit_euler_step`` / ``euler_step``, then enforces the joint position limits (hard stops:
-``limits.enforce_position_limits``). Simulated time = steps × dt. All vectors are in model joint
-order (``model.joint_names``); mapping to a message's joint order is the node's business.
+robot exerts on the environment at the tip frame): the package's own forward dynamics
+(``logic/rigid_body_engine.py``, the default, which also documents the engine protocol) or MuJoCo's,
+with contacts (``logic/mujoco_engine.py``; ``engine_factory``). Simulated time = steps × dt. All vectors
+are in model joint order (``model.joint_names``); mapping to a message's joint order is the node's
+business.
 
 Wall time (seconds, any origin) is read from ``clock`` (default ``time.monotonic``; tests pass a
 fake clock), never a ROS clock. ``tick()`` is called periodically (period ``tick_period()``):
@@ -83,22 +84,17 @@ import time
 
 import numpy as np
 
-from robot_dynamics_ros import dynamics as rd
-from robot_dynamics_ros.dynamics.limits import clip_positions, enforce_position_limits, saturate_effort
+from robot_dynamics_ros.dynamics.limits import clip_positions, saturate_effort
 from robot_dynamics_ros.logic.hardware import resolve
+from robot_dynamics_ros.logic.rigid_body_engine import INTEGRATORS, RigidBodyEngine
 
 __all__ = ['Simulation', 'Report', 'INTEGRATORS', 'DEFAULT_SETTINGS', 'FAST_BUDGET',
            'LOCKSTEP_STREAK', 'mimic_joint_states']
 
-INTEGRATORS = {
-    'rk4': 'rk4_step',
-    'semi_implicit_euler': 'semi_implicit_euler_step',
-    'euler': 'euler_step',
-}
 FAST_BUDGET = 0.01      # s of wall time spent stepping per tick at real_time_factor 0
 LOCKSTEP_STREAK = 3     # real time: states answered in a row before the simulation waits
 DEFAULT_SETTINGS = {
-    'integrator': 'rk4',              # a key of INTEGRATORS
+    'integrator': 'rk4',              # one of the engine's integrators
     'friction': True,                 # URDF joint damping and Coulomb friction
     'publish_rate': 100.0,            # states per simulated second
     'real_time_factor': 1.0,          # simulated s per wall s; 0 = as fast as possible
@@ -114,6 +110,7 @@ def mimic_joint_states(model, q, qd):
     (q, q̇) of its coordinates: q_i = m_i q[c_i] + o_i, q̇_i = m_i q̇[c_i] (``Model.body_positions``).
     What a simulator publishes for them beside the coordinates; empty without mimic joints.
 
+    >>> from robot_dynamics_ros import dynamics as rd
     >>> link = ('<link name="{}"><inertial><mass value="0.1"/><inertia ixx="1e-4" ixy="0" ixz="0" '
     ...         'iyy="1e-4" iyz="0" izz="1e-4"/></inertial></link>')
     >>> finger = ('<joint name="{}" type="prismatic"><parent link="hand"/><child link="{}"/>'
@@ -168,11 +165,15 @@ class Simulation:
             real_time_factor 0 to decide whether to wait for them; default: never).
         clock: wall-clock seconds (default ``time.monotonic``).
         hardware: the Conventions of the emulated hardware (default: 'ros2_control').
+        engine_factory: ``engine_factory(model, dt, integrator)`` -> the engine that simulates
+            ``model`` (the protocol of ``logic/rigid_body_engine.py``); default ``RigidBodyEngine``.
+        integrators: the integrator names the engines take (default: the rigid-body engine's).
         **settings: the keys of ``DEFAULT_SETTINGS`` (see ``configure``).
     """
 
     def __init__(self, dt, *, publish=None, report=None, initial_state=None, command_source=None,
-                 clock=time.monotonic, hardware=None, **settings):
+                 clock=time.monotonic, hardware=None, engine_factory=None, integrators=None,
+                 **settings):
         dt = float(dt)
         if not (math.isfinite(dt) and dt > 0.0):
             raise ValueError(f'dt must be finite and > 0, got {dt}')
@@ -183,7 +184,9 @@ class Simulation:
         self._command_source = command_source or (lambda: False)
         self.clock = clock
         self.settings = dict(DEFAULT_SETTINGS)
-        self.step_function = None
+        self._engine_factory = engine_factory
+        self.integrators = tuple(INTEGRATORS) if integrators is None else tuple(integrators)
+        self.engine = None                      # the engine simulating the model (set_model)
         self.steps = 0                          # simulated time = steps * dt
         self._next_publish_steps = 0.0
         self._last_publish_steps = None         # step count of the last publication
@@ -226,8 +229,8 @@ class Simulation:
         if unknown:
             raise ValueError(f'unknown settings {sorted(unknown)}')
         new = {**self.settings, **settings}
-        if new['integrator'] not in INTEGRATORS:
-            raise ValueError(f"integrator must be one of {sorted(INTEGRATORS)}, "
+        if new['integrator'] not in self.integrators:
+            raise ValueError(f"integrator must be one of {sorted(self.integrators)}, "
                              f"got {new['integrator']!r}")
         for name in ('publish_rate', 'real_time_factor', 'command_timeout',
                      'external_wrench_timeout', 'lockstep_timeout'):
@@ -241,7 +244,8 @@ class Simulation:
         new['wait_for_command'] = bool(new['wait_for_command'])
         rate_changed = new['publish_rate'] != self.settings['publish_rate']
         self.settings = new
-        self.step_function = getattr(rd, INTEGRATORS[new['integrator']])
+        if self.engine is not None:
+            self.engine.set_integrator(new['integrator'])
         if not new['wait_for_command']:
             self.still = False
         if rate_changed and self._last_publish_steps is not None:
@@ -271,31 +275,34 @@ class Simulation:
 
     def set_model(self, model, firmware_model=None):
         """Simulate ``model`` from its initial state (None: no model, nothing is simulated);
-        ``firmware_model``: the arm as its firmware knows it (default: ``model``)."""
-        self.model = model
+        ``firmware_model``: the arm as its firmware knows it (default: ``model``). The engine is made
+        by ``engine_factory``: its ValueError (a world or mesh it cannot use) leaves no model."""
+        self.model = self.engine = None
         self.firmware_model = model if firmware_model is None else firmware_model
         if model is None:
             self.q = self.qd = self.tau = None
             return
+        factory = self._engine_factory or RigidBodyEngine
+        self.engine = factory(model, self.dt, self.settings['integrator'])
+        self.model = model
         self._reset_state()
 
     def replace_model(self, model, firmware_model=None):
         """Simulate ``model``, the same robot (joints, limits) with other inertias (a payload
         attached or removed), from the current state on: nothing is reset."""
         self.model = model
+        self.engine.set_model(model)
         if firmware_model is not None:
             self.firmware_model = firmware_model
 
     def warm_up_calls(self, model=None):
-        """The step calls the simulation makes on ``model`` (default: its own), as ``f(q, qd)``
-        (to compile them ahead of time)."""
-        model, dt = (self.model if model is None else model), self.dt
-        step = self.step_function
-        friction = True if self.settings['friction'] else None
-        f_tip = np.zeros(6)
-        return (lambda q, qd: step(model, q, qd, qd, dt, friction=friction),
-                lambda q, qd: step(model, q, qd, qd, dt, f_tip=f_tip, frame=model.tip_frame,
-                                   friction=friction))
+        """The step calls the rigid-body engine makes on ``model`` (default: its own), as ``f(q, qd)``
+        (to compile them ahead of time); none with another engine."""
+        if self._engine_factory is not None:
+            return ()
+        model = self.model if model is None else model
+        return RigidBodyEngine(model, self.dt, self.settings['integrator']).warm_up_calls(
+            self.settings['friction'])
 
     def _default_initial_state(self):
         n = self.model.nq
@@ -305,9 +312,10 @@ class Simulation:
         # lock-step: the answer to the last state is on its way; it was not computed for this one
         answer_due = self._awaiting is not None and self._awaiting[0] == self._command_seq
         self._skip_commands = int(answer_due and self.settings['wait_for_command'])
-        self.q, self.qd = self._initial_state()
+        self.engine.reset(*self._initial_state())
+        self.q, self.qd = self.engine.q, self.engine.qd
         # still, as on its brakes before a controller starts: the sensors read the torque that holds it
-        self.tau = rd.gravity_torques(self.model, self.q)
+        self.tau = self.engine.holding_torques()
         self.braked = False
         self._command = None
         self._command_timed_out = True
@@ -498,18 +506,16 @@ class Simulation:
         return self._f_tip
 
     def _step(self):
-        """One integrator step of dt, then the joint stops; publish when due. False on failure."""
+        """One engine step of dt; publish when due. False on failure."""
         self.tau = self._applied_effort()
         if self.braked:     # held by the brakes: the sensors read the torque that holds the arm
-            self.qd = np.zeros(self.model.nq)
-            self.tau = rd.gravity_torques(self.model, self.q)
+            self.engine.hold()
+            self.q, self.qd = self.engine.q, self.engine.qd
+            self.tau = self.engine.holding_torques()
             return self._advance()
-        f_tip = self._external_f_tip()
-        friction = True if self.settings['friction'] else None
         try:
-            q, qd = self.step_function(
-                self.model, self.q, self.qd, self.tau, self.dt, f_tip=f_tip,
-                frame=None if f_tip is None else self.model.tip_frame, friction=friction)
+            self.engine.step(self.tau, self._external_f_tip(), self.settings['friction'])
+            q, qd = self.engine.q, self.engine.qd
         except Exception as exc:  # a failing step must not end the simulation
             self.paused = True
             self.report.error(f'integration step failed ({type(exc).__name__}: {exc}): '
@@ -520,7 +526,7 @@ class Simulation:
                               'state; consider a smaller dt or rk4')
             self._reset_state()
             return False
-        self.q, self.qd = enforce_position_limits(self.model, q, qd)
+        self.q, self.qd = q, qd
         return self._advance()
 
     def _advance(self):

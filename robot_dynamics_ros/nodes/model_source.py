@@ -276,6 +276,10 @@ class ModelSource:
                     gravity=self._param('gravity'))
 
     # -- the run-time parameters: payload, armature, effort offset ---------------------------
+    def payload(self):
+        """The payload in force: ``dynamics.with_payload``'s arguments (mass, com, inertia, frame)."""
+        return self._payload()
+
     def _payload(self, changes=()):
         """The payload parameters (with ``changes``, rclpy Parameters, in place of theirs) as
         with_payload's arguments; ValueError naming the parameter."""

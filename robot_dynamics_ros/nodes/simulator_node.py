@@ -104,6 +104,7 @@ waits.
 
 import math
 import time
+from pathlib import Path
 
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
@@ -114,6 +115,7 @@ from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
+from visualization_msgs.msg import MarkerArray
 
 from robot_dynamics_ros.dynamics.limits import clip_positions
 from robot_dynamics_ros.logic.diagnostics import ComputeTimes, InputMeter, number
@@ -126,6 +128,7 @@ from robot_dynamics_ros.logic.simulation import (
     Simulation,
     mimic_joint_states,
 )
+
 from robot_dynamics_ros.logic.task_frame import task_frame
 from robot_dynamics_ros.nodes.common import (
     WarningThrottle,
@@ -133,7 +136,9 @@ from robot_dynamics_ros.nodes.common import (
     float_array,
     parameter_validator,
     run_node,
+    string_list,
 )
+from robot_dynamics_ros.nodes.contact_markers import contact_markers
 from robot_dynamics_ros.nodes.conversions import all_finite, index_map, make_joint_state, multiarray_to_vector
 from robot_dynamics_ros.nodes.description_source import ROBOT_DESCRIPTION_QOS
 from robot_dynamics_ros.nodes.diagnostics_publisher import Details, NodeDiagnostics
@@ -143,6 +148,7 @@ from robot_dynamics_ros.nodes.model_source import ModelSource
 __all__ = ['SimulatorNode', 'main', 'INTEGRATORS', 'FAST_BUDGET', 'LOCKSTEP_STREAK']
 
 MAX_ABS_WRENCH = 1e6            # N, N·m: no external wrench component is this large
+ENGINES = ('rigid_body', 'mujoco')
 
 
 class _NodeReport:
@@ -171,9 +177,17 @@ class SimulatorNode(Node):
         self._wrench_frame = None               # frame of external wrenches (None: ambiguous)
         self._no_wrench_frame = ''              # why there is none
 
+        self.declare_parameter('engine', 'rigid_body', describe(
+            "The physics: 'rigid_body' (the package's forward dynamics) or 'mujoco' (MuJoCo, with "
+            'contacts; pip install robot_dynamics_ros[mujoco]).', read_only=True,
+            additional_constraints=f'one of {list(ENGINES)}'))
+        self.engine = self.get_parameter('engine').value
+        if self.engine not in ENGINES:
+            raise ValueError(f"parameter 'engine' must be one of {list(ENGINES)}, got {self.engine!r}")
+        integrators = self._declare_mujoco() if self.engine == 'mujoco' else INTEGRATORS
         self.declare_parameter('integrator', 'rk4', describe(
             'Integration method of the forward dynamics.',
-            additional_constraints=f'one of {sorted(INTEGRATORS)}'))
+            additional_constraints=f'one of {sorted(integrators)}'))
         self.declare_parameter('dt', 0.001, describe(
             'Integration step, s of simulated time.', read_only=True, min_value=1e-6,
             max_value=0.1))
@@ -223,7 +237,8 @@ class SimulatorNode(Node):
             report=_NodeReport(self.get_logger(), self._throttle),
             initial_state=self.initial_state,
             command_source=lambda: self._sub_command.get_publisher_count() > 0,
-            clock=time.monotonic, **self._settings())
+            clock=time.monotonic, integrators=integrators,
+            engine_factory=self._mujoco_engine if self.engine == 'mujoco' else None, **self._settings())
         self.create_subscription(WrenchStamped, '~/external_wrench', self._on_wrench, 10)
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_service(SetBool, '~/pause', self._on_pause)
@@ -249,6 +264,51 @@ class SimulatorNode(Node):
     qd = property(lambda self: self.sim.qd)
     tau = property(lambda self: self.sim.tau)
 
+    def _declare_mujoco(self):
+        """The parameters and topics of engine 'mujoco'; its integrators. RuntimeError without MuJoCo."""
+        try:
+            from robot_dynamics_ros.logic import mujoco_engine
+        except ImportError as exc:
+            raise RuntimeError(f"engine 'mujoco' needs MuJoCo ({exc}): pip install "
+                               "'robot_dynamics_ros[mujoco]'") from None
+        for name, description in (
+                ('mjcf_path', 'MJCF file of the arm (e.g. a MuJoCo Menagerie model); empty: MuJoCo compiles '
+                              "the URDF. Its joints are matched by name with the URDF's."),
+                ('world_path', 'MJCF file of the world (floor, tables, objects), attached to the scene; '
+                               'empty: none.')):
+            self.declare_parameter(name, '', describe(description, read_only=True))
+        self.declare_parameter('package_paths', [], describe(
+            'Folders where package:// meshes are looked up first (then the ament index and '
+            'ROS_PACKAGE_PATH).', read_only=True, dynamic_typing=True))
+        self.declare_parameter('keep_visuals', False, describe(
+            "Keep the URDF's visual geometry in MuJoCo's model (it has no effect on the physics).",
+            read_only=True))
+        self.declare_parameter('self_collision', False, describe(
+            "The arm's collision geometry touches itself (off: only the world).", read_only=True))
+        self._pub_contact_torques = self.create_publisher(JointState, '~/contact_torques', 10)
+        self._pub_contacts = self.create_publisher(MarkerArray, '~/contacts', 10)
+        self._mujoco = mujoco_engine
+        return tuple(mujoco_engine.INTEGRATORS)
+
+    def _mujoco_engine(self, model, dt, integrator):
+        """The Simulation's engine factory for engine 'mujoco': MuJoCo's model of the URDF (or the
+        MJCF) with the world; the payload parameters in force attached. ValueError naming what fails."""
+        value = self.get_parameter
+        urdf_path = value('urdf_path').value if self._source.origin == 'file' else ''
+        engine = self._mujoco.MujocoEngine(
+            model, self._source.urdf_xml, dt, integrator, mjcf_path=value('mjcf_path').value,
+            world_path=value('world_path').value, keep_visuals=value('keep_visuals').value,
+            package_paths=[f for f in string_list('package_paths', value('package_paths').value) if f],
+            base_dir=str(Path(urdf_path).resolve().parent) if urdf_path else None,
+            self_collision=value('self_collision').value)
+        self._set_payload(engine, model)
+        return engine
+
+    def _set_payload(self, engine, model):
+        payload = self._source.payload()
+        engine.set_payload(payload['mass'], payload['com'], payload['inertia'],
+                           payload['frame'] or model.tip_frame)
+
     def _make_timer(self):
         """The stepping timer, on the steady clock: period 0 at real_time_factor 0."""
         if self._timer is not None:
@@ -260,8 +320,8 @@ class SimulatorNode(Node):
     # -- parameters -------------------------------------------------------------------------
     def _check_parameters(self, params):
         for p in params:
-            if p.name == 'integrator' and p.value not in INTEGRATORS:
-                raise ValueError(f'integrator must be one of {sorted(INTEGRATORS)}, '
+            if p.name == 'integrator' and p.value not in self.sim.integrators:
+                raise ValueError(f'integrator must be one of {sorted(self.sim.integrators)}, '
                                  f'got {p.value!r}')
             if p.name == 'initial_positions':
                 values = float_array('initial_positions', p.value)
@@ -304,7 +364,12 @@ class SimulatorNode(Node):
             self.sim.set_model(None)
             return
         self.sim.hardware = conventions
-        self.sim.set_model(model, self._source.base_model)
+        try:
+            self.sim.set_model(model, self._source.base_model)
+        except ValueError as exc:       # the MuJoCo engine: a world, MJCF or mesh it cannot use
+            self.get_logger().error(bounded(f'engine {self.engine!r}: {exc}: no simulation'))
+            self.sim.set_model(None)
+            return
         if not conventions.full_torque_commands:
             self.get_logger().info(f'emulating the firmware of {conventions.describe()}')
         self.sim.resync(clear_budget=False)
@@ -313,7 +378,11 @@ class SimulatorNode(Node):
     def _on_payload(self, model):
         """The same arm with another payload or armature: simulated from the current state on; its
         firmware still knows only the arm (``ModelSource.base_model``)."""
+        if self.model is None:
+            return
         self.sim.replace_model(model, self._source.base_model)
+        if self.engine == 'mujoco':         # MuJoCo carries the payload as a body of its own
+            self._set_payload(self.sim.engine, model)
 
     def _publish_description(self):
         """Publish the URDF file's text on robot_description, once (the first model from the file:
@@ -449,6 +518,24 @@ class SimulatorNode(Node):
             return
         self._pub_joint_states.publish(make_joint_state(
             self.joint_order, stamp=stamp, position=sim.q[o], velocity=sim.qd[o], effort=measured))
+        if self.engine == 'mujoco':
+            self._publish_contacts(stamp)
+
+    def _publish_contacts(self, stamp):
+        """~/contact_torques and ~/contacts of the state just published (MuJoCo's contacts at it),
+        when something subscribes to them."""
+        want_torques = self._pub_contact_torques.get_subscription_count() > 0
+        want_markers = self._pub_contacts.get_subscription_count() > 0
+        if not (want_torques or want_markers):
+            return
+        engine, o = self.sim.engine, self._to_order
+        contacts = engine.contacts()
+        if want_torques:
+            self._pub_contact_torques.publish(make_joint_state(
+                self.joint_order, stamp=stamp, effort=engine.contact_torques(contacts)[o]))
+        if want_markers:
+            root = engine.body_pose(self.model.root_link)
+            self._pub_contacts.publish(contact_markers(contacts, root, self.model.root_link, stamp))
 
 
 def main(args=None):

@@ -37,6 +37,7 @@ IMPORT_KEYS = {
     'control_msgs': 'control_msgs',
     'action_msgs': 'action_msgs',
     'tf2_msgs': 'tf2_msgs',
+    'visualization_msgs': 'visualization_msgs',
     'ament_index_python': 'ament_index_python',
     'xacro': 'xacro',                        # a .xacro robot description (logic/robot_description.py)
     'launch': 'launch',
@@ -72,8 +73,9 @@ NO_ROSDEP_KEY = {
                 'python3-llvmlite), pinned in requirements/runtime.txt',
     'modern_robotics': 'no rosdep key (neither a system nor a pip one): installed from '
                        'requirements/test.txt',
-    'mujoco': 'no rosdep key (rosdistro has none): the test plant of test/plants (a MuJoCo arm whose '
-              'firmware compensates gravity), installed from requirements/test.txt',
+    'mujoco': 'no rosdep key (rosdistro has none): simulator_node\'s optional engine '
+              '(logic/mujoco_engine.py, imported only with engine:=mujoco; pip install \'.[mujoco]\') and '
+              'the test plant of test/plants, pinned in requirements/runtime.txt',
     'crocoddyl': 'not a dependency: the optimal-control reference, imported only by '
                  'benchmarks/_crocoddyl_reaching.py in a venv of its own (.venv-crocoddyl, '
                  'requirements/crocoddyl-reference.txt: it needs Pinocchio 4.0.0)',

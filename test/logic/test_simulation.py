@@ -10,6 +10,7 @@ import pytest
 
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.dynamics.limits import enforce_position_limits, saturate_effort
+from robot_dynamics_ros.logic.rigid_body_engine import RigidBodyEngine
 from robot_dynamics_ros.logic.simulation import FAST_BUDGET, LOCKSTEP_STREAK, Simulation
 
 DT = 0.001
@@ -56,7 +57,7 @@ class Recorder:
         return '\n'.join(message for _, _, message in self.messages)
 
 
-def _simulation(model, clock=None, published=None, command_source=None, **settings):
+def _simulation(model, clock=None, published=None, command_source=None, engine_factory=None, **settings):
     """A Simulation of ``model`` at DT; ``published`` collects (steps, q, qd, tau) per state.
 
     It integrates from the start (wait_for_command false) unless the test asks otherwise: the
@@ -70,7 +71,7 @@ def _simulation(model, clock=None, published=None, command_source=None, **settin
         if published is not None:
             published.append((sim.steps, sim.q.copy(), sim.qd.copy(), sim.tau.copy()))
     sim = Simulation(DT, publish=publish, report=report, clock=clock,
-                     command_source=command_source, **settings)
+                     command_source=command_source, engine_factory=engine_factory, **settings)
     sim.set_model(model)
     return sim, clock, report
 
@@ -424,19 +425,30 @@ def test_initial_state_is_read_at_every_reset(pendulum):
     assert sim.q.tolist() == [0.2]
 
 
-def test_a_failing_step_pauses_a_diverging_one_resets(pendulum):
-    sim, clock, report = _simulation(pendulum)
-    _run(sim, clock, 0.02)
+class _FaultyEngine(RigidBodyEngine):
+    """The rigid-body engine whose steps fail (raise) or diverge (NaN), as ``fault`` says."""
 
-    def failing(*args, **kwargs):
-        raise ValueError('boom')
-    sim.step_function = failing
+    fault = None
+
+    def step(self, tau, f_tip=None, friction=False):
+        if self.fault == 'raise':
+            raise ValueError('boom')
+        if self.fault == 'nan':
+            self.q = np.full(self.model.nq, math.nan)
+            return
+        super().step(tau, f_tip, friction)
+
+
+def test_a_failing_step_pauses_a_diverging_one_resets(pendulum):
+    sim, clock, report = _simulation(pendulum, engine_factory=_FaultyEngine)
+    _run(sim, clock, 0.02)
+    sim.engine.fault = 'raise'
     steps = sim.steps
     clock.t += DT
     sim.tick()
     assert sim.paused and sim.steps == steps
     assert 'integration step failed (ValueError: boom)' in report.text()
-    sim.step_function = lambda *args, **kwargs: (np.array([math.nan]), np.zeros(1))
+    sim.engine.fault = 'nan'
     sim.set_paused(False)
     sim.command([1.0])
     clock.t += DT

@@ -1,5 +1,11 @@
 """simulator_node over real DDS: the published states are the core's integrator steps, commands,
-external wrenches, joint stops, pause/reset, /clock and /robot_description."""
+external wrenches, joint stops, pause/reset, /clock and /robot_description.
+
+The tests that take the ``engine`` fixture run on both engines, the rigid-body one and MuJoCo's
+(``engine:=mujoco``, compiled from the same URDF): with the friction off (MuJoCo's friction loss is not
+the package's Coulomb model) and away from the joint limits the MuJoCo engine's states equal the core's
+integrator steps, and pause, reset, timeouts and lock-step behave the same. The MuJoCo engine's own
+tests (worlds, contacts, bad files) are in test_simulator_mujoco.py."""
 
 import math
 import time
@@ -43,22 +49,30 @@ def _replay(model, q, qd, steps, tau=None, f_tip=None, method='rk4_step', fricti
     return q, qd
 
 
-def _sim(ros, **parameters):
+@pytest.fixture(params=['rigid_body', 'mujoco'])
+def engine(request):
+    """The simulator's engine (parameter ``engine``)."""
+    return request.param
+
+
+def _sim(ros, engine='rigid_body', **parameters):
     """A simulator of the UR5e; it integrates from the start (wait_for_command false) unless the
-    test asks otherwise: most tests here watch the arm move without a controller."""
+    test asks otherwise: most tests here watch the arm move without a controller. On MuJoCo the
+    friction is off unless asked for."""
     params = {'urdf_path': str(UR5E_URDF), 'publish_clock': True, 'dt': DT,
               'initial_positions': list(UR5E_HOME), 'publish_rate': 100.0,
-              'wait_for_command': False}
+              'wait_for_command': False, 'engine': engine, 'friction': engine == 'rigid_body'}
     params.update(parameters)
     node = ros.add(SimulatorNode, params)
     states = ros.collect(JointState, '/joint_states')
     return node, states
 
 
-@pytest.mark.parametrize('friction', [True, False])
-def test_states_are_the_core_integrator_steps(graph, ur5e_model, friction):
+@pytest.mark.parametrize('engine, friction', [('rigid_body', True), ('rigid_body', False),
+                                              ('mujoco', False)])
+def test_states_are_the_core_integrator_steps(graph, ur5e_model, engine, friction):
     ros = graph
-    node, states = _sim(ros, friction=friction)
+    node, states = _sim(ros, engine, friction=friction)
     assert ros.spin_until(lambda: len(states) >= 40, 5.0), len(states)
     assert not ros.warnings(node.get_name(), 'integration step failed'), ros.warnings(
         node.get_name())
@@ -104,9 +118,9 @@ def test_rate_clock_and_robot_description(graph, ur5e_xml):
     assert ok.successful
 
 
-def test_commands_saturation_timeout_and_bad_commands(graph, ur5e_model):
+def test_commands_saturation_timeout_and_bad_commands(graph, ur5e_model, engine):
     ros = graph
-    node, states = _sim(ros, command_timeout=0.2)
+    node, states = _sim(ros, engine, command_timeout=0.2)
     name = node.get_name()
     commands = ros.publisher(Float64MultiArray, '/effort_controller/commands')
     tau = np.array([10.0, 500.0, -500.0, 1.0, -2.0, 3.0])  # two joints above their 150 N·m limit
@@ -126,11 +140,11 @@ def test_commands_saturation_timeout_and_bad_commands(graph, ur5e_model):
     assert all(math.isfinite(v) for m in states for v in (*m.position, *m.velocity, *m.effort))
 
 
-def test_pause_publishes_nothing_and_resumes_from_the_same_state(graph, ur5e_model):
+def test_pause_publishes_nothing_and_resumes_from_the_same_state(graph, ur5e_model, engine):
     """Paused: no /joint_states and no /clock for 1 s (nothing downstream computes on a frozen
     state); resumed: the states go on from the frozen one, as if there had been no pause."""
     ros = graph
-    node, states = _sim(ros, friction=False)
+    node, states = _sim(ros, engine, friction=False)
     clock = ros.collect(Clock, '/clock')
     name = node.get_name()
     ros.spin_until(lambda: len(states) > 20)
@@ -151,9 +165,14 @@ def test_pause_publishes_nothing_and_resumes_from_the_same_state(graph, ur5e_mod
     assert _t(states[n]) == pytest.approx(_t(frozen) + 0.01, abs=1.5e-3), 'simulated time jumped'
 
 
-def test_reset_and_external_wrench(graph, ur5e_model):
+def test_reset_and_external_wrench(graph, ur5e_model, engine):
+    """On MuJoCo the wrench acts through ``xfrc_applied``, fixed in the world during each step at the
+    tip's mid-step orientation (the core's f_tip turns with the tip within the step): second order in
+    dt, 4e-5 rad and 2e-3 rad/s here after 60 ms with the wrists spinning at 6 rad/s (the core's
+    RK4: 3e-11)."""
     ros = graph
-    node, states = _sim(ros)
+    node, states = _sim(ros, engine)
+    friction, atol, atol_velocity = (True, 1e-9, 1e-9) if engine == 'rigid_body' else (False, 2e-4, 5e-3)
     name = node.get_name()
     q0 = np.array(UR5E_HOME)
     ros.spin_until(lambda: len(states) > 20)
@@ -187,18 +206,22 @@ def test_reset_and_external_wrench(graph, ur5e_model):
     w = WrenchStamped()
     w.header.frame_id = ur5e_model.tip_frame
     w.wrench.force.x, w.wrench.force.y, w.wrench.force.z = 20.0, -10.0, 30.0
-    w.wrench.torque.x, w.wrench.torque.z = 1.0, -2.0
+    # (a moment about the tip's z of 0.02 N m: the last wrist, 2.6e-4 kg m², stays clear of its
+    # limits, hard stops in the rigid-body engine and soft constraints in MuJoCo)
+    w.wrench.torque.x, w.wrench.torque.z = 1.0, -0.02
     wrench_pub.publish(w)
     ros.spin(0.1)
     n = len(states)
     assert ros.call(SetBool, f'/{name}/pause', SetBool.Request(data=False)).success
     assert ros.spin_until(lambda: len(states) > n + 10 and _t(states[-1]) > t_reset + 0.05)
     msg = next(m for m in states[n:] if _t(m) > t_reset + 0.05)
-    f_tip = -np.array([1.0, 0.0, -2.0, 20.0, -10.0, 30.0])   # on the environment = -(m, f)
-    q, qd = _replay(ur5e_model, q0, np.zeros(6), round((_t(msg) - t_reset) / DT), f_tip=f_tip)
-    np.testing.assert_allclose(msg.position, q, atol=1e-9)
-    np.testing.assert_allclose(msg.velocity, qd, atol=1e-9)
-    q_no_wrench, _ = _replay(ur5e_model, q0, np.zeros(6), round((_t(msg) - t_reset) / DT))
+    f_tip = -np.array([1.0, 0.0, -0.02, 20.0, -10.0, 30.0])  # on the environment = -(m, f)
+    q, qd = _replay(ur5e_model, q0, np.zeros(6), round((_t(msg) - t_reset) / DT), f_tip=f_tip,
+                    friction=friction)
+    np.testing.assert_allclose(msg.position, q, atol=atol)
+    np.testing.assert_allclose(msg.velocity, qd, atol=atol_velocity)
+    q_no_wrench, _ = _replay(ur5e_model, q0, np.zeros(6), round((_t(msg) - t_reset) / DT),
+                             friction=friction)
     assert np.max(np.abs(q_no_wrench - q)) > 1e-4, 'the wrench made no difference'
 
 
@@ -217,13 +240,13 @@ def test_joint_stops(graph):
 
 
 @pytest.mark.parametrize('timeout', [0.0, 60.0])
-def test_lockstep_timeout_bounds_the_wait_for_the_answer(graph, timeout):
+def test_lockstep_timeout_bounds_the_wait_for_the_answer(graph, timeout, engine):
     """real_time_factor 0 with a command publisher present: after each state the simulator waits
     (at most lockstep_timeout of wall time) for the command answering it. One command, then
     silence: with 60 s it holds still after the state that applies it; with 0 it never waits
     and simulated time runs on."""
     ros = graph
-    node, states = _sim(ros, real_time_factor=0.0, lockstep_timeout=timeout)
+    node, states = _sim(ros, engine, real_time_factor=0.0, lockstep_timeout=timeout)
     commands = ros.publisher(Float64MultiArray, '/effort_controller/commands')
     commands.publish(Float64MultiArray(data=[0.1] * 6))
     assert ros.spin_until(lambda: any(m.effort[0] == 0.1 for m in states), 5.0), \
@@ -287,7 +310,7 @@ def test_numeric_parameters_at_their_extremes_keep_it_running(graph):
     assert all(math.isfinite(v) for m in states for v in (*m.position, *m.velocity, *m.effort))
 
 
-def test_still_until_the_first_command_and_after_reset(graph, ur5e_model):
+def test_still_until_the_first_command_and_after_reset(graph, ur5e_model, engine):
     """wait_for_command (the default): no integration until an effort command arrives; the
     initial state is published meanwhile (publish_rate per wall second, one stamp), exactly
     initial_positions at rest, with the effort g(q0) that holds it there (as brakes would). ~/reset
@@ -295,7 +318,7 @@ def test_still_until_the_first_command_and_after_reset(graph, ur5e_model):
     ros = graph
     q0 = np.array([0.0, -1.0, 1.0, -1.0, -1.0, 0.0])
     g0 = rd.gravity_torques(ur5e_model, q0)
-    node, states = _sim(ros, wait_for_command=True, initial_positions=list(q0))
+    node, states = _sim(ros, engine, wait_for_command=True, initial_positions=list(q0))
     clock = ros.collect(Clock, '/clock')
     name = node.get_name()
     assert ros.spin_until(lambda: len(states) >= 20, 5.0)
@@ -303,7 +326,8 @@ def test_still_until_the_first_command_and_after_reset(graph, ur5e_model):
     assert node.steps == 0 and node.sim.still
     for m in states:
         assert list(m.position) == list(q0) and list(m.velocity) == [0.0] * 6
-        assert list(m.effort) == list(g0) and _t(m) == 0.0
+        np.testing.assert_allclose(m.effort, g0, atol=1e-12)      # (MuJoCo's g(q): to 1e-15)
+        assert _t(m) == 0.0
     assert all(c.clock.sec == 0 and c.clock.nanosec == 0 for c in clock)
     # The first command sets it going.
     commands = ros.publisher(Float64MultiArray, '/effort_controller/commands')
