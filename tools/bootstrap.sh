@@ -166,7 +166,7 @@ PKG_STAMP="$VENV/.stamp-package"
 # Data files are linked, so their names matter here, not their contents.
 shopt -s nullglob
 pkg_hash="$( { hash_files "$REQ_STAMP" setup.py setup.cfg
-               printf '%s\n' package.xml resource/* launch/*.launch.py config/*.yaml urdf/*.urdf; } \
+               printf '%s\n' package.xml resource/* launch/*.launch.py config/*.yaml urdf/*.urdf worlds/*.xml; } \
     | sha256sum | cut -d' ' -f1)"
 editable_pth=("$VENV"/lib/python3*/site-packages/__editable__.robot_dynamics_ros-*.pth)
 shopt -u nullglob

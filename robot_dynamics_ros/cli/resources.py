@@ -112,6 +112,12 @@ def config_file(name: str) -> Path:
     return share_file('config', name)
 
 
+def world_file(name: str) -> Path:
+    """Path of a MuJoCo world the package ships (``worlds/<name>``, e.g. ``table.xml``), or of an
+    existing file ``name``."""
+    return share_file('worlds', name)
+
+
 def launch_file(name: str) -> Path:
     """Path of a launch file the package ships (``launch/<name>``)."""
     return share_file('launch', name)
