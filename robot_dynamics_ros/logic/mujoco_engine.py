@@ -66,8 +66,8 @@ import numpy as np
 from robot_dynamics_ros.dynamics.spatial import exp_coordinates
 from robot_dynamics_ros.logic.robot_body import MeshNotFound, resolve_mesh
 
-__all__ = ['COMPILER', 'INTEGRATORS', 'MESH_FILES', 'POINT_MASS_INERTIA', 'WORLD_PREFIX', 'Contact', 'MujocoEngine',
-           'compile_spec', 'tip_wrench_to_xfrc']
+__all__ = ['COMPILER', 'INTEGRATORS', 'MESH_FILES', 'POINT_MASS_INERTIA', 'WORLD_PREFIX', 'Contact',
+           'MujocoEngine', 'compile_spec', 'tip_wrench_to_xfrc']
 
 # MuJoCo's URDF options (<mujoco><compiler/></mujoco> inside <robot>), module docstring.
 COMPILER = {'discardvisual': 'true', 'fusestatic': 'false', 'balanceinertia': 'false',
@@ -395,7 +395,8 @@ class MujocoEngine:
         mujoco.mj_comPos(m, d)
         mujoco.mj_comVel(m, d)
         mujoco.mj_objectVelocity(m, d, mujoco.mjtObj.mjOBJ_BODY, b, self._velocity, 0)   # world axes
-        half_turn = exp_coordinates(np.concatenate([self._velocity[:3] * (0.5 * m.opt.timestep), np.zeros(3)]))
+        half_step = 0.5 * m.opt.timestep
+        half_turn = exp_coordinates(np.concatenate([self._velocity[:3] * half_step, np.zeros(3)]))
         R = d.xmat[b].reshape(3, 3)
         rotation = half_turn[:3, :3] @ R
         origin, com = d.xpos[b], d.xipos[b]
@@ -420,11 +421,11 @@ class MujocoEngine:
             mujoco.mj_contactForce(m, d, k, wrench)
             frame = contact.frame.reshape(3, 3)      # rows: normal (geom1 -> geom2), tangents
             on_geom2 = frame.T @ wrench[:3], frame.T @ wrench[3:]
-            for body, geom, other, sign in ((b2, contact.geom2, contact.geom1, 1.0),
-                                            (b1, contact.geom1, contact.geom2, -1.0)):
+            for body, other, sign in ((b2, contact.geom1, 1.0), (b1, contact.geom2, -1.0)):
                 if body in self._arm_body_ids:
                     found.append(Contact(
-                        body=m.body(body).name, other=m.geom(other).name or m.body(m.geom_bodyid[other]).name,
+                        body=m.body(body).name,
+                        other=m.geom(other).name or m.body(m.geom_bodyid[other]).name,
                         position=contact.pos.copy(), normal=sign * frame[0].copy(),
                         force=sign * on_geom2[0], torque=sign * on_geom2[1], depth=-float(contact.dist)))
         return found

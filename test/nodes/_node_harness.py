@@ -27,8 +27,8 @@ UR5E_JOINTS = ('shoulder_pan_joint', 'shoulder_lift_joint', 'elbow_joint', 'wris
 UR5E_HOME = (0.0, -1.5708, 1.5708, -1.5708, -1.5708, 0.0)
 # example-robot-data's Panda (a tree: 7 arm joints + 2 finger joints), installed by the `pin`
 # test dependency under the venv's cmeel prefix.
-PANDA_URDF = (Path(sysconfig.get_paths()['purelib']) / 'cmeel.prefix' / 'share'
-              / 'example-robot-data' / 'robots' / 'panda_description' / 'urdf' / 'panda.urdf')
+EXAMPLE_ROBOT_DATA = Path(sysconfig.get_paths()['purelib']) / 'cmeel.prefix' / 'share' / 'example-robot-data'
+PANDA_URDF = EXAMPLE_ROBOT_DATA / 'robots' / 'panda_description' / 'urdf' / 'panda.urdf'
 
 
 class Harness:
