@@ -6,6 +6,7 @@ with the dynamics node and the external torque estimator.
         [joint_states_topic:=joint_states] [effort_command_topic:=effort_controller/commands]
         [use_sim_time:=true] [real_time_factor:=1.0] [processes:=false] [log_level:=info]
         [hardware:=ros2_control|franka|ur|kinova|kuka_fri] [feedforward:=false] [publish_tf:=true]
+        [engine:=rigid_body|mujoco] [world:=FILE]
 
     simulator_node --/joint_states--+--> computed_torque_controller --+   (or task_space_, mpc_controller)
           ^                         |                                  |
@@ -146,6 +147,19 @@ def generate_launch_description():
                         'estimator and the dynamics node follow its conventions.',
         ),
         DeclareLaunchArgument(
+            'engine',
+            default_value='rigid_body',
+            choices=['rigid_body', 'mujoco'],
+            description="The simulator's physics: rigid_body (the package's forward dynamics) or mujoco "
+                        '(MuJoCo compiled from the same URDF, with contacts: doc/tutorials/mujoco.md).',
+        ),
+        DeclareLaunchArgument(
+            'world',
+            default_value='',
+            description='With engine:=mujoco: an MJCF world (floor, tables, objects) attached to the '
+                        'scene, e.g. <share>/worlds/table.xml; empty: none.',
+        ),
+        DeclareLaunchArgument(
             'feedforward',
             default_value='false',
             choices=['true', 'false'],
@@ -190,6 +204,7 @@ def generate_launch_description():
         arguments=['--graph', 'simulation', '--controller', LaunchConfiguration('controller'),
                    '--config', config, '--params-file', params_file, '--urdf', urdf,
                    '--xacro-args', xacro_args, '--hardware', LaunchConfiguration('hardware'),
+                   '--engine', LaunchConfiguration('engine'), '--world', LaunchConfiguration('world'),
                    '--feedforward', LaunchConfiguration('feedforward'),
                    '--publish-tf', LaunchConfiguration('publish_tf'),
                    '--namespace', LaunchConfiguration('namespace'),
@@ -212,7 +227,9 @@ def generate_launch_description():
             # The simulator makes /clock when the others follow it; it keeps the wall clock.
             {'use_sim_time': False,
              'publish_clock': ParameterValue(use_sim_time, value_type=bool)},
-            {'real_time_factor': ParameterValue(real_time_factor, value_type=float)},
+            {'real_time_factor': ParameterValue(real_time_factor, value_type=float),
+             'engine': ParameterValue(LaunchConfiguration('engine'), value_type=str),
+             'world_path': ParameterValue(LaunchConfiguration('world'), value_type=str)},
         ],
         ros_arguments=ros_arguments,
         condition=IfCondition(processes),

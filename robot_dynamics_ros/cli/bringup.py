@@ -3,7 +3,7 @@
     python -m robot_dynamics_ros.cli.bringup [--graph simulation|dynamics] [--config FILE] [--urdf FILE]
         [--xacro-args 'name:=value ...'] [--controller computed_torque|task_space|mpc] [--processes]
         [--hardware ros2_control|franka|ur|kinova|kuka_fri] [--feedforward true|false]
-        [--executor events|single|multi] [--real-time-factor X]
+        [--engine rigid_body|mujoco] [--world FILE] [--executor events|single|multi] [--real-time-factor X]
         [--use-sim-time true|false] [--duration S] [--ros-args ...]
 
 Two graphs, the same ones launch/simulation.launch.py and launch/dynamics.launch.py start:
@@ -208,6 +208,10 @@ class GraphConfig:
     real_time_factor: float | None = None
     #: Every node's hardware_profile (launch's hardware:=); None = the config file's.
     hardware: str | None = None
+    #: The simulator's engine (launch's engine:=: 'rigid_body' or 'mujoco'); None = the config file's.
+    engine: str | None = None
+    #: The MuJoCo world the simulator attaches (launch's world:=; its world_path); None = the config file's.
+    world: Path | None = None
     #: The FollowJointTrajectory relay runs too (launch's feedforward:=true; it is in ``nodes``).
     feedforward: bool = False
     #: state_publisher runs (launch's publish_tf:=true, the default; it is in ``nodes``).
@@ -241,8 +245,13 @@ class GraphConfig:
             params['use_sim_time'] = bool(self.use_sim_time) and not spec.clock_source
             if spec.clock_source:
                 params['publish_clock'] = bool(self.use_sim_time)
-        if self.real_time_factor is not None and spec == SIMULATOR:
-            params['real_time_factor'] = float(self.real_time_factor)
+        if spec == SIMULATOR:
+            if self.real_time_factor is not None:
+                params['real_time_factor'] = float(self.real_time_factor)
+            if self.engine is not None:
+                params['engine'] = self.engine
+            if self.world is not None:
+                params['world_path'] = str(self.world)
         if self.hardware is not None:
             params['hardware_profile'] = self.hardware
         params.update(self.node_parameters.get(spec.name, {}))
@@ -292,6 +301,8 @@ def resolve_graph(
     use_sim_time: bool | None = None,
     real_time_factor: float | None = None,
     hardware: str | None = None,
+    engine: str | None = None,
+    world: str | os.PathLike | None = None,
     feedforward: bool = False,
     publish_tf: bool = True,
     ros_args: Iterable[str] = (),
@@ -310,6 +321,9 @@ def resolve_graph(
     xacro urdf).
     ``hardware``: every node's hardware_profile (None: the config file's; a name of
     logic.hardware.PROFILES, else ValueError).
+    ``engine``: the simulator's ('rigid_body' or 'mujoco'; None: the config file's); ``world``: the
+    MuJoCo world it attaches, a path or the name of a file in the package's worlds/ (e.g. table.xml;
+    with engine 'mujoco' only).
     ``feedforward``: the graph runs trajectory_feedforward too (after its other nodes).
     ``publish_tf``: the graph runs state_publisher (last): the links on /tf and /tf_static.
     ``controller``: which of CONTROLLERS the graph runs (a graph without a controller takes only the
@@ -319,6 +333,7 @@ def resolve_graph(
     files' namespace, joint_states_topic, effort_command_topic and params_file arguments.
     """
     from robot_dynamics_ros.logic.hardware import PROFILES  # (imports the core: not at this module's import)
+    from robot_dynamics_ros.logic.simulation import ENGINES
 
     if graph not in GRAPHS:
         raise ValueError(f'graph must be one of {sorted(GRAPHS)}, got {graph!r}')
@@ -328,6 +343,12 @@ def resolve_graph(
         raise ValueError(f'hardware must be one of {sorted(PROFILES)}, got {hardware!r}')
     if CONTROLLER not in GRAPHS[graph] and controller != 'computed_torque':
         raise ValueError(f'the {graph} graph runs no controller')
+    if engine is not None and engine not in ENGINES:
+        raise ValueError(f'engine must be one of {list(ENGINES)}, got {engine!r}')
+    if (engine is not None or world) and SIMULATOR not in GRAPHS[graph]:
+        raise ValueError(f'the {graph} graph runs no simulator: no engine or world')
+    if world and engine != 'mujoco':
+        raise ValueError('a world needs engine mujoco')
     config_path = resources.config_file(str(config) if config else DEFAULT_CONFIGS[graph])
     if urdf:
         urdf_path: Path | None = resources.urdf_file(str(urdf))
@@ -350,6 +371,8 @@ def resolve_graph(
         use_sim_time=use_sim_time,
         real_time_factor=real_time_factor,
         hardware=hardware,
+        engine=engine,
+        world=resources.world_file(str(world)) if world else None,
         feedforward=bool(feedforward),
         publish_tf=bool(publish_tf),
         ros_args=tuple(ros_args),
@@ -483,6 +506,10 @@ def bringup_command(gc: GraphConfig, *, executor: str = 'events') -> list[str]:
         cmd += ['--real-time-factor', repr(float(gc.real_time_factor))]
     if gc.hardware is not None:
         cmd += ['--hardware', gc.hardware]
+    if gc.engine is not None:
+        cmd += ['--engine', gc.engine]
+    if gc.world is not None:
+        cmd += ['--world', str(gc.world)]
     if gc.feedforward:
         cmd += ['--feedforward', 'true']
     if not gc.publish_tf:
@@ -619,6 +646,7 @@ def _bool(text: str) -> bool:
 
 def build_parser() -> argparse.ArgumentParser:
     from robot_dynamics_ros.logic.hardware import PROFILES  # (imports the core: not at this module's import)
+    from robot_dynamics_ros.logic.simulation import ENGINES
 
     parser = argparse.ArgumentParser(
         prog='python -m robot_dynamics_ros.cli.bringup',
@@ -648,6 +676,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help='every node\'s hardware_profile (doc/hardware.md): '
                              f'{", ".join(sorted(PROFILES))}; in simulation the simulator emulates that '
                              'arm\'s firmware (default: the config file\'s, ros2_control)')
+    parser.add_argument('--engine', choices=ENGINES, default=None,
+                        help="the simulator's physics: rigid_body (the package's own) or mujoco (MuJoCo, "
+                             "with contacts; pip install .[mujoco]) (default: the config file's, rigid_body)")
+    parser.add_argument('--world', metavar='FILE',
+                        help='with --engine mujoco: an MJCF world (tables, objects) attached to the scene, '
+                             "a path or the name of a file in the package's worlds/, e.g. table.xml")
     parser.add_argument('--feedforward', type=_bool, default=False, metavar='true|false',
                         help='also run trajectory_feedforward, the FollowJointTrajectory relay that fills '
                              "the efforts for ros2_control's JointTrajectoryController (default: false)")
@@ -713,7 +747,8 @@ def main(args: Sequence[str] | None = None) -> int:
         gc = resolve_graph(
             opts.graph, config=opts.config, urdf=opts.urdf, xacro_args=opts.xacro_args,
             use_sim_time=opts.use_sim_time,
-            real_time_factor=opts.real_time_factor, hardware=opts.hardware, feedforward=opts.feedforward,
+            real_time_factor=opts.real_time_factor, hardware=opts.hardware, engine=opts.engine,
+            world=opts.world, feedforward=opts.feedforward,
             publish_tf=opts.publish_tf, ros_args=ros,
             controller=opts.controller,
             node_parameters=_grouped(opts.set), namespace=opts.namespace, params_files=opts.params_file,

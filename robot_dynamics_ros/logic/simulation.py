@@ -88,9 +88,10 @@ from robot_dynamics_ros.dynamics.limits import clip_positions, saturate_effort
 from robot_dynamics_ros.logic.hardware import resolve
 from robot_dynamics_ros.logic.rigid_body_engine import INTEGRATORS, RigidBodyEngine
 
-__all__ = ['Simulation', 'Report', 'INTEGRATORS', 'DEFAULT_SETTINGS', 'FAST_BUDGET',
+__all__ = ['Simulation', 'Report', 'INTEGRATORS', 'ENGINES', 'DEFAULT_SETTINGS', 'FAST_BUDGET',
            'LOCKSTEP_STREAK', 'mimic_joint_states']
 
+ENGINES = ('rigid_body', 'mujoco')   # simulator_node's engines: logic/rigid_body_engine.py, mujoco_engine.py
 FAST_BUDGET = 0.01      # s of wall time spent stepping per tick at real_time_factor 0
 LOCKSTEP_STREAK = 3     # real time: states answered in a row before the simulation waits
 DEFAULT_SETTINGS = {

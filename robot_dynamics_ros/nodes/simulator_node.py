@@ -122,13 +122,13 @@ from robot_dynamics_ros.logic.diagnostics import ComputeTimes, InputMeter, numbe
 from robot_dynamics_ros.logic.input_guard import MAX_ABS_POSITION, BadInput, bounded
 from robot_dynamics_ros.logic.simulation import (
     DEFAULT_SETTINGS,
+    ENGINES,
     FAST_BUDGET,
     INTEGRATORS,
     LOCKSTEP_STREAK,
     Simulation,
     mimic_joint_states,
 )
-
 from robot_dynamics_ros.logic.task_frame import task_frame
 from robot_dynamics_ros.nodes.common import (
     WarningThrottle,
@@ -148,7 +148,6 @@ from robot_dynamics_ros.nodes.model_source import ModelSource
 __all__ = ['SimulatorNode', 'main', 'INTEGRATORS', 'FAST_BUDGET', 'LOCKSTEP_STREAK']
 
 MAX_ABS_WRENCH = 1e6            # N, N·m: no external wrench component is this large
-ENGINES = ('rigid_body', 'mujoco')
 
 
 class _NodeReport:

@@ -76,6 +76,37 @@ def test_the_controller_option_picks_exactly_one_controller():
         bringup.resolve_graph('dynamics', controller='task_space')
 
 
+def test_the_engine_and_world_options_reach_the_simulator():
+    """--engine / --world (launch: engine:=, world:=) set the simulator's engine and world_path; a world
+    is a path or the name of a shipped one (worlds/), it needs engine mujoco, and the dynamics graph has
+    no simulator to give them to; the launch file offers the same engines."""
+    from robot_dynamics_ros.logic.simulation import ENGINES
+
+    from robot_dynamics_ros.cli.resources import world_file
+
+    table = world_file('table.xml')
+    gc = bringup.resolve_graph('simulation', engine='mujoco', world='table.xml')
+    arguments = gc.node_arguments(bringup.SIMULATOR)
+    assert 'engine:="mujoco"' in arguments and f'world_path:="{table}"' in arguments
+    assert not any('engine' in a for a in gc.node_arguments(bringup.CONTROLLER))
+    command = bringup.bringup_command(gc)
+    assert command[command.index('--engine') + 1] == 'mujoco'
+    assert command[command.index('--world') + 1] == str(table)
+    with pytest.raises(ValueError, match='a world needs engine mujoco'):
+        bringup.resolve_graph('simulation', world='table.xml')
+    with pytest.raises(ValueError, match='engine must be one of'):
+        bringup.resolve_graph('simulation', engine='gazebo')
+    with pytest.raises(ValueError, match='runs no simulator'):
+        bringup.resolve_graph('dynamics', engine='mujoco')
+    with pytest.raises(FileNotFoundError, match='nowhere.xml'):
+        bringup.resolve_graph('simulation', engine='mujoco', world='nowhere.xml')
+    tree = ast.parse((ROOT / 'launch' / 'simulation.launch.py').read_text(encoding='utf-8'))
+    declared = {ast.literal_eval(call.args[0]): {k.arg: k.value for k in call.keywords}
+                for call in ast.walk(tree) if isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Name) and call.func.id == 'DeclareLaunchArgument'}
+    assert tuple(ast.literal_eval(declared['engine']['choices'])) == ENGINES
+
+
 def test_the_hardware_option_reaches_every_node_and_the_launch_files_offer_every_profile():
     """--hardware / hardware:= set every node's hardware_profile (doc/hardware.md); the launch files'
     choices are the profiles of logic.hardware (written out there: a launch file imports no core)."""
