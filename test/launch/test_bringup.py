@@ -80,9 +80,8 @@ def test_the_engine_and_world_options_reach_the_simulator():
     """--engine / --world (launch: engine:=, world:=) set the simulator's engine and world_path; a world
     is a path or the name of a shipped one (worlds/), it needs engine mujoco, and the dynamics graph has
     no simulator to give them to; the launch file offers the same engines."""
-    from robot_dynamics_ros.logic.simulation import ENGINES
-
     from robot_dynamics_ros.cli.resources import world_file
+    from robot_dynamics_ros.logic.simulation import ENGINES
 
     table = world_file('table.xml')
     gc = bringup.resolve_graph('simulation', engine='mujoco', world='table.xml')
