@@ -343,18 +343,26 @@ class MujocoEngine:
         self._set_friction(friction)
         self.data.qfrc_applied[self.dof] = tau
         self._set_wrench(None if f_tip is None else -np.asarray(f_tip, dtype=np.float64))
+        self._checked_step()
+
+    def _checked_step(self):
+        """mj_step; FloatingPointError when MuJoCo found the state unstable (a NaN or huge acceleration:
+        MuJoCo then resets its data to the model's reference pose, which must not pass for a state)."""
+        warnings = self.data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number
         mujoco.mj_step(self.mj, self.data)
         self._current = False
+        if self.data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number != warnings:
+            raise FloatingPointError(f'MuJoCo: unstable at simulated time {self.data.time:.3f} s '
+                                     '(NaN or huge acceleration)')
 
     def hold(self):
         """A step with the arm on its brakes: it stays where it is, at rest; the world moves on."""
         q = self.data.qpos[self.qpos].copy()
         self.data.qvel[self.dof] = 0.0
         self.data.qfrc_applied[self.dof] = 0.0
-        mujoco.mj_step(self.mj, self.data)
+        self._checked_step()
         self.data.qpos[self.qpos] = q
         self.data.qvel[self.dof] = 0.0
-        self._current = False
 
     def holding_torques(self):
         """The torque that holds the arm still where it is: MuJoCo's bias force at rest, g(q)."""

@@ -17,7 +17,8 @@ The engine protocol (what ``logic/simulation.Simulation`` calls; joint vectors i
 - ``q``, ``qd``: the arm's state; ``reset(q, qd)``;
 - ``step(tau, f_tip=None, friction=False)``: one step of dt under the applied torque τ and the wrench
   F_tip (m, f) at the tip frame (None: none); friction: the model's joint damping and Coulomb friction.
-  An exception is a failed step (the Simulation pauses);
+  FloatingPointError (or a non-finite state) is a divergence (the Simulation starts again from the
+  initial state, still); any other exception a failed step (the Simulation pauses);
 - ``hold()``: one step on the brakes (the arm stays, at rest); ``holding_torques()``: the torque that
   holds it there, g(q);
 - ``set_model(model)``: the same arm with other inertias (payload, armature), from the current state;

@@ -509,23 +509,24 @@ class Simulation:
     def _step(self):
         """One engine step of dt; publish when due. False on failure."""
         self.tau = self._applied_effort()
-        if self.braked:     # held by the brakes: the sensors read the torque that holds the arm
-            self.engine.hold()
-            self.q, self.qd = self.engine.q, self.engine.qd
-            self.tau = self.engine.holding_torques()
-            return self._advance()
         try:
-            self.engine.step(self.tau, self._external_f_tip(), self.settings['friction'])
+            if self.braked:     # held by the brakes: the sensors read the torque that holds the arm
+                self.engine.hold()
+                self.tau = self.engine.holding_torques()
+            else:
+                self.engine.step(self.tau, self._external_f_tip(), self.settings['friction'])
             q, qd = self.engine.q, self.engine.qd
+            if not (np.isfinite(q).all() and np.isfinite(qd).all()):
+                raise FloatingPointError('non-finite state')
+        except FloatingPointError as exc:   # diverged (the engines' protocol): start again, still
+            self.report.error(f'the simulation diverged ({exc}): reset to the initial state; consider '
+                              'a smaller dt or rk4')
+            self._reset_state()
+            return False
         except Exception as exc:  # a failing step must not end the simulation
             self.paused = True
             self.report.error(f'integration step failed ({type(exc).__name__}: {exc}): '
                               'simulation paused (~/reset, then ~/pause false, to continue)')
-            return False
-        if not (np.isfinite(q).all() and np.isfinite(qd).all()):
-            self.report.error('the simulation diverged (non-finite state): reset to the initial '
-                              'state; consider a smaller dt or rk4')
-            self._reset_state()
             return False
         self.q, self.qd = q, qd
         return self._advance()
