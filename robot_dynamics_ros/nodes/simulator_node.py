@@ -1,10 +1,21 @@
 """simulator_node: forward-dynamics simulation of the robot model, a stand-in for the hardware.
 
-Every step (``dt`` of simulated time) it integrates M(q) q̈ + c + g + friction + Jᵀ F_tip = τ with
-the core's ``rk4_step`` / ``semi_implicit_euler_step`` / ``euler_step``, then enforces the joint
-position limits (hard stops: ``limits.enforce_position_limits``). Simulated time = steps × dt.
-The stepping, pacing and lock-step below are ``robot_dynamics_ros.logic.simulation.Simulation``
-(ROS-free, tested without DDS); this node holds its parameters, topics, services and timer.
+Every step (``dt`` of simulated time) it integrates M(q) q̈ + c + g + friction + Jᵀ F_tip = τ with one of
+two engines (parameter ``engine``, read-only):
+
+- ``rigid_body`` (the default, the fast path): the core's ``rk4_step`` / ``semi_implicit_euler_step`` /
+  ``euler_step``, then the joint position limits as hard stops (``limits.enforce_position_limits``;
+  logic/rigid_body_engine.py);
+- ``mujoco``: MuJoCo's dynamics of MuJoCo's model of the same URDF (or of ``mjcf_path``), with a world
+  to touch (``world_path``): contacts, joint limits as soft constraints, the URDF's friction as MuJoCo's
+  ``frictionloss`` (logic/mujoco_engine.py says how it maps and differs); ``pip install
+  robot_dynamics_ros[mujoco]``, imported only then. Integrators 'rk4', 'semi_implicit_euler' (MuJoCo's
+  Euler, semi-implicit in the damping) and 'implicitfast' (the stiffest contacts); ground truth on
+  ``~/contact_torques`` and ``~/contacts`` (below). Everything else here is the same on both engines.
+
+Simulated time = steps × dt. The stepping, pacing and lock-step below are
+``robot_dynamics_ros.logic.simulation.Simulation`` (ROS-free, tested without DDS); this node holds its
+parameters, topics, services and timer.
 
 Joint vectors are in the simulator's joint order (``joints`` parameter, else model order).
 
@@ -36,6 +47,13 @@ Topics:
   Simulated time stands still while the simulation is paused or still, and so does /clock.
 - out ``robot_description`` (std_msgs/String, TRANSIENT_LOCAL) when the model came from
   ``urdf_path``, so every node of the graph can share that one model.
+- out ``~/contact_torques`` (sensor_msgs/JointState; engine mujoco, while something subscribes): with
+  every joint state (the same stamp), effort = Σ_k J_kᵀ f_k over MuJoCo's contacts on the arm at that
+  state, the joint torques the contacts exert on the arm (N·m or N, joint order): what an external
+  torque estimator should find.
+- out ``~/contacts`` (visualization_msgs/MarkerArray; engine mujoco, while something subscribes): the
+  contact points, normals and forces at that state in the root link's frame (nodes/contact_markers.py:
+  the force f = (points[1] − points[0]) / 0.01 m/N), for RViz and the viewer.
 
 Services: ``~/reset`` (std_srvs/Trigger: initial positions, zero velocity, no command or wrench;
 simulated time continues; with ``wait_for_command`` the simulation then stays still until the next
@@ -46,7 +64,16 @@ the state before the reset, still on its way, is skipped: it was computed for th
 
 Parameters: the model parameters of model_source, plus
 
-- ``integrator`` ('rk4' | 'semi_implicit_euler' | 'euler'; settable at run time),
+- ``engine`` ('rigid_body' | 'mujoco', read-only); with 'mujoco' also (read-only) ``mjcf_path`` (an MJCF
+  of the arm, e.g. a MuJoCo Menagerie model, its joints matched by name with the URDF's, its actuators
+  removed; '' = MuJoCo compiles the URDF), ``world_path`` (an MJCF whose worldbody is attached to the
+  scene; '' = none; the package ships worlds/table.xml), ``package_paths`` (folders for package://
+  meshes, before the ament index and ROS_PACKAGE_PATH), ``keep_visuals`` (false: the URDF's visuals are
+  dropped), ``self_collision`` (false: the arm touches only the world). A file that cannot be used is an
+  error naming it: the node stays up without a simulation (nothing published, /diagnostics ERROR);
+  the payload parameters become a body of MuJoCo's model fixed to their frame,
+- ``integrator`` ('rk4' | 'semi_implicit_euler' | 'euler'; with engine mujoco 'rk4' |
+  'semi_implicit_euler' | 'implicitfast'; settable at run time),
 - ``dt`` (s, > 0, read-only), ``friction`` (bool: URDF <dynamics damping/friction>),
 - ``publish_rate`` (Hz, 0.1 to 10000), ``publish_clock`` (bool, read-only), ``real_time_factor``
   (0 to 1000; 0 = as fast as possible), ``initial_positions`` (double array in joint order, [] = zeros
@@ -104,7 +131,6 @@ waits.
 
 import math
 import time
-from pathlib import Path
 
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
@@ -115,7 +141,6 @@ from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
-from visualization_msgs.msg import MarkerArray
 
 from robot_dynamics_ros.dynamics.limits import clip_positions
 from robot_dynamics_ros.logic.diagnostics import ComputeTimes, InputMeter, number
@@ -136,14 +161,13 @@ from robot_dynamics_ros.nodes.common import (
     float_array,
     parameter_validator,
     run_node,
-    string_list,
 )
-from robot_dynamics_ros.nodes.contact_markers import contact_markers
 from robot_dynamics_ros.nodes.conversions import all_finite, index_map, make_joint_state, multiarray_to_vector
 from robot_dynamics_ros.nodes.description_source import ROBOT_DESCRIPTION_QOS
 from robot_dynamics_ros.nodes.diagnostics_publisher import Details, NodeDiagnostics
 from robot_dynamics_ros.nodes.hardware_parameters import HardwareParameters
 from robot_dynamics_ros.nodes.model_source import ModelSource
+from robot_dynamics_ros.nodes.mujoco_wiring import MujocoWiring
 
 __all__ = ['SimulatorNode', 'main', 'INTEGRATORS', 'FAST_BUDGET', 'LOCKSTEP_STREAK']
 
@@ -183,7 +207,9 @@ class SimulatorNode(Node):
         self.engine = self.get_parameter('engine').value
         if self.engine not in ENGINES:
             raise ValueError(f"parameter 'engine' must be one of {list(ENGINES)}, got {self.engine!r}")
-        integrators = self._declare_mujoco() if self.engine == 'mujoco' else INTEGRATORS
+        # engine mujoco: its parameters, topics and engine factory (MuJoCo is imported only then)
+        self._mujoco = MujocoWiring(self) if self.engine == 'mujoco' else None
+        integrators = self._mujoco.integrators if self._mujoco else INTEGRATORS
         self.declare_parameter('integrator', 'rk4', describe(
             'Integration method of the forward dynamics.',
             additional_constraints=f'one of {sorted(integrators)}'))
@@ -237,7 +263,7 @@ class SimulatorNode(Node):
             initial_state=self.initial_state,
             command_source=lambda: self._sub_command.get_publisher_count() > 0,
             clock=time.monotonic, integrators=integrators,
-            engine_factory=self._mujoco_engine if self.engine == 'mujoco' else None, **self._settings())
+            engine_factory=self._mujoco.engine if self._mujoco else None, **self._settings())
         self.create_subscription(WrenchStamped, '~/external_wrench', self._on_wrench, 10)
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_service(SetBool, '~/pause', self._on_pause)
@@ -245,6 +271,8 @@ class SimulatorNode(Node):
                                    throttle=self._throttle, on_payload=self._on_payload,
                                    effort_offset_use='Added to the efforts published in joint_states '
                                                      '(the torques applied are unchanged).')
+        if self._mujoco:
+            self._mujoco.source = self._source
         self._hardware = HardwareParameters(self, self._source, runtime=False)
         self._source.start()
         self._timer = None
@@ -262,51 +290,6 @@ class SimulatorNode(Node):
     q = property(lambda self: self.sim.q)
     qd = property(lambda self: self.sim.qd)
     tau = property(lambda self: self.sim.tau)
-
-    def _declare_mujoco(self):
-        """The parameters and topics of engine 'mujoco'; its integrators. RuntimeError without MuJoCo."""
-        try:
-            from robot_dynamics_ros.logic import mujoco_engine
-        except ImportError as exc:
-            raise RuntimeError(f"engine 'mujoco' needs MuJoCo ({exc}): pip install "
-                               "'robot_dynamics_ros[mujoco]'") from None
-        for name, description in (
-                ('mjcf_path', 'MJCF file of the arm (e.g. a MuJoCo Menagerie model); empty: MuJoCo compiles '
-                              "the URDF. Its joints are matched by name with the URDF's."),
-                ('world_path', 'MJCF file of the world (floor, tables, objects), attached to the scene; '
-                               'empty: none.')):
-            self.declare_parameter(name, '', describe(description, read_only=True))
-        self.declare_parameter('package_paths', [], describe(
-            'Folders where package:// meshes are looked up first (then the ament index and '
-            'ROS_PACKAGE_PATH).', read_only=True, dynamic_typing=True))
-        self.declare_parameter('keep_visuals', False, describe(
-            "Keep the URDF's visual geometry in MuJoCo's model (it has no effect on the physics).",
-            read_only=True))
-        self.declare_parameter('self_collision', False, describe(
-            "The arm's collision geometry touches itself (off: only the world).", read_only=True))
-        self._pub_contact_torques = self.create_publisher(JointState, '~/contact_torques', 10)
-        self._pub_contacts = self.create_publisher(MarkerArray, '~/contacts', 10)
-        self._mujoco = mujoco_engine
-        return tuple(mujoco_engine.INTEGRATORS)
-
-    def _mujoco_engine(self, model, dt, integrator):
-        """The Simulation's engine factory for engine 'mujoco': MuJoCo's model of the URDF (or the
-        MJCF) with the world; the payload parameters in force attached. ValueError naming what fails."""
-        value = self.get_parameter
-        urdf_path = value('urdf_path').value if self._source.origin == 'file' else ''
-        engine = self._mujoco.MujocoEngine(
-            model, self._source.urdf_xml, dt, integrator, mjcf_path=value('mjcf_path').value,
-            world_path=value('world_path').value, keep_visuals=value('keep_visuals').value,
-            package_paths=[f for f in string_list('package_paths', value('package_paths').value) if f],
-            base_dir=str(Path(urdf_path).resolve().parent) if urdf_path else None,
-            self_collision=value('self_collision').value)
-        self._set_payload(engine, model)
-        return engine
-
-    def _set_payload(self, engine, model):
-        payload = self._source.payload()
-        engine.set_payload(payload['mass'], payload['com'], payload['inertia'],
-                           payload['frame'] or model.tip_frame)
 
     def _make_timer(self):
         """The stepping timer, on the steady clock: period 0 at real_time_factor 0."""
@@ -380,8 +363,8 @@ class SimulatorNode(Node):
         if self.model is None:
             return
         self.sim.replace_model(model, self._source.base_model)
-        if self.engine == 'mujoco':         # MuJoCo carries the payload as a body of its own
-            self._set_payload(self.sim.engine, model)
+        if self._mujoco:                    # MuJoCo carries the payload as a body of its own
+            self._mujoco.set_payload(self.sim.engine, model)
 
     def _publish_description(self):
         """Publish the URDF file's text on robot_description, once (the first model from the file:
@@ -517,24 +500,8 @@ class SimulatorNode(Node):
             return
         self._pub_joint_states.publish(make_joint_state(
             self.joint_order, stamp=stamp, position=sim.q[o], velocity=sim.qd[o], effort=measured))
-        if self.engine == 'mujoco':
-            self._publish_contacts(stamp)
-
-    def _publish_contacts(self, stamp):
-        """~/contact_torques and ~/contacts of the state just published (MuJoCo's contacts at it),
-        when something subscribes to them."""
-        want_torques = self._pub_contact_torques.get_subscription_count() > 0
-        want_markers = self._pub_contacts.get_subscription_count() > 0
-        if not (want_torques or want_markers):
-            return
-        engine, o = self.sim.engine, self._to_order
-        contacts = engine.contacts()
-        if want_torques:
-            self._pub_contact_torques.publish(make_joint_state(
-                self.joint_order, stamp=stamp, effort=engine.contact_torques(contacts)[o]))
-        if want_markers:
-            root = engine.body_pose(self.model.root_link)
-            self._pub_contacts.publish(contact_markers(contacts, root, self.model.root_link, stamp))
+        if self._mujoco:
+            self._mujoco.publish_contacts(self.sim.engine, self.model, self.joint_order, o, stamp)
 
 
 def main(args=None):
