@@ -42,6 +42,8 @@ NODES = {
     'external_torque_estimator': ('robot_dynamics_ros.nodes.external_torque_estimator',
                                   'ExternalTorqueEstimator'),
     'simulator_node': ('robot_dynamics_ros.nodes.simulator_node', 'SimulatorNode'),
+    # name[variant]: the node with these parameters; its tables show what they add to the node's
+    'simulator_node[mujoco]': ('robot_dynamics_ros.nodes.simulator_node', 'SimulatorNode', {'engine': 'mujoco'}),
     'trajectory_feedforward': ('robot_dynamics_ros.nodes.trajectory_feedforward', 'TrajectoryFeedforward'),
     'state_publisher': ('robot_dynamics_ros.nodes.state_publisher', 'StatePublisher'),
     'viewer': ('robot_dynamics_ros.nodes.viewer', 'Viewer'),
@@ -133,14 +135,16 @@ class NodeFacts:
         context = Context()
         rclpy.init(context=context, args=['--ros-args', '--log-level', 'warn'])
         try:
-            for name, (module, cls_name) in NODES.items():
+            for name, (module, cls_name, *given) in NODES.items():
                 node_class = getattr(importlib.import_module(module), cls_name)
-                bare = node_class(context=context)
+                # (the overrides a node takes in NODES, e.g. another engine)
+                overrides = [Parameter(key, value=value) for key, value in (given[0] if given else {}).items()]
+                bare = node_class(context=context, parameter_overrides=overrides)
                 defaults = {p: bare.get_parameter(p).value for p in bare._parameters}
                 bare.destroy_node()
                 # In a namespace of its own, so that relative names show as relative.
                 node = node_class(context=context, namespace=_NAMESPACE,
-                                  parameter_overrides=[Parameter('urdf_path', value=str(urdf))])
+                                  parameter_overrides=overrides + [Parameter('urdf_path', value=str(urdf))])
                 try:
                     facts[name] = NodeFacts._facts(node, defaults)
                     facts[name]['joints'] = joints
@@ -148,6 +152,11 @@ class NodeFacts:
                     node.destroy_node()
         finally:
             rclpy.shutdown(context=context)
+        for name in [n for n in facts if '[' in n]:        # a variant: only what it adds
+            base = facts[name.split('[')[0]]
+            known = {p['name'] for p in base['parameters']}
+            facts[name]['parameters'] = [p for p in facts[name]['parameters'] if p['name'] not in known]
+            facts[name]['interfaces'] = [i for i in facts[name]['interfaces'] if i not in base['interfaces']]
         return facts
 
     @staticmethod
