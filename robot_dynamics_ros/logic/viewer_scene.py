@@ -24,6 +24,7 @@ DESIRED_COLOR = (30, 170, 80)                # the desired tool pose and its pat
 PREDICTED_COLOR = (170, 60, 200)             # the MPC's plan
 ESTIMATED_WRENCH_COLOR = (255, 120, 0)       # the estimator's wrench
 APPLIED_WRENCH_COLOR = (220, 30, 60)         # a push applied in the simulator
+CONTACT_FORCE_COLOR = (250, 200, 0)          # the forces of a simulator's contacts (MuJoCo)
 TIP_COLOR, CONTACT_COLOR = (90, 90, 100), (230, 20, 20)
 PAYLOAD_COLOR = (120, 60, 200)
 LEVEL_NAMES = {0: 'OK', 1: 'WARN', 2: 'ERROR', 3: 'STALE'}
@@ -308,6 +309,25 @@ class RobotScene:
                 head_radius=0.034 if thick else 0.02, head_length=0.07 if thick else 0.05)
         else:
             handle.points = points
+            handle.visible = True
+
+    def set_contact_forces(self, key, arrows):
+        """The contact forces ``key``: arrows (k, 2, 3), (start, end) in the root frame with the head at
+        each contact point, or hidden (None or k = 0)."""
+        name = f'/overlay/contacts_{_name(key)}'
+        handle = self._overlays.get(name)
+        if arrows is None or len(arrows) == 0:
+            _hide(handle)
+            return
+        arrows = np.asarray(arrows, dtype=np.float32)
+        if handle is not None and handle.points.shape != arrows.shape:     # another number of contacts
+            handle.remove()
+            handle = None
+        if handle is None:
+            handle = self._overlays[name] = self.server.scene.add_arrows(
+                name, arrows, CONTACT_FORCE_COLOR, shaft_radius=0.006, head_radius=0.016, head_length=0.04)
+        else:
+            handle.points = arrows
             handle.visible = True
 
     def wrench_visible(self, key):

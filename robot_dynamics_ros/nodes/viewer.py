@@ -34,6 +34,9 @@ intermediate states are dropped.
   estimate's arrow when the two agree; it holds until the next
   message, as the simulator applies it). Hidden below 1 mN, and an estimate 0.5 s after its last message.
 - in ``.../contact`` (std_msgs/Bool): the tool marker turns red (and larger) while true.
+- in ``.../contacts`` (visualization_msgs/MarkerArray; simulator_node's ``~/contacts`` on MuJoCo): the
+  contact forces, yellow arrows with the head at each contact point, ``wrench_scale`` m per N; hidden
+  0.5 s after the last message.
 - in ``/diagnostics`` (diagnostic_msgs/DiagnosticArray): the panel.
 - out ``/diagnostics``: the viewer's own status ``viewer: viewer`` (nodes/diagnostics_publisher.py):
   joint states' input rate and age, the frames sent and the frame rate, the render time, the latest
@@ -75,6 +78,7 @@ from robot_dynamics_ros.nodes.common import (
     run_node,
     string_list,
 )
+from robot_dynamics_ros.nodes.contact_markers import FORCE_SCALE
 from robot_dynamics_ros.nodes.conversions import pose_to_matrix
 from robot_dynamics_ros.nodes.description_source import DescriptionSource
 from robot_dynamics_ros.nodes.diagnostics_publisher import Details, NodeDiagnostics
@@ -95,6 +99,7 @@ STREAMS = {
     'external_wrench': ('geometry_msgs/msg/WrenchStamped', 'external_wrench', 'geometry_msgs.msg',
                         'WrenchStamped'),
     'contact': ('std_msgs/msg/Bool', 'contact', 'std_msgs.msg', 'Bool'),
+    'contacts': ('visualization_msgs/msg/MarkerArray', 'contacts', 'visualization_msgs.msg', 'MarkerArray'),
 }
 
 
@@ -220,7 +225,8 @@ class Viewer(Node):
                           'desired_pose': self._draw_desired_pose,
                           'predicted_path': self._draw_predicted_path,
                           'external_wrench': self._draw_external_wrench,
-                          'contact': self._draw_contact}
+                          'contact': self._draw_contact,
+                          'contacts': self._draw_contacts}
         self.create_subscription(DiagnosticArray, '/diagnostics', self._on_diagnostics, 50)
         self._model_view = None
         self._source = DescriptionSource(self, self._on_description, self._throttle,
@@ -473,6 +479,25 @@ class Viewer(Node):
     def _draw_contact(self, topic, msg, arrived, now):
         if msg is not None:
             self.scene.set_contact(msg.data)
+
+    def _draw_contacts(self, topic, msg, arrived, now):
+        """The ``contact_force`` markers of a simulator's ~/contacts (nodes/contact_markers.py: the force
+        f = (p1 − p0) / FORCE_SCALE at p0) as arrows with the head at the contact point, ``wrench_scale``
+        m per N; hidden WRENCH_TIMEOUT s after the last message."""
+        arrows = []
+        if msg is not None and now - arrived <= WRENCH_TIMEOUT:
+            scale = float(self.get_parameter('wrench_scale').value)
+            for marker in msg.markers[:256]:
+                if marker.ns != 'contact_force' or marker.action != marker.ADD or len(marker.points) != 2:
+                    continue
+                frame = self._frame_of(marker.header.frame_id, 'contacts', topic)
+                p0, p1 = (np.array([p.x, p.y, p.z]) for p in marker.points)
+                if frame is None or not np.all(np.isfinite(p0)) or not np.all(np.isfinite(p1)):
+                    continue
+                force = (p1 - p0) / FORCE_SCALE
+                head = frame[:3, :3] @ p0 + frame[:3, 3]                      # p_root = R p_frame + t
+                arrows.append((head - scale * (frame[:3, :3] @ force), head))
+        self.scene.set_contact_forces(topic, arrows)
 
     def _draw_payload(self):
         mass = self.get_parameter('payload_mass').value

@@ -203,3 +203,29 @@ def test_the_wrench_arrows_appear_under_a_push(ros, viewer, page, ur5e_xml):
     page.screenshot(path=str(full))
     if os.environ.get('ROBOT_DYNAMICS_ROS_UPDATE_FIGURES') and FIGURE.parent.is_dir():
         shutil.copyfile(full, FIGURE)           # (only on request: a test run leaves the checkout clean)
+
+
+def test_a_simulators_contact_forces_are_arrows_at_the_contacts(ros, viewer):
+    """simulator_node's ~/contacts on MuJoCo (nodes/contact_markers.py): each contact force is an arrow
+    with its head at the contact point, wrench_scale m per N along f; hidden 0.5 s after the last
+    message."""
+    from visualization_msgs.msg import MarkerArray
+
+    from robot_dynamics_ros.logic.mujoco_engine import Contact
+    from robot_dynamics_ros.nodes.contact_markers import contact_markers
+
+    topic = '/simulator_node/contacts'
+    publisher = ros.probe.create_publisher(MarkerArray, topic, 10)
+    contact = Contact('tool0', 'world/table_top', np.array([-0.49, -0.13, 0.40]), np.array([0.0, 0.0, 1.0]),
+                      np.array([1.0, 0.0, 20.0]), np.zeros(3), 0.001)
+    name = '/overlay/contacts__simulator_node_contacts'
+    overlays = viewer.scene._overlays
+    deadline = time.monotonic() + 10.0
+    while time.monotonic() < deadline and not (name in overlays and overlays[name].visible):
+        publisher.publish(contact_markers([contact], None, 'base_link'))
+        ros.spin(0.2)
+    assert name in overlays and overlays[name].visible, 'no contact arrows'
+    scale = viewer.get_parameter('wrench_scale').value
+    np.testing.assert_allclose(overlays[name].points[0], [contact.position - scale * contact.force,
+                                                          contact.position], atol=1e-6)
+    assert ros.spin_until(lambda: not overlays[name].visible, 5.0), 'the arrows stayed after the contacts'
