@@ -116,7 +116,8 @@ def test_the_rviz_config_shows_the_graphs_topics_from_the_robots_root_frame():
     assert (model['Value'], model['Durability Policy']) == ('/robot_description', 'Transient Local')
     assert 'rviz_default_plugins/TF' in displays
     published = {'rviz_default_plugins/Pose': 'desired_pose', 'rviz_default_plugins/Path': 'predicted_path',
-                 'rviz_default_plugins/Wrench': 'external_wrench'}
+                 'rviz_default_plugins/Wrench': 'external_wrench',
+                 'rviz_default_plugins/MarkerArray': 'contacts'}
     for display in manager['Displays']:
         if display['Class'] in published:
             _, node, topic = display['Topic']['Value'].split('/')
