@@ -10,7 +10,9 @@ Sections: single (one call, 3 robots), batch (N = 1000 states, 1 and 2 BLAS thre
 momentum-observer step, Panda and UR5), task_space (one call of the task-space law), identification
 (a payload from 10^4 samples of the Panda), derivatives (∂τ, ∂q̈, linearize_trajectory), scaling
 (random chains n = 1..60), startup (cold / warm numba cache, node ready time), node (1 kHz round
-trips through the computed-torque and dynamics nodes), sim (simulation speed with and without ROS).
+trips through the computed-torque and dynamics nodes), sim (simulation speed with and without ROS),
+mujoco_engine (the simulator's MuJoCo engine beside its rigid-body engine: step cost, and real time in
+the node graph with the controller).
 Prints tables and writes JSON (benchmarks/results/latest.json unless --json). Method: README.md here.
 """
 import os
@@ -56,7 +58,8 @@ import _robots as R
 import _timing as T
 
 SECTIONS = ("single", "batch", "contact", "task_space", "feedforward", "identification",
-            "robot_identification", "derivatives", "ocp", "scaling", "startup", "node", "sim", "viewer")
+            "robot_identification", "derivatives", "ocp", "scaling", "startup", "node", "sim", "viewer",
+            "mujoco_engine")
 SINGLE_TARGET = 1.0
 BATCH_TARGET = 0.35
 CONTACT_TARGET = 0.3
@@ -981,6 +984,57 @@ def section_node_callback(opts):
     return out
 
 
+def section_mujoco_engine(opts):
+    """The simulator's MuJoCo engine beside its rigid-body engine, UR5e, dt 1 ms, RK4
+    (benchmarks/_mujoco_engine.py): µs per step in this process, then simulator_node + the
+    computed-torque controller at 1 kHz in real time on each engine."""
+    import _mujoco_engine as MJ
+    block, rounds = (200, 5) if opts.quick else (500, 20)
+    out = {"steps": MJ.step_costs(block=block, rounds=rounds)}
+    s = out["steps"]
+    rows = []
+    for name, r in s["results"].items():
+        paired = r.get("ratio_paired_rounds")
+        rows.append((name, us(r["median_s"]), us(r["p99_s"]), us(r["mean_s"]), rat(r["ratio_to_rigid_body"]),
+                     rat(paired)))
+    table(["call", "median µs", "p99 µs", "mean µs", "/ rigid-body (medians)", "paired rounds"], rows,
+          f"Simulator engines: one step, UR5e, RK4, dt = 1 ms, friction off ({block} steps per case in turn, "
+          f"{rounds} rounds, each step timed; MuJoCo {s['mujoco']})")
+    contact = s["table_state"]["arm_contacts"]
+    print(f"  table: {s['table_state']['ncon']} MuJoCo contacts, on the arm: "
+          + ", ".join(f"{c['body']}-{c['other']} {c['normal_force_N']:.1f} N" for c in contact)
+          + f"; engine overhead over mj_step: {us(s['results'][MJ.FREE]['overhead_over_mj_step_s'])} µs "
+          f"(no world), {us(s['results'][MJ.TABLE]['overhead_over_mj_step_s'])} µs (table)")
+    out["nodes"] = MJ.node_runs(opts.domain_id, seconds=opts.sim_duration, warmup=3.0 if opts.quick else 4.0,
+                                repeats=1 if opts.quick else 2)
+    rows = []
+    for name, r in out["nodes"]["runs"].items():
+        if "error" in r:
+            rows.append((name, *["-"] * 11, r["error"].splitlines()[0][:80]))
+            continue
+        cpu = r["cpu_percent"]
+        contact = {True: "yes", False: "no", None: "-"}[r.get("in_contact_after")]
+        rows.append((name, f"{r['simulated_s']:.2f}", f"{r['status_span_s']:.2f}",
+                     f"{r['real_time_factor']:.3f}", verdict(r["met"]), f"{r['dropped_s']:.3f}",
+                     f"{cpu['simulator']:.0f}", f"{cpu['controller']:.0f}",
+                     f"{r['machine_busy_percent']:.0f}", f"{r['tick_median_ms']:.3f}",
+                     f"{r['tick_p99_ms']:.3f}", contact))
+    table(["simulator_node engine, CPUs", "simulated s", "wall s", "real-time factor",
+           f">= {MJ.RTF_TARGET}", "dropped s", "simulator CPU %", "controller CPU %", "machine CPU %",
+           "tick median ms", "tick p99 ms", "ball on table"], rows,
+          "simulator_node (dt 1 ms, /joint_states 1 kHz, real_time_factor 1, /clock; MuJoCo with "
+          "worlds/table.xml) + computed_torque_node on every state, separate processes; one CPU: both "
+          "confined to one; CPU in % of one core, machine: every process on both cores (shared)")
+    table(["simulator_node engine, CPUs", "runs", "real-time factor (mean)", f">= {MJ.RTF_TARGET}",
+           "dropped s per 10 s", "simulator CPU %", "controller CPU %", "machine CPU %"],
+          [(name, m["runs"], f"{m['real_time_factor']:.3f}", verdict(m["met"]),
+            f"{m['dropped_s_per_10_s']:.2f}", f"{m['simulator_cpu_percent']:.0f}",
+            f"{m['controller_cpu_percent']:.0f}", f"{m['machine_busy_percent']:.0f}")
+           for name, m in out["nodes"]["settings"].items()],
+          "The same, mean over the runs of each setting")
+    return out
+
+
 # ----------------------------------------------------------------------------------------------
 
 def meta(opts):
@@ -1050,6 +1104,10 @@ def summary(res):
         rows.append(("viewer", f"frames/s beside 1 kHz joint states ({viewer['cpu_percent_of_core']:.0f} % "
                      "of a core, own process)", f"{viewer['frames_per_second']:.1f}",
                      f">= {VIEWER_FPS_TARGET:g}", verdict(viewer["met"])))
+    for name, r in (res.get("mujoco_engine") or {}).get("nodes", {}).get("settings", {}).items():
+        if name.startswith("mujoco"):
+            rows.append(("mujoco_engine", f"simulator_node {name} (table world): real-time factor with the "
+                         "controller at 1 kHz", f"{r['real_time_factor']:.3f}", ">= 0.99", verdict(r["met"])))
     if "simulator" in ros and "error" not in ros["simulator"]:
         rows.append(("sim", "simulator_node", f"{ros['simulator']['speed_x_real_time']:.1f}x", ">= 5x",
                      verdict(ros["simulator"]["met"])))
@@ -1166,6 +1224,8 @@ def main(argv=None):
         guarded("node_callback", section_node_callback, opts)
     if "viewer" in opts.only:
         guarded("viewer", section_viewer, opts)
+    if "mujoco_engine" in opts.only:
+        guarded("mujoco_engine", section_mujoco_engine, opts)
     res["summary"] = summary(res)
     res["meta"]["loadavg_end"] = os.getloadavg()
     res["meta"]["total_s"] = time.perf_counter() - t_start
