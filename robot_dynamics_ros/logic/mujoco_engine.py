@@ -281,7 +281,8 @@ class MujocoEngine:
         ids = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, name) for name in model.joint_names]
         self.qpos = np.array([m.jnt_qposadr[i] for i in ids])      # the arm's coordinates in qpos
         self.dof = np.array([m.jnt_dofadr[i] for i in ids])        # ... in qvel
-        self._arm_body_ids = frozenset(i for i in range(m.nbody) if m.body(i).name in self.arm_bodies)
+        self._arm_body_of = {m.body(i).name: i for i in range(m.nbody) if m.body(i).name in self.arm_bodies}
+        self._arm_body_ids = frozenset(self._arm_body_of.values())
         self.tip_body = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, model.tip_frame or '')
         self._jacp, self._jacr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
         self._velocity = np.zeros(6)      # the tip's (ω, v) in world axes (mj_objectVelocity)
@@ -423,14 +424,17 @@ class MujocoEngine:
         m, d = self.mj, self.data
         found = []
         wrench = np.zeros(6)
+        arm = self._arm_body_ids
         for k in range(d.ncon):
             contact = d.contact[k]
-            b1, b2 = m.geom_bodyid[contact.geom1], m.geom_bodyid[contact.geom2]
+            b1, b2 = int(m.geom_bodyid[contact.geom1]), int(m.geom_bodyid[contact.geom2])
+            if b1 not in arm and b2 not in arm:             # (the world's objects among themselves)
+                continue
             mujoco.mj_contactForce(m, d, k, wrench)
             frame = contact.frame.reshape(3, 3)      # rows: normal (geom1 -> geom2), tangents
             on_geom2 = frame.T @ wrench[:3], frame.T @ wrench[3:]
             for body, other, sign in ((b2, contact.geom1, 1.0), (b1, contact.geom2, -1.0)):
-                if body in self._arm_body_ids:
+                if body in arm:
                     found.append(Contact(
                         body=m.body(body).name,
                         other=m.geom(other).name or m.body(m.geom_bodyid[other]).name,
@@ -443,7 +447,7 @@ class MujocoEngine:
         contacts = self.contacts() if contacts is None else contacts
         tau = np.zeros(self.mj.nv)
         for contact in contacts:
-            body = mujoco.mj_name2id(self.mj, mujoco.mjtObj.mjOBJ_BODY, contact.body)
+            body = self._arm_body_of[contact.body]
             mujoco.mj_jac(self.mj, self.data, self._jacp, self._jacr, contact.position, body)
             tau += self._jacp.T @ contact.force + self._jacr.T @ contact.torque     # J_pᵀ f + J_rᵀ m
         return tau[self.dof]
