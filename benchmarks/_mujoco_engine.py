@@ -33,9 +33,12 @@ config/simulation.yaml runs the simulator):
   subscribes to /diagnostics only; after the window it listens to ~/contact_torques for a moment to
   check the contact.
 """
+import json
 import os
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -335,20 +338,37 @@ def _number(status, key):
         return None
 
 
-def node_run(probe, engine, env, log_dir, seconds, warmup, cpus=None):
+class _OneProcessGraph(NodeProcess):
+    """Both nodes in one process on one executor (benchmarks/_one_process_graph.py), as bring-up."""
+
+    def __init__(self, simulator, controller, env, log_dir):     # (NodeProcess's stop, alive, tail)
+        self.log_path = Path(log_dir) / f"one_process_graph-{time.monotonic_ns()}.log"
+        self._log = open(self.log_path, "w")
+        self.t_spawn = time.monotonic_ns()
+        self.proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("_one_process_graph.py")), json.dumps(simulator),
+             json.dumps(controller)], env=env, stdout=self._log, stderr=subprocess.STDOUT)
+        self.pid = self.proc.pid
+
+
+def node_run(probe, engine, env, log_dir, seconds, warmup, cpus=None, one_process=False):
     """One simulator + controller graph on ``engine`` (module docstring); the JSON-ready dict.
-    ``cpus``: the set of CPUs both processes are confined to (None: any)."""
+    ``cpus``: the set of CPUs the processes are confined to (None: any); ``one_process``: both nodes in
+    one process on one executor (as bring-up runs a graph), its CPU reported as the simulator's."""
     model, _xml = load()
-    result = {"engine": engine, "cpus": None if cpus is None else sorted(cpus),
+    result = {"engine": engine, "cpus": None if cpus is None else sorted(cpus), "one_process": one_process,
               "simulator": simulator_params(engine), "controller": controller_params()}
     probe.statuses.clear()
-    procs = {}
-    for key, module, params in (("simulator", "simulator_node", simulator_params(engine)),
-                                ("controller", "computed_torque_node", controller_params())):
-        procs[key] = NodeProcess(f"robot_dynamics_ros.nodes.{module}", params, env, log_dir)
+    if one_process:
+        procs = {"simulator": _OneProcessGraph(simulator_params(engine), controller_params(), env, log_dir)}
+    else:
+        procs = {key: NodeProcess(f"robot_dynamics_ros.nodes.{module}", params, env, log_dir)
+                 for key, module, params in (("simulator", "simulator_node", simulator_params(engine)),
+                                             ("controller", "computed_torque_node", controller_params()))}
+    for process in procs.values():
         if cpus is not None:
             # at once, before the interpreter starts its threads (DDS's): they inherit it
-            os.sched_setaffinity(procs[key].pid, cpus)
+            os.sched_setaffinity(process.pid, cpus)
     try:
         def running():
             latest = probe.latest(SIM_STATUS)
@@ -380,7 +400,7 @@ def node_run(probe, engine, env, log_dir, seconds, warmup, cpus=None):
             p.stop()
     wall = (w1 - w0) * 1e-9
     result["window_s"] = wall
-    result["cpu_percent"] = {k: 100.0 * (c1[k] - c0[k]) / wall for k in procs}
+    result["cpu_percent"] = {k: 100.0 * (c1[k] - c0[k]) / wall for k in procs}   # one process: both nodes
     # the whole machine's busy time (every process, this one and the other users' included)
     result["machine_busy_percent"] = 100.0 * (os.cpu_count() * wall - (idle1 - idle0)) / wall
     result["loadavg_1min"] = [load0, load1]
@@ -399,11 +419,17 @@ def node_run(probe, engine, env, log_dir, seconds, warmup, cpus=None):
     return result
 
 
+#: (label, confined to one CPU, both nodes in one process) of node_runs' settings.
+SETTINGS = (("any CPU", False, False), ("one CPU", True, False), ("one process, one CPU", True, True))
+
+
 def node_runs(domain_id, seconds=10.0, warmup=4.0, repeats=2, engines=("mujoco", "rigid_body")):
     """node_run for each engine on one ROS domain: the two processes free to use every CPU ('any
-    CPU'), then both confined to one CPU ('one CPU'); each setting ``repeats`` times, the engines in
-    the order A B B A ... (a drift of the shared machine hits both alike). The JSON-ready dict:
-    ``runs`` one by one, ``settings`` their means per engine and CPU setting."""
+    CPU'), then both confined to one CPU ('one CPU'), then both nodes in one process on one executor
+    confined to one CPU ('one process, one CPU': the graph as bring-up runs it, on one core); each
+    setting ``repeats`` times, the engines in the order A B B A ... (a drift of the shared machine hits
+    both alike). The JSON-ready dict: ``runs`` one by one, ``settings`` their means per engine and
+    setting."""
     env = ros_env(domain_id)
     os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
     log_dir = tempfile.mkdtemp(prefix="rdr-bench-mujoco-")
@@ -413,15 +439,16 @@ def node_runs(domain_id, seconds=10.0, warmup=4.0, repeats=2, engines=("mujoco",
            "rtf_target": RTF_TARGET, "cpus_available": sorted(os.sched_getaffinity(0)), "runs": {},
            "settings": {}}
     try:
-        for label, cpus in (("any CPU", None), ("one CPU", one)):
+        for label, cpus, one_process in SETTINGS:
             for k in range(repeats):
                 for engine in engines if k % 2 == 0 else engines[::-1]:
                     name = f"{engine}, {label} #{k + 1}"
-                    out["runs"][name] = node_run(probe, engine, env, log_dir, seconds, warmup, cpus)
+                    out["runs"][name] = node_run(probe, engine, env, log_dir, seconds, warmup,
+                                                 one if cpus else None, one_process)
                     probe.spin(0.5)
     finally:
         probe.close()
-    for label in ("any CPU", "one CPU"):
+    for label, _cpus, one_process in SETTINGS:
         for engine in engines:
             runs = [r for name, r in out["runs"].items()
                     if name.startswith(f"{engine}, {label} #") and "error" not in r]
@@ -436,7 +463,8 @@ def node_runs(domain_id, seconds=10.0, warmup=4.0, repeats=2, engines=("mujoco",
                 "real_time_factor_runs": [r["real_time_factor"] for r in runs],
                 "dropped_s_per_10_s": mean(lambda r: 10.0 * r["dropped_s"] / r["status_span_s"]),
                 "simulator_cpu_percent": mean(lambda r: r["cpu_percent"]["simulator"]),
-                "controller_cpu_percent": mean(lambda r: r["cpu_percent"]["controller"]),
+                "controller_cpu_percent": (None if one_process else   # (one process: in the simulator's)
+                                           mean(lambda r: r["cpu_percent"]["controller"])),
                 "machine_busy_percent": mean(lambda r: r["machine_busy_percent"]),
                 "tick_median_ms": mean(lambda r: r["tick_median_ms"]),
                 "in_contact": [r.get("in_contact_after") for r in runs]}

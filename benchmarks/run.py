@@ -1016,7 +1016,7 @@ def section_mujoco_engine(opts):
         contact = {True: "yes", False: "no", None: "-"}[r.get("in_contact_after")]
         rows.append((name, f"{r['simulated_s']:.2f}", f"{r['status_span_s']:.2f}",
                      f"{r['real_time_factor']:.3f}", verdict(r["met"]), f"{r['dropped_s']:.3f}",
-                     f"{cpu['simulator']:.0f}", f"{cpu['controller']:.0f}",
+                     f"{cpu['simulator']:.0f}", f"{cpu['controller']:.0f}" if 'controller' in cpu else "-",
                      f"{r['machine_busy_percent']:.0f}", f"{r['tick_median_ms']:.3f}",
                      f"{r['tick_p99_ms']:.3f}", contact))
     table(["simulator_node engine, CPUs", "simulated s", "wall s", "real-time factor",
@@ -1024,12 +1024,14 @@ def section_mujoco_engine(opts):
            "tick median ms", "tick p99 ms", "ball on table"], rows,
           "simulator_node (dt 1 ms, /joint_states 1 kHz, real_time_factor 1, /clock; MuJoCo with "
           "worlds/table.xml) + computed_torque_node on every state, separate processes; one CPU: both "
-          "confined to one; CPU in % of one core, machine: every process on both cores (shared)")
+          "confined to one; one process: both nodes on one executor (as bring-up), its CPU in the "
+          "simulator's column; CPU in % of one core, machine: every process on both cores (shared)")
     table(["simulator_node engine, CPUs", "runs", "real-time factor (mean)", f">= {MJ.RTF_TARGET}",
            "dropped s per 10 s", "simulator CPU %", "controller CPU %", "machine CPU %"],
           [(name, m["runs"], f"{m['real_time_factor']:.3f}", verdict(m["met"]),
             f"{m['dropped_s_per_10_s']:.2f}", f"{m['simulator_cpu_percent']:.0f}",
-            f"{m['controller_cpu_percent']:.0f}", f"{m['machine_busy_percent']:.0f}")
+            "-" if m['controller_cpu_percent'] is None else f"{m['controller_cpu_percent']:.0f}",
+            f"{m['machine_busy_percent']:.0f}")
            for name, m in out["nodes"]["settings"].items()],
           "The same, mean over the runs of each setting")
     return out
