@@ -154,7 +154,8 @@ setup(
         # A .xacro robot description (urdf_path, urdf:=, --urdf) is expanded with the ROS xacro (2.x:
         # $(find pkg) through the ament index), imported only then: pip install '.[xacro]'.
         'xacro': ['xacro>=2.0'],
-        # simulator_node engine:=mujoco (contacts, worlds, meshes), imported only then: pip install '.[mujoco]'.
+        # simulator_node engine:=mujoco (contacts, worlds, meshes), imported only then:
+        # pip install '.[mujoco]'.
         'mujoco': ['mujoco>=3.3'],
         'jazzy': [f'ros-jazzy-{name}' for name in ROS_PACKAGES],
         'kilted': [f'ros-kilted-{name}' for name in ROS_PACKAGES],

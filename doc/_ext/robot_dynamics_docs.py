@@ -43,7 +43,8 @@ NODES = {
                                   'ExternalTorqueEstimator'),
     'simulator_node': ('robot_dynamics_ros.nodes.simulator_node', 'SimulatorNode'),
     # name[variant]: the node with these parameters; its tables show what they add to the node's
-    'simulator_node[mujoco]': ('robot_dynamics_ros.nodes.simulator_node', 'SimulatorNode', {'engine': 'mujoco'}),
+    'simulator_node[mujoco]': ('robot_dynamics_ros.nodes.simulator_node', 'SimulatorNode',
+                               {'engine': 'mujoco'}),
     'trajectory_feedforward': ('robot_dynamics_ros.nodes.trajectory_feedforward', 'TrajectoryFeedforward'),
     'state_publisher': ('robot_dynamics_ros.nodes.state_publisher', 'StatePublisher'),
     'viewer': ('robot_dynamics_ros.nodes.viewer', 'Viewer'),
@@ -138,7 +139,8 @@ class NodeFacts:
             for name, (module, cls_name, *given) in NODES.items():
                 node_class = getattr(importlib.import_module(module), cls_name)
                 # (the overrides a node takes in NODES, e.g. another engine)
-                overrides = [Parameter(key, value=value) for key, value in (given[0] if given else {}).items()]
+                given = given[0] if given else {}
+                overrides = [Parameter(key, value=value) for key, value in given.items()]
                 bare = node_class(context=context, parameter_overrides=overrides)
                 defaults = {p: bare.get_parameter(p).value for p in bare._parameters}
                 bare.destroy_node()

@@ -242,7 +242,7 @@ class MujocoEngine:
         if missing:
             raise ValueError(f"the MuJoCo model ({mjcf_path or 'the URDF'}) has no joints {missing} of the "
                              f'controllers\' model (its moving joints: {sorted(joints)})')
-        self._mimic_equalities(joints)
+        self._mimic_equalities()
         self.arm_bodies = frozenset(name for joint in model.body_joint_names
                                     for name in _subtree(joints[joint].parent))
         if not self_collision:
@@ -267,7 +267,7 @@ class MujocoEngine:
         self._current = False       # data's forward quantities belong to the current state
         self.reset(np.zeros(model.nq), np.zeros(model.nq))
 
-    def _mimic_equalities(self, joints):
+    def _mimic_equalities(self):
         """MuJoCo joint equalities q_i = o_i + m_i q_c for URDF <mimic> joints the importer left free."""
         coupled = {(eq.name1, eq.name2) for eq in self.spec.equalities
                    if eq.type == mujoco.mjtEq.mjEQ_JOINT}
@@ -281,6 +281,9 @@ class MujocoEngine:
         ids = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, name) for name in model.joint_names]
         self.qpos = np.array([m.jnt_qposadr[i] for i in ids])      # the arm's coordinates in qpos
         self.dof = np.array([m.jnt_dofadr[i] for i in ids])        # ... in qvel
+        ids = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, name) for name in model.body_joint_names]
+        self._body_qpos = np.array([m.jnt_qposadr[i] for i in ids])   # every moving joint's, mimic too
+        self._body_dof = np.array([m.jnt_dofadr[i] for i in ids])
         self._arm_body_of = {m.body(i).name: i for i in range(m.nbody) if m.body(i).name in self.arm_bodies}
         self._arm_body_ids = frozenset(self._arm_body_of.values())
         self.tip_body = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, model.tip_frame or '')
@@ -331,10 +334,11 @@ class MujocoEngine:
         self._current = False
 
     def reset(self, q, qd):
-        """The arm at (q, q̇), the world's objects where its file puts them, no wrench."""
+        """The arm at (q, q̇) (mimic joints where they follow: q_i = m_i q[c_i] + o_i), the world's
+        objects where its file puts them, no wrench."""
         mujoco.mj_resetData(self.mj, self.data)
-        self.data.qpos[self.qpos] = q
-        self.data.qvel[self.dof] = qd
+        self.data.qpos[self._body_qpos] = self.model.body_positions(q)
+        self.data.qvel[self._body_dof] = self.model.body_velocities(qd)
         self._wrench = None
         self._current = False
 
@@ -370,9 +374,17 @@ class MujocoEngine:
         qvel = self.data.qvel.copy()
         self.data.qvel[:] = 0.0
         mujoco.mj_forward(self.mj, self.data)
-        torques = self.data.qfrc_bias[self.dof].copy()
+        torques = self._folded(self.data.qfrc_bias)
         self.data.qvel[:] = qvel
         self._current = False
+        return torques
+
+    def _folded(self, generalized_forces):
+        """MuJoCo's generalized forces on the arm's joints as forces on the model's coordinates,
+        τ_coordinates = Gᵀ τ_joints (a mimic joint's adds m_i times its own to the joint it follows)."""
+        torques = np.zeros(self.model.nq)
+        np.add.at(torques, self.model.body_coordinate,
+                  self.model.body_multiplier * generalized_forces[self._body_dof])
         return torques
 
     def warm_up_calls(self):
@@ -443,14 +455,15 @@ class MujocoEngine:
         return found
 
     def contact_torques(self, contacts=None):
-        """τ_contact (2), model order: the joint torques the contacts exert on the arm."""
+        """τ_contact (2), model order: the joint torques the contacts exert on the arm (folded onto the
+        coordinates as ``_folded`` says)."""
         contacts = self.contacts() if contacts is None else contacts
         tau = np.zeros(self.mj.nv)
         for contact in contacts:
             body = self._arm_body_of[contact.body]
             mujoco.mj_jac(self.mj, self.data, self._jacp, self._jacr, contact.position, body)
             tau += self._jacp.T @ contact.force + self._jacr.T @ contact.torque     # J_pᵀ f + J_rᵀ m
-        return tau[self.dof]
+        return self._folded(tau)
 
     def body_pose(self, name):
         """(R (3, 3), p (3,)) of body ``name`` in MuJoCo's world, or None when it is not a body."""
