@@ -97,3 +97,22 @@ def test_bad_arguments(urdf_xml, model):
     with pytest.raises(ValueError, match="world_path '/no/such.xml' is not a file"):
         MujocoEngine(model, urdf_xml, DT, world_path='/no/such.xml')
     assert engine.contacts() == [] and not engine.contact_torques().any()
+
+
+def test_limits_meshes_and_visuals_from_the_urdf(model, urdf_xml):
+    """The URDF's joint limits are MuJoCo's joint ranges (limited); example-robot-data's UR5: its seven
+    STL collision meshes go to MuJoCo, its DAE visuals only with keep_visuals (as triangles)."""
+    import os
+    import sysconfig
+
+    engine = MujocoEngine(model, urdf_xml, DT)
+    ranges = engine.mj.jnt_range[[engine.mj.dof_jntid[d] for d in engine.dof]]
+    np.testing.assert_array_equal(ranges, np.stack([model.lower, model.upper], axis=1))
+    assert all(engine.mj.jnt_limited[engine.mj.dof_jntid[d]] for d in engine.dof)
+    share = os.path.join(sysconfig.get_paths()['purelib'], 'cmeel.prefix', 'share', 'example-robot-data')
+    path = os.path.join(share, 'robots', 'ur_description', 'urdf', 'ur5_robot.urdf')
+    with open(path) as f:
+        ur5 = f.read()
+    ur5_model = rd.load_urdf(ur5)
+    assert MujocoEngine(ur5_model, ur5, DT, package_paths=[share]).mj.nmesh == 7
+    assert MujocoEngine(ur5_model, ur5, DT, package_paths=[share], keep_visuals=True).mj.nmesh == 14

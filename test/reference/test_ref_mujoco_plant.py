@@ -99,7 +99,8 @@ def test_mujoco_compiles_the_urdf_with_its_joints_bodies_and_limits(model, plain
     assert (m.actuator_biastype == mujoco.mjtBias.mjBIAS_NONE).all() and m.actuator_ctrllimited.all()
     np.testing.assert_array_equal(m.actuator_ctrlrange, m.jnt_actfrcrange)
     np.testing.assert_array_equal(m.opt.gravity, model.gravity)
-    assert m.ngeom == 0                     # no geometry: nothing collides
+    # one geometry, the tool ball on tool0 (the MuJoCo engine's probe): nothing for it to collide with
+    assert m.ngeom == 1 and m.body(m.geom_bodyid[0]).name == 'tool0'
 
 
 def test_urdf_damping_and_friction_map_to_mujoco_damping_and_frictionloss(model, joint_dynamics_from_xml):
