@@ -100,12 +100,14 @@ def test_each_profile_holds_and_tracks_a_goal_on_its_firmware(graph, ur5e_xml, u
     assert worst < TRACKING_BOUND, f'{profile}: tracking error {worst:.2e} rad'
 
 
-def test_a_firmware_arm_without_commands_stays_put_and_brakes(graph, ur5e_xml, ur5e_model):
+@pytest.mark.parametrize('engine', ['rigid_body', 'mujoco'])
+def test_a_firmware_arm_without_commands_stays_put_and_brakes(graph, ur5e_xml, ur5e_model, engine):
     """No controller, no wait: the simulated Franka (firmware gravity) stays exactly where it starts;
-    after a command and its timeout (20 ms) it brakes and holds; the plain ros2_control arm falls."""
+    after a command and its timeout (20 ms) it brakes and holds; the plain ros2_control arm falls. On
+    both engines: on MuJoCo the firmware's g(q) (the package's model) holds MuJoCo's arm."""
     ros = graph
     franka = _simulator(ros, ur5e_xml, {'hardware_profile': 'franka'}, wait_for_command=False,
-                        lockstep_timeout=0.0)
+                        lockstep_timeout=0.0, engine=engine)
     ros.spin(1.0)
     assert franka.sim_time > 0.5 and np.abs(franka.q - Q0).max() < 1e-9, franka.q - Q0
     # one command that pushes the shoulder, then none: braked after 20 ms, held there
@@ -119,7 +121,7 @@ def test_a_firmware_arm_without_commands_stays_put_and_brakes(graph, ur5e_xml, u
     ros.spin(0.5)
     assert np.abs(franka.q - q_braked).max() == 0.0 and not franka.qd.any()
     ros.remove_all()
-    plain = _simulator(ros, ur5e_xml, {}, wait_for_command=False, lockstep_timeout=0.0)
+    plain = _simulator(ros, ur5e_xml, {}, wait_for_command=False, lockstep_timeout=0.0, engine=engine)
     ros.spin(0.5)
     assert np.abs(plain.q - Q0).max() > 0.05, 'the full-torque arm should fall without a command'
 
