@@ -64,7 +64,7 @@ import mujoco
 import numpy as np
 
 from robot_dynamics_ros.dynamics.spatial import exp_coordinates
-from robot_dynamics_ros.logic.robot_body import MeshNotFound, resolve_mesh
+from robot_dynamics_ros.logic.robot_body import MeshNotFound, read_mesh, resolve_mesh
 
 __all__ = ['COMPILER', 'INTEGRATORS', 'MESH_FILES', 'POINT_MASS_INERTIA', 'WORLD_PREFIX', 'Contact',
            'MujocoEngine', 'compile_spec', 'tip_wrench_to_xfrc']
@@ -149,20 +149,8 @@ def _urdf_for_mujoco(urdf_xml, resolve, keep_visuals):
                 path = str(resolve(mesh.get('filename', '')))
                 mesh.set('filename', path)
                 if not path.lower().endswith(MESH_FILES):
-                    converted[path] = _trimesh(path)
+                    converted[path] = read_mesh(path)
     return ET.tostring(root, encoding='unicode'), converted
-
-
-def _trimesh(path):
-    import trimesh
-
-    try:
-        loaded = trimesh.load(path, force='mesh')
-    except Exception as exc:      # trimesh raises many kinds (DAE without pycollada: ImportError)
-        raise ValueError(f'mesh {path} cannot be read: {type(exc).__name__}: {exc}') from None
-    if not isinstance(loaded, trimesh.Trimesh) or len(loaded.faces) == 0:
-        raise ValueError(f'mesh {path} has no triangles')
-    return loaded
 
 
 def _read_spec(path, what):
@@ -191,7 +179,10 @@ def compile_spec(urdf_xml, *, mjcf_path='', world_path='', keep_visuals=False, p
             text, converted = _urdf_for_mujoco(urdf_xml, resolve, keep_visuals)
         except MeshNotFound as exc:
             raise ValueError(str(exc)) from None
-        spec = mujoco.MjSpec.from_string(text)
+        try:
+            spec = mujoco.MjSpec.from_string(text)
+        except Exception as exc:       # a URDF MuJoCo's importer does not take (MuJoCo says why)
+            raise ValueError(f'MuJoCo cannot import the URDF: {exc}') from None
         for mesh in spec.meshes:
             loaded = converted.get(mesh.file)
             if loaded is not None:               # handed over as vertices and faces
@@ -200,7 +191,10 @@ def compile_spec(urdf_xml, *, mjcf_path='', world_path='', keep_visuals=False, p
                 mesh.userface = np.asarray(loaded.faces, dtype=np.int32).ravel()
     if world_path:
         world = _read_spec(world_path, 'world_path')
-        spec.attach(world, prefix=WORLD_PREFIX, frame=spec.worldbody.add_frame())
+        try:
+            spec.attach(world, prefix=WORLD_PREFIX, frame=spec.worldbody.add_frame())
+        except Exception as exc:       # (names that clash, a world MuJoCo cannot attach)
+            raise ValueError(f"world_path '{world_path}' cannot be attached: {exc}") from None
     return spec
 
 

@@ -41,8 +41,8 @@ import numpy as np
 
 from robot_dynamics_ros.dynamics.spatial import skew
 
-__all__ = ['MeshNotFound', 'Part', 'resolve_mesh', 'geometry_mesh', 'generated_body', 'robot_parts',
-           'default_tip', 'link_radius', 'MIN_RADIUS', 'MAX_RADIUS']
+__all__ = ['MeshNotFound', 'Part', 'resolve_mesh', 'read_mesh', 'geometry_mesh', 'generated_body',
+           'robot_parts', 'default_tip', 'link_radius', 'MIN_RADIUS', 'MAX_RADIUS']
 
 MIN_RADIUS, MAX_RADIUS = 0.02, 0.08         # m: the generated body's capsules
 BODY_COLOR = (196, 202, 210)                 # the generated body: light grey links ...
@@ -135,6 +135,23 @@ def resolve_mesh(filename, package_paths=(), base_dir=None, environ=None, ament=
     raise MeshNotFound(f'mesh {filename!r} not found (tried {path})')
 
 
+def read_mesh(path, filename=None):
+    """The triangles of the mesh file ``path`` (STL, OBJ, DAE with pycollada, ...) as a new
+    trimesh.Trimesh; ValueError, naming ``filename`` (the URDF's name of it) and the path, for a file
+    trimesh cannot read or that holds no triangles."""
+    import trimesh
+
+    name = f'{filename!r} ({path})' if filename else str(path)
+    try:
+        loaded = trimesh.load(str(path), force='mesh')
+    except Exception as exc:      # trimesh raises many kinds (a DAE without pycollada: ImportError)
+        raise ValueError(f'mesh {name} cannot be read: {type(exc).__name__}: {exc}') from None
+    if not isinstance(loaded, trimesh.Trimesh) or len(loaded.faces) == 0:
+        raise ValueError(f'mesh {name} has no triangles trimesh can read'
+                         f'{" (DAE needs pycollada)" if str(path).lower().endswith(".dae") else ""}')
+    return loaded.copy()
+
+
 def geometry_mesh(geometry, resolve=resolve_mesh):
     """A kinematic_tree.Geometry as a trimesh.Trimesh in its link's frame (its origin and scale
     applied). ``resolve(filename)`` -> path of a mesh file. MeshNotFound, or ValueError for a file
@@ -150,16 +167,7 @@ def geometry_mesh(geometry, resolve=resolve_mesh):
     elif shape == 'sphere':
         mesh = trimesh.creation.icosphere(subdivisions=2, radius=float(geometry.radius))
     elif shape == 'mesh':
-        path = resolve(geometry.filename)
-        try:
-            loaded = trimesh.load(str(path), force='mesh')
-        except Exception as exc:      # trimesh raises many kinds (a DAE without pycollada: ImportError)
-            raise ValueError(f'mesh {geometry.filename!r} ({path}) cannot be read: '
-                             f'{type(exc).__name__}: {exc}') from None
-        if not isinstance(loaded, trimesh.Trimesh) or len(loaded.faces) == 0:
-            raise ValueError(f'mesh {geometry.filename!r} ({path}) has no triangles trimesh can read'
-                             f'{" (DAE needs pycollada)" if str(path).lower().endswith(".dae") else ""}')
-        mesh = loaded.copy()
+        mesh = read_mesh(resolve(geometry.filename), geometry.filename)
         scale = np.asarray(geometry.scale if geometry.scale is not None else (1.0, 1.0, 1.0), dtype=float)
         if not np.allclose(scale, 1.0):
             mesh.apply_transform(np.diag([*scale, 1.0]))
