@@ -51,7 +51,7 @@ from robot_dynamics_ros.cli.resources import world_file
 from robot_dynamics_ros.logic.mujoco_engine import MujocoEngine
 from robot_dynamics_ros.logic.rigid_body_engine import RigidBodyEngine
 
-from _ros import NodeProcess, cpu_seconds, ros_env
+from _ros import NodeProcess, cpu_seconds, ros_env, spin_for, spin_until
 
 URDF = Path(__file__).resolve().parents[1] / "urdf" / "ur5e.urdf"
 WORLD = "table.xml"
@@ -279,17 +279,10 @@ class _DiagnosticsProbe:
         return None
 
     def spin(self, seconds):
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            self.executor.spin_once(timeout_sec=min(0.05, max(deadline - time.monotonic(), 0.0)))
+        spin_for(self.executor, seconds)
 
     def spin_until(self, predicate, timeout):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if predicate():
-                return True
-            self.executor.spin_once(timeout_sec=0.05)
-        return bool(predicate())
+        return spin_until(self.executor, predicate, timeout)
 
     def send_move(self, model, q_goal, seconds=2):
         """A reference for the controller: from where the arm is to ``q_goal`` in ``seconds`` s."""

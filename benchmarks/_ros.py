@@ -70,6 +70,23 @@ def _yaml_list(items):
     return "[" + ", ".join(items) + "]"
 
 
+def spin_for(executor, seconds):
+    """Spin ``executor`` for ``seconds`` s of wall time."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        executor.spin_once(timeout_sec=min(0.05, max(deadline - time.monotonic(), 0.0)))
+
+
+def spin_until(executor, predicate, timeout):
+    """Spin ``executor`` until ``predicate()`` is true (at most ``timeout`` s); its last value."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        executor.spin_once(timeout_sec=0.02)
+    return bool(predicate())
+
+
 class NodeProcess:
     """A node started with `python -m module --ros-args -p k:=v ...`; log in a temp file."""
 
@@ -174,17 +191,10 @@ class Probe:
         return len(self.send_ns)
 
     def spin(self, seconds):
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            self.executor.spin_once(timeout_sec=min(0.05, max(deadline - time.monotonic(), 0.0)))
+        spin_for(self.executor, seconds)
 
     def spin_until(self, predicate, timeout):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if predicate():
-                return True
-            self.executor.spin_once(timeout_sec=0.02)
-        return bool(predicate())
+        return spin_until(self.executor, predicate, timeout)
 
     def close(self):
         self.executor.shutdown(timeout_sec=1.0)
