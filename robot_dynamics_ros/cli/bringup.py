@@ -537,9 +537,8 @@ def spawn(cmd: Sequence[str], **popen_kwargs) -> subprocess.Popen:
     own session (a terminal's Ctrl-C reaches only the parent, which stops the child with
     stop_processes), and that gets SIGTERM if the parent dies (Linux)."""
     env = dict(popen_kwargs.pop('env', None) or os.environ)
-    package_parent = str(Path(__file__).resolve().parent.parent)
     env['PYTHONPATH'] = os.pathsep.join(
-        p for p in (package_parent, env.get('PYTHONPATH', '')) if p)
+        p for p in (str(resources.package_parent()), env.get('PYTHONPATH', '')) if p)
     return subprocess.Popen(list(cmd), env=env, start_new_session=True,
                             preexec_fn=_die_with_parent, **popen_kwargs)
 

@@ -1,4 +1,4 @@
-"""Find the files the package ships (urdf/, config/, launch/) from an install or a source tree.
+"""Find the files the package ships (urdf/, config/, launch/, worlds/) from an install or a source tree.
 
 The same code runs in three layouts:
 
@@ -30,11 +30,19 @@ __all__ = [
     'config_file',
     'default_urdf',
     'launch_file',
+    'package_parent',
     'share_directories',
     'share_file',
     'source_root',
     'urdf_file',
+    'world_file',
 ]
+
+
+def package_parent() -> Path:
+    """The directory that holds this Python package (robot_dynamics_ros/cli/resources.py -> the
+    directory above robot_dynamics_ros/): a source checkout's root, or site-packages."""
+    return Path(__file__).resolve().parents[2]
 
 
 def source_root() -> Path | None:
@@ -42,7 +50,7 @@ def source_root() -> Path | None:
 
     Recognised by the ``package.xml`` naming this package one directory above the Python package.
     """
-    root = Path(__file__).resolve().parent.parent
+    root = package_parent()
     package_xml = root / 'package.xml'
     try:
         text = package_xml.read_text(encoding='utf-8')
