@@ -43,6 +43,7 @@ HOLD_BOUND = 1e-3           # rad; measured 0 (the firmware holds exactly, the c
 # Real time against MuJoCo at 500 Hz (no /clock): measured max |e| 0.7-5e-4 rad on both arms; the
 # bound allows a loaded machine's late commands.
 TRACKING_BOUND = 2e-2
+MAX_DROPPED = 0.02          # s of MuJoCo time a run may drop (a stalled machine) and still be judged
 
 
 def _positions(msg):
@@ -84,14 +85,20 @@ def test_the_controller_holds_and_tracks_on_the_firmware_arm_as_on_a_full_torque
     results = {}
     for name, firmware, conventions in (('firmware arm, matching profile', True, FIRMWARE),
                                         ('full-torque arm, default profile', False, {})):
-        ctrl = ros.add(ComputedTorqueController, {'robot_description': ur5e_xml, **GAINS,
-                                                  'state_timeout': 1.0, **conventions})
-        plant = _plant(ros, firmware)
-        hold, worst, rms, first = _hold_and_track(ros, ctrl)
-        assert ctrl._command.verdict.status == 'consistent', ctrl._command.verdict.message
-        results[name] = (hold, worst, rms, first, plant.dropped)
-        ros.remove_all()
-        gc.collect()
+        # The plant runs in real time: a run in which the machine stalled it (MuJoCo time dropped, the
+        # loop open for that long) says nothing about the controller, and is run again (twice at most).
+        for _attempt in range(3):
+            ctrl = ros.add(ComputedTorqueController, {'robot_description': ur5e_xml, **GAINS,
+                                                      'state_timeout': 1.0, **conventions})
+            plant = _plant(ros, firmware)
+            hold, worst, rms, first = _hold_and_track(ros, ctrl)
+            assert ctrl._command.verdict.status == 'consistent', ctrl._command.verdict.message
+            if name not in results or plant.dropped < results[name][4]:
+                results[name] = (hold, worst, rms, first, plant.dropped)
+            ros.remove_all()
+            gc.collect()
+            if plant.dropped <= MAX_DROPPED:
+                break
     for name, (hold, worst, rms, first, dropped) in results.items():
         print(f'\n{name}: hold {hold:.1e} rad, goal max |e| {worst:.2e} rad, RMS {rms:.1e} rad; '
               f'|first commands| {first:.2f} N m; {dropped:.3f} s of MuJoCo time dropped')
