@@ -381,7 +381,9 @@ class MujocoEngine:
                   self.model.body_multiplier * generalized_forces[self._body_dof])
         return torques
 
-    def warm_up_calls(self):
+    @staticmethod
+    def warm_up_calls(model, dt, integrator='rk4', friction=True):
+        """None: MuJoCo's step is compiled already (the engine protocol)."""
         return ()
 
     # -- inputs ---------------------------------------------------------------------------------------

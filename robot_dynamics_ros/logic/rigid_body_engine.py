@@ -10,10 +10,17 @@ robot exerts on the environment at the tip frame) with the core's ``rk4_step`` /
 ``limits.enforce_position_limits``). It is the default engine and the fast path; ``logic/
 mujoco_engine.py`` is the other one.
 
-The engine protocol (what ``logic/simulation.Simulation`` calls; joint vectors in model order):
+The engine protocol (what ``logic/simulation.Simulation`` calls; joint vectors in model order). The
+engine's type (its class, or a factory with the same three members: ``nodes/mujoco_wiring.py``):
 
-- ``name``; ``integrators``: the integrator names it takes; ``set_integrator(name)`` (ValueError for
-  another);
+- ``integrators``: the integrator names its engines take;
+- ``Engine(model, dt, integrator)``: an engine simulating ``model`` in steps of ``dt`` s;
+- ``Engine.warm_up_calls(model, dt, integrator, friction)``: the calls ``step`` makes on ``model``, as
+  ``f(q, qd)``, to compile them ahead of time (before the model is simulated).
+
+An engine:
+
+- ``name``; ``set_integrator(name)`` (ValueError for one not in ``integrators``);
 - ``q``, ``qd``: the arm's state; ``reset(q, qd)``;
 - ``step(tau, f_tip=None, friction=False)``: one step of dt under the applied torque τ and the wrench
   F_tip (m, f) at the tip frame (None: none); friction: the model's joint damping and Coulomb friction.
@@ -21,8 +28,7 @@ The engine protocol (what ``logic/simulation.Simulation`` calls; joint vectors i
   initial state, still); any other exception a failed step (the Simulation pauses);
 - ``hold()``: one step on the brakes (the arm stays, at rest); ``holding_torques()``: the torque that
   holds it there, g(q);
-- ``set_model(model)``: the same arm with other inertias (payload, armature), from the current state;
-- ``warm_up_calls()``: the calls ``step`` makes, as ``f(q, qd)``, to compile ahead of time.
+- ``set_model(model)``: the same arm with other inertias (payload, armature), from the current state.
 
 >>> import numpy as np
 >>> from robot_dynamics_ros import dynamics as rd
@@ -84,8 +90,10 @@ class RigidBodyEngine:
     def holding_torques(self):
         return rd.gravity_torques(self.model, self.q)
 
-    def warm_up_calls(self, friction=True):
-        model, dt, step, f_tip = self.model, self.dt, self._step, np.zeros(6)
+    @staticmethod
+    def warm_up_calls(model, dt, integrator='rk4', friction=True):
+        """The calls ``step`` makes on ``model`` (with and without a wrench at the tip), as ``f(q, qd)``."""
+        step, f_tip = getattr(rd, INTEGRATORS[integrator]), np.zeros(6)
         friction = True if friction else None
         return (lambda q, qd: step(model, q, qd, qd, dt, friction=friction),
                 lambda q, qd: step(model, q, qd, qd, dt, f_tip=f_tip, frame=model.tip_frame,

@@ -7,19 +7,16 @@ Every step (``dt`` of simulated time) an engine integrates the equation of motio
 (Modern Robotics eq. 9.81 in the numbering of the draft the core follows; F_tip is the wrench the
 robot exerts on the environment at the tip frame): the package's own forward dynamics
 (``logic/rigid_body_engine.py``, the default, which also documents the engine protocol) or MuJoCo's,
-with contacts (``logic/mujoco_engine.py``; ``engine_factory``). Simulated time = steps × dt. All vectors
+with contacts (``logic/mujoco_engine.py``; ``engine_type``). Simulated time = steps × dt. All vectors
 are in model joint order (``model.joint_names``); mapping to a message's joint order is the node's
 business.
 
-Wall time (seconds, any origin) is read from ``clock`` (default ``time.monotonic``; tests pass a
-fake clock), never a ROS clock. ``tick()`` is called periodically (period ``tick_period()``):
-
-- real_time_factor > 0: each tick adds the wall time elapsed since the last tick × the factor to
-  the simulated time owed, and steps while a step is owed, returning right after a state
-  publication (so a controller answers each state before the simulation runs on). Owing more
-  than two publication periods, the excess is dropped with a warning (the simulation then runs
-  slower than real time, as Gazebo does, rather than open loop in one burst).
-- real_time_factor 0: each tick steps for at most ``FAST_BUDGET`` s of wall time.
+Pacing (``logic/pacing.py``, ``pacing``): ``tick()`` is called periodically (period ``tick_period()``); in
+real time (real_time_factor > 0) it steps the simulated time the wall clock owes, returning right after a
+state publication (so a controller answers each state before the simulation runs on); at
+real_time_factor 0 for at most ``FAST_BUDGET`` s of wall time. After a publication it may wait for the
+command answering it (lock-step, at most ``lockstep_timeout`` s of wall time). Wall time is read from
+``clock`` (default ``time.monotonic``; tests pass a fake clock), never a ROS clock.
 
 Nothing moves that nobody commanded:
 
@@ -37,24 +34,10 @@ Nothing moves that nobody commanded:
 - paused (``set_paused``): no step, no publication (simulated time stands still, and so does a
   /clock made from it); resumed, it goes on from the same state.
 
-The hardware's firmware (``hardware``: ``robot_dynamics_ros.logic.hardware.Conventions``; default the
-'ros2_control' profile, a command applied as it is): the torque applied is the command plus what
-that firmware adds, by the simulated arm's model without its payload (``firmware_model``: the firmware
-knows the arm, not what it carries),
-
-    τ_applied = sat(τ_command + τ_firmware(q, q̇))                     (logic/hardware.py, eq. 1)
-
-so a simulated Franka or Kinova holds still under a zero command. The firmware's friction
-compensation applies only with ``friction`` (an arm without friction has none to compensate).
-No command for ``command_timeout`` s (or the hardware's own, when shorter): the hardware's
-``on_command_timeout``, 'zero_command' (the firmware's terms only: an arm that compensates gravity
-floats, any other falls) or 'brake' (the arm stops where it is and holds, as a reflex or protective
-stop does, until the next command).
-
-Lock-step: after a publication the simulation may wait (at most ``lockstep_timeout`` s of wall
-time, without stepping) for the next command. In real time it does so once commands have answered
-``LOCKSTEP_STREAK`` states in a row; at real_time_factor 0 whenever ``command_source()`` says some
-node publishes commands. A wait that times out ends lock-step until the next command arrives.
+What the engine steps under: ``logic/applied_forces.py`` (``AppliedForces``, ``forces``): the
+torque the arm's drives apply for the commands, τ_applied = sat(τ_command + τ_firmware(q, q̇)) by the
+emulated hardware's firmware (``hardware``), its reaction to a command timeout ('brake': the engine
+steps on the brakes, ``hold()``), and the external wrench at the tip.
 
 Example (wall time is a number the caller moves on; a 1-joint arm):
     >>> import numpy as np
@@ -64,7 +47,7 @@ Example (wall time is a number the caller moves on; a 1-joint arm):
     ...     np.array([[0.0, 0.0, 1.0, 0.0, 0.0, 0.0]]).T)
     >>> wall, published = [0.0], []
     >>> sim = Simulation(0.001, clock=lambda: wall[0], publish_rate=100.0,
-    ...                  publish=lambda: published.append(sim.steps))
+    ...                  publish=lambda state: published.append(state.steps))
     >>> sim.set_model(model)
     >>> sim.tick(), sim.steps, published    # still (wait_for_command): the initial state only
     (False, 0, [0])
@@ -78,22 +61,22 @@ Example (wall time is a number the caller moves on; a 1-joint arm):
     [0, 1]
 """
 
+import dataclasses
 import logging
 import math
 import time
 
 import numpy as np
 
-from robot_dynamics_ros.dynamics.limits import clip_positions, saturate_effort
-from robot_dynamics_ros.logic.hardware import resolve
-from robot_dynamics_ros.logic.rigid_body_engine import INTEGRATORS, RigidBodyEngine
+from robot_dynamics_ros.dynamics.limits import clip_positions
+from robot_dynamics_ros.logic.applied_forces import AppliedForces
+from robot_dynamics_ros.logic.pacing import FAST_BUDGET, LOCKSTEP_STREAK, Pacing
+from robot_dynamics_ros.logic.rigid_body_engine import RigidBodyEngine
 
-__all__ = ['Simulation', 'Report', 'INTEGRATORS', 'ENGINES', 'DEFAULT_SETTINGS', 'FAST_BUDGET',
+__all__ = ['Simulation', 'SimulatedState', 'Report', 'ENGINES', 'DEFAULT_SETTINGS', 'FAST_BUDGET',
            'LOCKSTEP_STREAK', 'mimic_joint_states']
 
 ENGINES = ('rigid_body', 'mujoco')   # simulator_node's engines: logic/rigid_body_engine.py, mujoco_engine.py
-FAST_BUDGET = 0.01      # s of wall time spent stepping per tick at real_time_factor 0
-LOCKSTEP_STREAK = 3     # real time: states answered in a row before the simulation waits
 DEFAULT_SETTINGS = {
     'integrator': 'rk4',              # one of the engine's integrators
     'friction': True,                 # URDF joint damping and Coulomb friction
@@ -104,6 +87,19 @@ DEFAULT_SETTINGS = {
     'lockstep_timeout': 0.05,         # wall s waited for the command answering a state; 0 = never
     'wait_for_command': True,         # still after start-up and reset until the first command
 }
+
+
+@dataclasses.dataclass(frozen=True)
+class SimulatedState:
+    """A state the Simulation publishes: after ``steps`` steps (``sim_time`` = steps × dt, s), the joint
+    positions ``q``, velocities ``qd`` and the torque applied ``tau`` (while still or braked: the torque
+    that holds the arm), model order."""
+
+    steps: int
+    sim_time: float
+    q: np.ndarray
+    qd: np.ndarray
+    tau: np.ndarray
 
 
 def mimic_joint_states(model, q, qd):
@@ -157,8 +153,8 @@ class Simulation:
 
     Args:
         dt: integration step, s of simulated time (> 0).
-        publish: ``publish()`` is called whenever a state is due (read ``q``, ``qd``, ``tau``,
-            ``sim_time``), and at ``publish_rate`` (wall time) while still.
+        publish: ``publish(state)`` is called with the ``SimulatedState`` whenever a state is due, and
+            at ``publish_rate`` (wall time) while still.
         report: a ``Report`` (default: ``logging``).
         initial_state: ``initial_state()`` -> (q0, q̇0) in model order, read at every reset
             (default: zeros clipped into the position limits, zero velocity).
@@ -166,27 +162,26 @@ class Simulation:
             real_time_factor 0 to decide whether to wait for them; default: never).
         clock: wall-clock seconds (default ``time.monotonic``).
         hardware: the Conventions of the emulated hardware (default: 'ros2_control').
-        engine_factory: ``engine_factory(model, dt, integrator)`` -> the engine that simulates
-            ``model`` (the protocol of ``logic/rigid_body_engine.py``); default ``RigidBodyEngine``.
-        integrators: the integrator names the engines take (default: the rigid-body engine's).
+        engine_type: what makes the engine (the protocol of ``logic/rigid_body_engine.py``): its
+            ``integrators``, ``engine_type(model, dt, integrator)`` -> the engine that simulates ``model``,
+            ``engine_type.warm_up_calls(model, dt, integrator, friction)``; default ``RigidBodyEngine``.
         **settings: the keys of ``DEFAULT_SETTINGS`` (see ``configure``).
     """
 
     def __init__(self, dt, *, publish=None, report=None, initial_state=None, command_source=None,
-                 clock=time.monotonic, hardware=None, engine_factory=None, integrators=None,
-                 **settings):
+                 clock=time.monotonic, hardware=None, engine_type=RigidBodyEngine, **settings):
         dt = float(dt)
         if not (math.isfinite(dt) and dt > 0.0):
             raise ValueError(f'dt must be finite and > 0, got {dt}')
         self.dt = dt
-        self._publish = publish or (lambda: None)
+        self._publish = publish or (lambda state: None)
         self.report = report or Report()
         self._initial_state = initial_state or self._default_initial_state
-        self._command_source = command_source or (lambda: False)
         self.clock = clock
+        self.pacing = Pacing(clock, self.report, command_source or (lambda: False))
         self.settings = dict(DEFAULT_SETTINGS)
-        self._engine_factory = engine_factory
-        self.integrators = tuple(INTEGRATORS) if integrators is None else tuple(integrators)
+        self._engine_type = engine_type
+        self.integrators = tuple(engine_type.integrators)
         self.engine = None                      # the engine simulating the model (set_model)
         self.steps = 0                          # simulated time = steps * dt
         self._next_publish_steps = 0.0
@@ -194,28 +189,22 @@ class Simulation:
         self.configure(**settings)
 
         self.model = None
-        self.hardware = resolve() if hardware is None else hardware
-        self.firmware_model = None              # the arm as its firmware knows it (no payload)
-        self.braked = False                     # 'brake' after a command timeout, until a command
+        self.forces = AppliedForces(dt, self.report, hardware)     # the command and the wrench in force
         self.q = self.qd = self.tau = None      # model order; tau: the torque applied
         self.paused = False
         self.still = False                      # waits for a command before integrating
-        self.dropped = 0.0                      # simulated seconds dropped (CPU too slow)
-        self._command = None                    # (n,) model order
-        self._command_steps = 0                 # step count when the command arrived
-        self._command_timed_out = True
-        self._command_seq = 0                   # valid commands received
-        self._f_tip = None                      # wrench the robot exerts on the environment
-        self._wrench_steps = 0
-        self._sim_budget = 0.0                  # simulated seconds owed to real time
         self._published = False                 # the last step published a state
-        self._lockstep = True                   # rtf 0: wait for commands (until a timeout)
-        self._awaiting = None                   # (command_seq, since) while waiting
         self._skip_commands = 0                 # still: commands computed before the reset
-        self._answered = 0                      # consecutive states answered by a command
-        self._seq_at_publication = 0            # command_seq when the last state was published
-        self._last_wall = self.clock()
         self._last_still_publish = -math.inf
+
+    hardware = property(lambda self: self.forces.hardware, doc='The Conventions of the emulated hardware.')
+    firmware_model = property(lambda self: self.forces.firmware_model,
+                              doc='The arm as its firmware knows it (no payload).')
+    braked = property(lambda self: self.forces.braked,
+                      doc="On the brakes ('brake' after a command timeout), until a command.")
+    dropped = property(lambda self: self.pacing.dropped, doc='Simulated seconds dropped (CPU too slow).')
+    waiting = property(lambda self: self.pacing.waiting,
+                       doc='True while the simulation waits for the command answering the last state.')
 
     # -- settings ---------------------------------------------------------------------------
     def configure(self, **settings):
@@ -264,9 +253,7 @@ class Simulation:
 
     def resync(self, clear_budget=True):
         """Measure wall time from now (a new timer, a model loaded); owe no simulated time."""
-        self._last_wall = self.clock()
-        if clear_budget:
-            self._sim_budget = 0.0
+        self.pacing.resync(clear_budget)
 
     # -- model and state --------------------------------------------------------------------
     @property
@@ -274,36 +261,43 @@ class Simulation:
         """Simulated time in seconds."""
         return self.steps * self.dt
 
-    def set_model(self, model, firmware_model=None):
+    def state(self):
+        """The current ``SimulatedState``."""
+        return SimulatedState(self.steps, self.sim_time, self.q, self.qd, self.tau)
+
+    def set_model(self, model, firmware_model=None, hardware=None):
         """Simulate ``model`` from its initial state (None: no model, nothing is simulated);
-        ``firmware_model``: the arm as its firmware knows it (default: ``model``). The engine is made
-        by ``engine_factory``: its ValueError (a world or mesh it cannot use) leaves no model."""
+        ``firmware_model``: the arm as its firmware knows it (default: ``model``); ``hardware``: the
+        Conventions of the hardware emulated from now on (default: those in force). The engine is made
+        by ``engine_type``: its ValueError (a world or mesh it cannot use) leaves no model."""
         self.model = self.engine = None
-        self.firmware_model = model if firmware_model is None else firmware_model
+        self.forces.firmware_model = model if firmware_model is None else firmware_model
+        if hardware is not None:
+            self.forces.hardware = hardware
         if model is None:
             self.q = self.qd = self.tau = None
             return
-        factory = self._engine_factory or RigidBodyEngine
-        self.engine = factory(model, self.dt, self.settings['integrator'])
+        self.engine = self._engine_type(model, self.dt, self.settings['integrator'])
         self.model = model
         self._reset_state()
 
     def replace_model(self, model, firmware_model=None):
         """Simulate ``model``, the same robot (joints, limits) with other inertias (a payload
-        attached or removed), from the current state on: nothing is reset."""
+        attached or removed), from the current state on: nothing is reset. Still or braked, the efforts
+        read are the torque that holds the arm as it is now."""
         self.model = model
         self.engine.set_model(model)
         if firmware_model is not None:
-            self.firmware_model = firmware_model
+            self.forces.firmware_model = firmware_model
+        if self.still or self.forces.braked:    # no step comes to recompute it
+            self.tau = self.engine.holding_torques()
 
     def warm_up_calls(self, model=None):
-        """The step calls the rigid-body engine makes on ``model`` (default: its own), as ``f(q, qd)``
-        (to compile them ahead of time); none with another engine."""
-        if self._engine_factory is not None:
-            return ()
+        """The calls the engine makes at each step on ``model`` (default: its own), as ``f(q, qd)``
+        (to compile them ahead of time; ``engine_type.warm_up_calls``)."""
         model = self.model if model is None else model
-        return RigidBodyEngine(model, self.dt, self.settings['integrator']).warm_up_calls(
-            self.settings['friction'])
+        return self._engine_type.warm_up_calls(model, self.dt, self.settings['integrator'],
+                                               self.settings['friction'])
 
     def _default_initial_state(self):
         n = self.model.nq
@@ -311,17 +305,13 @@ class Simulation:
 
     def _reset_state(self):
         # lock-step: the answer to the last state is on its way; it was not computed for this one
-        answer_due = self._awaiting is not None and self._awaiting[0] == self._command_seq
-        self._skip_commands = int(answer_due and self.settings['wait_for_command'])
+        self._skip_commands = int(self.pacing.answer_due() and self.settings['wait_for_command'])
         self.engine.reset(*self._initial_state())
         self.q, self.qd = self.engine.q, self.engine.qd
         # still, as on its brakes before a controller starts: the sensors read the torque that holds it
         self.tau = self.engine.holding_torques()
-        self.braked = False
-        self._command = None
-        self._command_timed_out = True
-        self._f_tip = None
-        self._awaiting = None
+        self.forces.clear()
+        self.pacing.stop_waiting()
         self._next_publish_steps = float(self.steps)  # publish the new state at once
         self._last_publish_steps = None
         self.still = self.settings['wait_for_command']
@@ -336,15 +326,14 @@ class Simulation:
         if self.model is None:
             return False
         self._reset_state()
-        self._sim_budget = 0.0
+        self.pacing.budget = 0.0
         return True
 
     def set_paused(self, paused):
         """Pause (the state is frozen, nothing is published) or resume from the same state."""
         self.paused = bool(paused)
-        self._last_wall = self.clock()
-        self._sim_budget = 0.0
-        self._awaiting = None
+        self.pacing.resync()
+        self.pacing.stop_waiting()
 
     # -- inputs -----------------------------------------------------------------------------
     def command(self, tau):
@@ -355,25 +344,22 @@ class Simulation:
         if self.still and self._skip_commands:
             self._skip_commands -= 1
             return
-        self._command = np.asarray(tau, dtype=np.float64)
-        self._command_steps = self.steps
-        self._command_timed_out = False
-        self.braked = False
-        self._command_seq += 1
-        self._lockstep = True
+        self.forces.command(tau, self.steps)
+        self.pacing.command_arrived()
         if self.still:
             self.still = False
-            self._sim_budget = 0.0              # owe nothing for the time spent still
+            self.pacing.budget = 0.0            # owe nothing for the time spent still
 
     def apply_wrench(self, on_robot):
         """The wrench (m, f) the environment exerts ON the robot at the tip frame, in the tip
         frame, finite; all zero removes it. Applied until the next one or, if
         ``external_wrench_timeout`` > 0, for that many simulated seconds."""
-        on_robot = np.asarray(on_robot, dtype=np.float64)
-        # The core's f_tip is the wrench the robot exerts ON the environment (eq. 9.81): minus
-        # the wrench the environment exerts on the robot, angular first.
-        self._f_tip = None if not on_robot.any() else -on_robot
-        self._wrench_steps = self.steps
+        self.forces.apply_wrench(on_robot, self.steps)
+
+    def command_timeout(self):
+        """Simulated s without a command before the hardware reacts: ``command_timeout``, or the
+        hardware's own when it is shorter."""
+        return self.forces.command_timeout(self.settings['command_timeout'])
 
     # -- the loop ---------------------------------------------------------------------------
     def tick(self):
@@ -382,139 +368,46 @@ class Simulation:
         Returns False when nothing was stepped because there is no model, the simulation is
         paused, still (``wait_for_command``) or waits for a command (lock-step); True otherwise.
         """
-        now = self.clock()
-        elapsed, self._last_wall = now - self._last_wall, now
+        now, elapsed = self.pacing.elapsed()
         if self.model is None or self.paused:
             return False
         if self.still:
             if now - self._last_still_publish >= 1.0 / self.settings['publish_rate']:
                 self._last_still_publish = now
-                self._publish()
+                self._publish(self.state())
             return False
-        rtf = self.settings['real_time_factor']
+        rtf, pacing = self.settings['real_time_factor'], self.pacing
         if rtf > 0.0:
-            # Owe at most two publication periods: beyond that, simulated time is dropped (the
-            # simulation runs slower than real time, as Gazebo does) rather than simulated in one
-            # open-loop burst that a controller could not react to.
-            publish_period = 1.0 / self.settings['publish_rate']
-            limit = 2.0 * max(publish_period, self.dt)
-            self._sim_budget += elapsed * rtf
-            if self._sim_budget > limit:
-                self.dropped += self._sim_budget - limit
-                self._sim_budget = limit
-                if self.dropped > 0.05:
-                    self.report.warn('lag', f'simulation slower than real_time_factor {rtf:g}: '
-                                            f'{self.dropped:.3f} s of simulated time dropped so '
-                                            'far (CPU overloaded, or waiting for a controller)')
-        if self._waiting_for_command(now):
+            pacing.owe(elapsed * rtf, 2.0 * max(1.0 / self.settings['publish_rate'], self.dt), rtf)
+        if pacing.waiting_for_command(now, self.settings['lockstep_timeout']):
             return False
         if rtf > 0.0:
             # Stop after publishing a state: the controller answers it before the simulation
             # runs on (the tick is due again at once if behind).
-            while self._sim_budget >= self.dt * (1 - 1e-9):
-                self._sim_budget -= self.dt
+            while pacing.budget >= self.dt * (1 - 1e-9):
+                pacing.budget -= self.dt
                 if not self._step() or self._published:
                     break
         else:
             deadline = now + FAST_BUDGET
             while self.clock() < deadline and self._step():
-                if self._awaiting is not None:
+                if pacing.waiting:
                     break
         return True
 
-    @property
-    def waiting(self):
-        """True while the simulation waits for the command answering the last state."""
-        return self._awaiting is not None
-
-    def _waiting_for_command(self, now):
-        """Lock-step: True while the simulation waits for the answer to the last state."""
-        if self._awaiting is None:
-            return False
-        seq, since = self._awaiting
-        if self._command_seq != seq:
-            self._awaiting = None
-            return False
-        timeout = self.settings['lockstep_timeout']
-        if now - since < timeout:
-            return True
-        self._awaiting = None
-        self._answered = 0
-        self._lockstep = False
-        self.report.warn('lockstep', f'no command within {timeout:g} s of a joint state '
-                                     '(lockstep_timeout): running on without waiting for '
-                                     'commands')
-        return False
-
-    def _after_publication(self):
-        """Decide whether to wait for the command answering the state just published.
-
-        Real time (real_time_factor > 0): once a controller has answered LOCKSTEP_STREAK
-        consecutive states each before the next one (a controller on every joint state), wait
-        for its answer, so a controller descheduled by a busy CPU cannot leave the simulation
-        running open loop. A slower (timer-driven) controller never builds the streak and is not
-        waited for. As fast as possible (0): wait whenever some node publishes commands, until a
-        wait times out (then again after the next command).
-        """
-        answered = self._command_seq != self._seq_at_publication
-        self._answered = self._answered + 1 if answered else 0
-        self._seq_at_publication = self._command_seq
-        if self.settings['real_time_factor'] > 0.0:
-            wait = self._answered >= LOCKSTEP_STREAK
-        else:
-            wait = self._lockstep and self._command_source()
-        if wait and self.settings['lockstep_timeout'] > 0.0:
-            self._awaiting = (self._command_seq, self.clock())
-
-    def command_timeout(self):
-        """Simulated s without a command before the hardware reacts: ``command_timeout``, or the
-        hardware's own when it is shorter."""
-        own = self.hardware.command_timeout
-        return min(self.settings['command_timeout'], own) if own > 0.0 else self.settings['command_timeout']
-
-
-    def _applied_effort(self):
-        """τ_applied = sat(τ_command + τ_firmware) (module docstring); after a command timeout the
-        hardware's reaction (a 'brake' is applied by ``_step``)."""
-        timeout = self.command_timeout()
-        if self._command is not None and self.steps - self._command_steps > timeout / self.dt:
-            self._command = None
-            if not self._command_timed_out:
-                self._command_timed_out = True
-                # (a hardware that keeps the last command: zero, the simulator's own safety)
-                self.braked = self.hardware.on_command_timeout == 'brake'
-                self.report.warning(
-                    f'no effort command for {timeout:g} s of simulated time: '
-                    + ('the arm brakes and holds where it is (the hardware\'s reaction, '
-                       f"hardware_profile '{self.hardware.profile}')" if self.braked else
-                       'applying zero effort' + ('' if self.hardware.full_torque_commands else
-                                                 " plus the firmware's compensation")))
-        command = np.zeros(self.model.nq) if self._command is None else self._command
-        if not self.hardware.full_torque_commands:      # τ_firmware(q, q̇) added (module docstring)
-            command = command + self.hardware.firmware_torques(self.firmware_model, self.q, self.qd,
-                                                               friction=self.settings['friction'])
-        tau, saturated = saturate_effort(self.model, command)
-        for i in np.flatnonzero(saturated):
-            self.report.warn(f'saturated/{i}', f'effort of {self.model.joint_names[i]} '
-                                               f'saturated at {abs(tau[i]):g}')
-        return tau
-
-    def _external_f_tip(self):
-        timeout = self.settings['external_wrench_timeout']
-        if (self._f_tip is not None and timeout > 0.0
-                and (self.steps - self._wrench_steps) * self.dt > timeout):
-            self._f_tip = None
-        return self._f_tip
-
     def _step(self):
-        """One engine step of dt; publish when due. False on failure."""
-        self.tau = self._applied_effort()
+        """One engine step of dt from the state (q, q̇) under the forces applied; publish when due.
+        False on failure."""
+        settings, steps = self.settings, self.steps
+        tau = self.forces.joint_torques(self.model, self.q, self.qd, steps, friction=settings['friction'],
+                                        command_timeout=self.command_timeout())
         try:
-            if self.braked:     # held by the brakes: the sensors read the torque that holds the arm
+            if self.forces.braked:  # held by the brakes: the sensors read the torque that holds the arm
                 self.engine.hold()
-                self.tau = self.engine.holding_torques()
+                tau = self.engine.holding_torques()
             else:
-                self.engine.step(self.tau, self._external_f_tip(), self.settings['friction'])
+                self.engine.step(tau, self.forces.f_tip(steps, settings['external_wrench_timeout']),
+                                 settings['friction'])
             q, qd = self.engine.q, self.engine.qd
             if not (np.isfinite(q).all() and np.isfinite(qd).all()):
                 raise FloatingPointError('non-finite state')
@@ -524,11 +417,12 @@ class Simulation:
             self._reset_state()
             return False
         except Exception as exc:  # a failing step must not end the simulation
+            self.tau = tau
             self.paused = True
             self.report.error(f'integration step failed ({type(exc).__name__}: {exc}): '
                               'simulation paused (~/reset, then ~/pause false, to continue)')
             return False
-        self.q, self.qd = q, qd
+        self.q, self.qd, self.tau = q, qd, tau
         return self._advance()
 
     def _advance(self):
@@ -536,8 +430,9 @@ class Simulation:
         self.steps += 1
         self._published = self.steps >= self._next_publish_steps
         if self._published:
-            self._publish()
-            self._after_publication()
+            self._publish(self.state())
+            self.pacing.after_publication(self.settings['real_time_factor'] > 0.0,
+                                          self.settings['lockstep_timeout'])
             self._last_publish_steps = self.steps
             self._next_publish_steps = max(self._next_publish_steps + self._publish_period_steps(),
                                            self.steps + 0.5)

@@ -21,9 +21,10 @@ __all__ = ['MujocoWiring']
 
 
 class MujocoWiring:
-    """Engine 'mujoco' of ``node`` (a simulator_node): declares its parameters and publishers;
-    ``integrators``; ``engine(model, dt, integrator)``, the Simulation's engine factory (it reads the
-    URDF and the payload from ``source``, the node's ModelSource, set once the node made it).
+    """Engine 'mujoco' of ``node`` (a simulator_node): declares its parameters and publishers. It is the
+    Simulation's engine type (the protocol of ``logic/rigid_body_engine.py``): ``integrators`` and
+    ``warm_up_calls`` are MujocoEngine's; called, ``wiring(model, dt, integrator)`` makes the engine (it
+    reads the URDF and the payload from ``source``, the node's ModelSource, set once the node made it).
     RuntimeError when MuJoCo is not installed."""
 
     def __init__(self, node):
@@ -33,7 +34,8 @@ class MujocoWiring:
             raise RuntimeError(f"engine 'mujoco' needs MuJoCo ({exc}): pip install "
                                "'robot_dynamics_ros[mujoco]'") from None
         self._module, self._node, self.source = mujoco_engine, node, None
-        self.integrators = tuple(mujoco_engine.INTEGRATORS)
+        self.integrators = mujoco_engine.MujocoEngine.integrators
+        self.warm_up_calls = mujoco_engine.MujocoEngine.warm_up_calls
         for name, description in (
                 ('mjcf_path', 'MJCF file of the arm (e.g. a MuJoCo Menagerie model); empty: MuJoCo compiles '
                               "the URDF. Its joints are matched by name with the URDF's."),
@@ -51,7 +53,7 @@ class MujocoWiring:
         self._pub_torques = node.create_publisher(JointState, '~/contact_torques', 10)
         self._pub_markers = node.create_publisher(MarkerArray, '~/contacts', 10)
 
-    def engine(self, model, dt, integrator):
+    def __call__(self, model, dt, integrator):
         """MuJoCo's model of the URDF (or the MJCF) with the world, the payload parameters in force
         attached. ValueError naming what fails."""
         value = self._node.get_parameter

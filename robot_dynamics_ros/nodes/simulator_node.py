@@ -129,36 +129,33 @@ loop that must stay in lock-step (a test, a reproducible run) raises ``lockstep_
 waits.
 """
 
-import math
 import time
 
 import numpy as np
+from builtin_interfaces.msg import Time as TimeMsg
 from geometry_msgs.msg import WrenchStamped
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
-from rclpy.time import Time
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
 
-from robot_dynamics_ros.dynamics.limits import clip_positions
 from robot_dynamics_ros.logic.diagnostics import ComputeTimes, InputMeter, number
-from robot_dynamics_ros.logic.input_guard import MAX_ABS_POSITION, BadInput, bounded
+from robot_dynamics_ros.logic.input_guard import BadInput, bounded
+from robot_dynamics_ros.logic.rigid_body_engine import RigidBodyEngine
 from robot_dynamics_ros.logic.simulation import (
-    DEFAULT_SETTINGS,
     ENGINES,
     FAST_BUDGET,
-    INTEGRATORS,
     LOCKSTEP_STREAK,
     Simulation,
     mimic_joint_states,
 )
+from robot_dynamics_ros.logic.stamps import sec_nanosec
 from robot_dynamics_ros.logic.task_frame import task_frame
 from robot_dynamics_ros.nodes.common import (
     WarningThrottle,
     describe,
-    float_array,
     parameter_validator,
     run_node,
 )
@@ -168,8 +165,14 @@ from robot_dynamics_ros.nodes.diagnostics_publisher import Details, NodeDiagnost
 from robot_dynamics_ros.nodes.hardware_parameters import HardwareParameters
 from robot_dynamics_ros.nodes.model_source import ModelSource
 from robot_dynamics_ros.nodes.mujoco_wiring import MujocoWiring
+from robot_dynamics_ros.nodes.simulation_parameters import (
+    check_simulation_parameters,
+    declare_simulation_parameters,
+    initial_state,
+    simulation_settings,
+)
 
-__all__ = ['SimulatorNode', 'main', 'INTEGRATORS', 'FAST_BUDGET', 'LOCKSTEP_STREAK']
+__all__ = ['SimulatorNode', 'main', 'FAST_BUDGET', 'LOCKSTEP_STREAK']
 
 MAX_ABS_WRENCH = 1e6            # N, N·m: no external wrench component is this large
 
@@ -209,40 +212,8 @@ class SimulatorNode(Node):
             raise ValueError(f"parameter 'engine' must be one of {list(ENGINES)}, got {self.engine!r}")
         # engine mujoco: its parameters, topics and engine factory (MuJoCo is imported only then)
         self._mujoco = MujocoWiring(self) if self.engine == 'mujoco' else None
-        integrators = self._mujoco.integrators if self._mujoco else INTEGRATORS
-        self.declare_parameter('integrator', 'rk4', describe(
-            'Integration method of the forward dynamics.',
-            additional_constraints=f'one of {sorted(integrators)}'))
-        self.declare_parameter('dt', 0.001, describe(
-            'Integration step, s of simulated time.', read_only=True, min_value=1e-6,
-            max_value=0.1))
-        self.declare_parameter('friction', True, describe(
-            'Apply the URDF joint damping (viscous) and friction (Coulomb).'))
-        self.declare_parameter('publish_rate', 100.0, describe(
-            'joint_states rate, Hz of simulated time.', min_value=0.1, max_value=10000.0))
-        self.declare_parameter('publish_clock', False, describe(
-            'Publish the simulated time on /clock and stamp messages with it.', read_only=True))
-        self.declare_parameter('real_time_factor', 1.0, describe(
-            'Simulated seconds per wall-clock second; 0 = as fast as possible.', min_value=0.0,
-            max_value=1000.0))
-        self.declare_parameter('initial_positions', [], describe(
-            'Initial joint positions in joint order (start-up and ~/reset); [] = zeros clipped '
-            'into the position limits.', dynamic_typing=True,
-            additional_constraints='[] or n finite numbers'))
-        self.declare_parameter('command_timeout', 0.5, describe(
-            "Simulated seconds without a command after which the hardware reacts as its profile says "
-            "(the profile's own timeout when shorter): 'ros2_control' applies zero effort.",
-            min_value=1e-6))
-        self.declare_parameter('external_wrench_timeout', 0.0, describe(
-            'Simulated seconds an external wrench is applied after its message (0 = until the '
-            'next message).', min_value=0.0))
-        self.declare_parameter('wait_for_command', True, describe(
-            'Do not integrate after start-up or ~/reset until the first effort command arrives '
-            '(the state is published meanwhile); false = the arm moves under gravity at once.'))
-        self.declare_parameter('lockstep_timeout', 0.05, describe(
-            'Wall-clock seconds the simulation waits at most for the command answering a joint '
-            'state (lock-step with the controller); 0 = never wait.', min_value=0.0,
-            max_value=60.0))
+        engine_type = self._mujoco or RigidBodyEngine       # the Simulation's engine type
+        declare_simulation_parameters(self, engine_type.integrators)
         self.add_on_set_parameters_callback(parameter_validator(self._check_parameters))
         self.add_post_set_parameters_callback(self._apply_parameters)
         self._publish_clock = bool(self.get_parameter('publish_clock').value)
@@ -262,8 +233,7 @@ class SimulatorNode(Node):
             report=_NodeReport(self.get_logger(), self._throttle),
             initial_state=self.initial_state,
             command_source=lambda: self._sub_command.get_publisher_count() > 0,
-            clock=time.monotonic, integrators=integrators,
-            engine_factory=self._mujoco.engine if self._mujoco else None, **self._settings())
+            clock=time.monotonic, engine_type=engine_type, **simulation_settings(self))
         self.create_subscription(WrenchStamped, '~/external_wrench', self._on_wrench, 10)
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_service(SetBool, '~/pause', self._on_pause)
@@ -301,31 +271,12 @@ class SimulatorNode(Node):
 
     # -- parameters -------------------------------------------------------------------------
     def _check_parameters(self, params):
-        for p in params:
-            if p.name == 'integrator' and p.value not in self.sim.integrators:
-                raise ValueError(f'integrator must be one of {sorted(self.sim.integrators)}, '
-                                 f'got {p.value!r}')
-            if p.name == 'initial_positions':
-                values = float_array('initial_positions', p.value)
-                if np.any(np.abs(values) >= MAX_ABS_POSITION):
-                    raise ValueError(f'initial_positions must be below {MAX_ABS_POSITION:g} '
-                                     'in magnitude')
-                if self.model is not None and values.size not in (0, self.model.nq):
-                    raise ValueError(f'initial_positions must have 0 or {self.model.nq} '
-                                     f'entries, got {values.size}')
-            if p.name in ('publish_rate', 'real_time_factor', 'command_timeout',
-                          'external_wrench_timeout', 'lockstep_timeout') \
-                    and not math.isfinite(p.value):
-                raise ValueError(f'{p.name} must be finite')
+        check_simulation_parameters(params, self.sim.integrators, self.model)
 
     def _apply_parameters(self, params):
-        self.sim.configure(**self._settings())
+        self.sim.configure(**simulation_settings(self))
         if {p.name for p in params} & {'real_time_factor', 'publish_rate'}:
             self._make_timer()
-
-    def _settings(self):
-        """The Simulation's settings from the parameters of the same names."""
-        return {name: self.get_parameter(name).value for name in DEFAULT_SETTINGS}
 
     # -- model and state --------------------------------------------------------------------
     def _on_model(self, model, joint_order):
@@ -345,9 +296,8 @@ class SimulatorNode(Node):
         if conventions is None:         # (the reason is logged): no plant rather than a wrong one
             self.sim.set_model(None)
             return
-        self.sim.hardware = conventions
         try:
-            self.sim.set_model(model, self._source.base_model)
+            self.sim.set_model(model, self._source.base_model, conventions)
         except ValueError as exc:       # the MuJoCo engine: a world, MJCF or mesh it cannot use
             self.get_logger().error(bounded(f'engine {self.engine!r}: {exc}: no simulation'))
             self.sim.set_model(None)
@@ -362,9 +312,9 @@ class SimulatorNode(Node):
         firmware still knows only the arm (``ModelSource.base_model``)."""
         if self.model is None:
             return
-        self.sim.replace_model(model, self._source.base_model)
         if self._mujoco:                    # MuJoCo carries the payload as a body of its own
             self._mujoco.set_payload(self.sim.engine, model)
+        self.sim.replace_model(model, self._source.base_model)
 
     def _publish_description(self):
         """Publish the URDF file's text on robot_description, once (the first model from the file:
@@ -377,21 +327,7 @@ class SimulatorNode(Node):
 
     def initial_state(self):
         """(q0, qd0) in model order from ``initial_positions``, clipped into the limits."""
-        n = self.model.nq
-        values = float_array('initial_positions', self.get_parameter('initial_positions').value)
-        if values.size == 0:
-            q0 = np.zeros(n)
-        elif values.size == n and np.all(np.abs(values) < MAX_ABS_POSITION):
-            q0 = values[self._to_model]
-        else:
-            self.get_logger().error(f'initial_positions has {values.size} entries for {n} joints '
-                                    f'(or one beyond {MAX_ABS_POSITION:g}): using zeros')
-            q0 = np.zeros(n)
-        clipped = clip_positions(self.model, q0)
-        if values.size and not np.array_equal(clipped, q0):
-            self.get_logger().warning('initial_positions outside the position limits: clipped to '
-                                      f'{clipped[self._to_order].tolist()}')
-        return clipped, np.zeros(n)
+        return initial_state(self, self.model, self._to_model, self._to_order)
 
     # -- inputs -----------------------------------------------------------------------------
     def _on_command(self, msg):
@@ -458,9 +394,8 @@ class SimulatorNode(Node):
         start = time.perf_counter_ns()
         if not self.sim.tick():
             return
-        if self._pub_clock is not None and self._clock_steps != self.steps:
-            self._clock_steps = self.steps
-            self._pub_clock.publish(ClockMsg(clock=self._stamp()))
+        if self._pub_clock is not None:
+            self._publish_sim_clock(self.steps, self._stamp(self.sim_time))
         self._tick_times.record(time.perf_counter_ns() - start)
 
     def _diagnostic_details(self):
@@ -476,30 +411,35 @@ class SimulatorNode(Node):
                                *self._hardware.details()),
                        summary=state, idle='paused' if sim.paused else None)
 
-    def _stamp(self):
+    def _stamp(self, sim_time):
+        """The stamp of the messages of simulated time ``sim_time`` (s): that time with ``publish_clock``,
+        else the node clock's now."""
         if self._publish_clock:
-            return Time(nanoseconds=round(self.sim_time * 1e9)).to_msg()
+            sec, nanosec = sec_nanosec(round(sim_time * 1e9))
+            return TimeMsg(sec=sec, nanosec=nanosec)
         return self.get_clock().now().to_msg()
 
-    def _publish_state(self):
-        stamp = self._stamp()
-        if self._pub_clock is not None and self._clock_steps != self.steps:
-            self._clock_steps = self.steps
+    def _publish_sim_clock(self, steps, stamp):
+        """/clock at ``stamp``, once per step count (with ``publish_clock``)."""
+        if self._pub_clock is not None and self._clock_steps != steps:
+            self._clock_steps = steps
             self._pub_clock.publish(ClockMsg(clock=stamp))
-        sim, o = self.sim, self._to_order
-        if not all_finite(sim.q, sim.qd, sim.tau):      # the Simulation resets on divergence
+
+    def _publish_state(self, state):
+        """joint_states of the Simulation's ``state`` (a SimulatedState)."""
+        stamp = self._stamp(state.sim_time)
+        self._publish_sim_clock(state.steps, stamp)
+        model, o = self.sim.model, self._to_order
+        if not all_finite(state.q, state.qd, state.tau):      # the Simulation resets on divergence
             self._throttle.warn('nonfinite/state', 'simulated state not finite: not published')
             return
         # what the effort sensors read, in the hardware's convention (with their offset)
-        measured = self._hardware.conventions().measured(sim.firmware_model, sim.tau, sim.q)[o]
-        if sim.model.mimic:
-            names, q, qd = mimic_joint_states(sim.model, sim.q, sim.qd)
-            self._pub_joint_states.publish(make_joint_state(
-                tuple(self.joint_order) + names, stamp=stamp, position=np.concatenate([sim.q[o], q]),
-                velocity=np.concatenate([sim.qd[o], qd]), effort=np.concatenate([measured, 0.0 * q])))
-            return
+        measured = self._hardware.conventions().measured(self.sim.firmware_model, state.tau, state.q)[o]
+        # mimic joints (none without): where they follow their joints, effort 0 (they take no command)
+        names, q, qd = mimic_joint_states(model, state.q, state.qd)
         self._pub_joint_states.publish(make_joint_state(
-            self.joint_order, stamp=stamp, position=sim.q[o], velocity=sim.qd[o], effort=measured))
+            tuple(self.joint_order) + names, stamp=stamp, position=np.concatenate([state.q[o], q]),
+            velocity=np.concatenate([state.qd[o], qd]), effort=np.concatenate([measured, 0.0 * q])))
         if self._mujoco:
             self._mujoco.publish_contacts(self.sim.engine, self.model, self.joint_order, o, stamp)
 

@@ -57,7 +57,8 @@ class Recorder:
         return '\n'.join(message for _, _, message in self.messages)
 
 
-def _simulation(model, clock=None, published=None, command_source=None, engine_factory=None, **settings):
+def _simulation(model, clock=None, published=None, command_source=None, engine_type=RigidBodyEngine,
+                **settings):
     """A Simulation of ``model`` at DT; ``published`` collects (steps, q, qd, tau) per state.
 
     It integrates from the start (wait_for_command false) unless the test asks otherwise: the
@@ -67,11 +68,11 @@ def _simulation(model, clock=None, published=None, command_source=None, engine_f
     report = Recorder()
     sim = None
 
-    def publish():
+    def publish(state):
         if published is not None:
-            published.append((sim.steps, sim.q.copy(), sim.qd.copy(), sim.tau.copy()))
+            published.append((state.steps, state.q.copy(), state.qd.copy(), state.tau.copy()))
     sim = Simulation(DT, publish=publish, report=report, clock=clock,
-                     command_source=command_source, engine_factory=engine_factory, **settings)
+                     command_source=command_source, engine_type=engine_type, **settings)
     sim.set_model(model)
     return sim, clock, report
 
@@ -300,10 +301,11 @@ def test_external_wrench_is_applied_as_minus_f_tip_and_times_out(pendulum):
     q_free, _ = _replay(pendulum, np.zeros(1), np.zeros(1), n)
     assert abs(q_free[0] - q[0]) > 1e-5, 'the wrench made no difference'
     _run(sim, clock, 0.05)
-    assert sim._external_f_tip() is None, 'still applied after external_wrench_timeout'
+    timeout = sim.settings['external_wrench_timeout']
+    assert sim.forces.f_tip(sim.steps, timeout) is None, 'still applied after external_wrench_timeout'
     sim.apply_wrench(on_robot)
     sim.apply_wrench(np.zeros(6))        # a zero wrench removes it
-    assert sim._external_f_tip() is None
+    assert sim.forces.f_tip(sim.steps, timeout) is None
 
 
 # -- pause, reset, failures -----------------------------------------------------------------
@@ -338,8 +340,8 @@ def test_still_until_the_first_command_publishing_the_initial_state(pendulum):
     that holds it there, g(q), as its brakes would (what a controller's start-up check reads)."""
     published = []
     start = (np.array([0.3]), np.zeros(1))
-    sim = Simulation(DT, clock=FakeClock(), publish=lambda: published.append(
-        (sim.steps, sim.q.copy(), sim.qd.copy(), sim.tau.copy())), initial_state=lambda: start,
+    sim = Simulation(DT, clock=FakeClock(), publish=lambda state: published.append(
+        (state.steps, state.q.copy(), state.qd.copy(), state.tau.copy())), initial_state=lambda: start,
         publish_rate=50.0)
     clock = sim.clock
     sim.set_model(pendulum)
@@ -386,7 +388,7 @@ def test_reset_is_still_until_the_next_command_and_pause_wins(pendulum):
     # A reset while lock-step awaits the answer to the last state: that answer, computed for the
     # state before the reset, is skipped; the next command (the answer to the reset state) goes.
     sim.configure(real_time_factor=0.0)
-    sim._command_source = lambda: True
+    sim.pacing.command_source = lambda: True
     sim.command([0.0])
     clock.t += DT
     sim.tick()
@@ -394,7 +396,7 @@ def test_reset_is_still_until_the_next_command_and_pause_wins(pendulum):
     sim.reset()
     steps = sim.steps
     sim.command([3.0])                  # the late answer to the state before the reset
-    assert sim.still and sim._command is None
+    assert sim.still and sim.forces.command_tau is None
     clock.t += DT
     sim.tick()
     assert sim.steps == steps
@@ -409,6 +411,33 @@ def test_reset_is_still_until_the_next_command_and_pause_wins(pendulum):
     steps = sim.steps
     _run(sim, clock, 0.05)
     assert sim.steps > steps
+
+
+def test_a_payload_set_while_still_or_braked_is_in_the_efforts_at_once(pendulum):
+    """Still (or on the brakes) nothing steps: the effort read is the torque that holds the arm as it is
+    now, g(q) of the model with the payload from the moment it is attached, not that of the last reset."""
+    published = []
+    start = (np.array([0.3]), np.zeros(1))
+    sim = Simulation(DT, clock=FakeClock(), initial_state=lambda: start, publish_rate=50.0,
+                     publish=lambda state: published.append(state.tau.copy()))
+    clock = sim.clock
+    sim.set_model(pendulum)
+    carried = rd.with_payload(pendulum, mass=0.5, com=[0.5, 0.0, 0.0], frame='arm')
+    g_arm, g_carried = rd.gravity_torques(pendulum, start[0]), rd.gravity_torques(carried, start[0])
+    assert abs(g_carried[0] - g_arm[0]) > 0.1
+    _run(sim, clock, 0.05)
+    np.testing.assert_allclose(published[-1], g_arm, atol=1e-12)
+    sim.replace_model(carried)
+    assert sim.still
+    np.testing.assert_allclose(sim.tau, g_carried, atol=1e-12)
+    _run(sim, clock, 0.05)
+    np.testing.assert_allclose(published[-1], g_carried, atol=1e-12)
+    sim.replace_model(pendulum)                         # removed: the arm's own again
+    np.testing.assert_allclose(sim.tau, g_arm, atol=1e-12)
+    # on the brakes (a 'brake' hardware after its command timeout), between two steps
+    sim.forces.braked = True
+    sim.replace_model(carried)
+    np.testing.assert_allclose(sim.tau, g_carried, atol=1e-12)
 
 
 def test_initial_state_is_read_at_every_reset(pendulum):
@@ -440,7 +469,7 @@ class _FaultyEngine(RigidBodyEngine):
 
 
 def test_a_failing_step_pauses_a_diverging_one_resets(pendulum):
-    sim, clock, report = _simulation(pendulum, engine_factory=_FaultyEngine)
+    sim, clock, report = _simulation(pendulum, engine_type=_FaultyEngine)
     _run(sim, clock, 0.02)
     sim.engine.fault = 'raise'
     steps = sim.steps
@@ -454,7 +483,7 @@ def test_a_failing_step_pauses_a_diverging_one_resets(pendulum):
     clock.t += DT
     sim.tick()
     assert 'diverged' in report.text() and sim.q.tolist() == [0.0] and not sim.paused
-    assert sim._command is None, 'the reset keeps a command'
+    assert sim.forces.command_tau is None, 'the reset keeps a command'
 
 
 def test_no_model():

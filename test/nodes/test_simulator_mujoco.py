@@ -16,6 +16,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.cli.resources import world_file
+from robot_dynamics_ros.logic.stamps import stamp_ns
 from robot_dynamics_ros.nodes.computed_torque_node import ComputedTorqueController
 from robot_dynamics_ros.nodes.external_torque_estimator import ExternalTorqueEstimator
 from robot_dynamics_ros.nodes.simulator_node import SimulatorNode
@@ -28,10 +29,6 @@ mujoco = pytest.importorskip('mujoco')
 
 TABLE_TOP = 0.40            # m: worlds/table.xml
 BALL_RADIUS = 0.025         # m: urdf/ur5e.urdf's tool ball, centred on tool0
-
-
-def _stamp_ns(msg):
-    return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
 
 
 def _efforts(msg):
@@ -83,16 +80,17 @@ def test_a_table_stops_the_arm_and_the_estimator_finds_the_contact_torques(graph
                                               time_from_start=Duration(sec=1))]
     publisher = ros.publisher(JointTrajectory, f'/{controller.get_name()}/joint_trajectory')
     publisher.publish(trajectory)
-    start = _stamp_ns(states[-1])
-    assert ros.spin_until(lambda: _stamp_ns(states[-1]) > start + 1.8e9, 60.0), 'the simulation stalled'
+    start = stamp_ns(states[-1].header.stamp)
+    assert ros.spin_until(lambda: stamp_ns(states[-1].header.stamp) > start + 1.8e9, 60.0), \
+        'the simulation stalled'
 
     # The table stopped the ball: its lowest point on the surface (MuJoCo's soft contact: < 2 mm in).
     ball_bottom = rd.frame_pose(model, np.array(states[-1].position), 'tool0')[2, 3] - BALL_RADIUS
     assert TABLE_TOP - 0.002 < ball_bottom < TABLE_TOP + 0.001, ball_bottom
     # While pressing (the last 0.5 s, steady): the estimator's external torques = MuJoCo's.
-    by_stamp = {_stamp_ns(m): _efforts(m) for m in truth}
-    pairs = [(by_stamp[_stamp_ns(m)], _efforts(m)) for m in estimates
-             if _stamp_ns(m) > start + 1.3e9 and _stamp_ns(m) in by_stamp]
+    by_stamp = {stamp_ns(m.header.stamp): _efforts(m) for m in truth}
+    pairs = [(by_stamp[stamp_ns(m.header.stamp)], _efforts(m)) for m in estimates
+             if stamp_ns(m.header.stamp) > start + 1.3e9 and stamp_ns(m.header.stamp) in by_stamp]
     assert len(pairs) > 100, len(pairs)
     contact, estimated = (np.array(x) for x in zip(*pairs))
     scale = np.abs(contact).max()
@@ -141,7 +139,7 @@ def test_an_mjcf_arm_with_the_urdf_as_the_controllers_model(graph, ur5e_xml, ur5
     assert ros.spin_until(lambda: len(states) > 20, 10.0), ros.warnings(sim.get_name())
     msg = states[20]
     q, qd = np.array(UR5E_HOME), np.zeros(6)
-    for _ in range(round(_stamp_ns(msg) / 1e6)):
+    for _ in range(round(stamp_ns(msg.header.stamp) / 1e6)):
         q, qd = rd.rk4_step(ur5e_model, q, qd, np.zeros(6), 0.001)
     np.testing.assert_allclose(_efforts(msg), 0.0)
     # (MuJoCo writes the MJCF's numbers with 9 significant digits: 2e-9 here after 0.2 s)

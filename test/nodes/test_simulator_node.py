@@ -346,6 +346,27 @@ def test_still_until_the_first_command_and_after_reset(graph, ur5e_model, engine
     assert ros.spin_until(lambda: _t(states[-1]) > t_reset + 0.05, 5.0)
 
 
+def test_a_payload_set_while_still_is_in_the_efforts_at_once(graph, ur5e_model, engine):
+    """Still, nothing steps: a payload attached then is in the efforts published at once (the torque
+    that holds the arm carrying it, g(q0) with the payload), not from the next command or reset on."""
+    ros = graph
+    q0 = np.array([0.0, -1.0, 1.0, -1.0, -1.0, 0.0])
+    node, states = _sim(ros, engine, wait_for_command=True, initial_positions=list(q0))
+    assert ros.spin_until(lambda: len(states) >= 5, 5.0)
+    np.testing.assert_allclose(states[-1].effort, rd.gravity_torques(ur5e_model, q0), atol=1e-12)
+    payload = {'mass': 2.0, 'com': [0.0, 0.0, 0.05], 'frame': 'tool0'}
+    g_carried = rd.gravity_torques(rd.with_payload(ur5e_model, **payload), q0)
+    assert np.abs(g_carried - rd.gravity_torques(ur5e_model, q0)).max() > 1.0
+    node.set_parameters([Parameter('payload_mass', value=payload['mass']),
+                         Parameter('payload_com', value=payload['com']),
+                         Parameter('payload_frame', value=payload['frame'])])
+    n = len(states)
+    assert ros.spin_until(lambda: len(states) > n + 3 and np.allclose(states[-1].effort, g_carried,
+                                                                       atol=1e-9), 5.0), \
+        (states[-1].effort, g_carried, ros.warnings(node.get_name()))
+    assert node.steps == 0 and node.sim.still
+
+
 def test_a_tree_without_tip_link_drops_external_wrenches(graph):
     """The full Panda (two fingers: two tips) without tip_link: no tip frame to apply a wrench
     at; warned once at start-up, naming the tips, and every wrench is dropped with a warning."""
@@ -359,12 +380,12 @@ def test_a_tree_without_tip_link_drops_external_wrenches(graph):
     wrench.wrench.force.z = 10.0
     ros.publisher(WrenchStamped, f'/{name}/external_wrench').publish(wrench)
     assert ros.spin_until(lambda: ros.warnings(name, 'dropping an external wrench'), 5.0)
-    assert node.sim._f_tip is None
+    assert node.sim.forces.f_tip(node.sim.steps, 0.0) is None
     assert len(ros.warnings(name, 'External wrenches are dropped until then')) == 1
     # With tip_link the chain to it is the model, and wrenches are applied there.
     ros.remove_all()
     ros.logs.clear()
     node = ros.add(SimulatorNode, {'urdf_path': str(PANDA_URDF), 'tip_link': 'panda_hand_tcp'})
     ros.publisher(WrenchStamped, f'/{node.get_name()}/external_wrench').publish(wrench)
-    assert ros.spin_until(lambda: node.sim._f_tip is not None, 5.0)
+    assert ros.spin_until(lambda: node.sim.forces.f_tip(node.sim.steps, 0.0) is not None, 5.0)
     assert not ros.warnings(node.get_name(), 'tip_link')
