@@ -42,8 +42,8 @@ intermediate states are dropped.
   joint states' input rate and age, the frames sent and the frame rate, the render time, the latest
   state's lag (from its arrival to the frame that shows it), the clients connected, the URL.
 
-Targets and paths are hidden ``overlay_timeout`` s after their last message. Nothing else is published:
-the viewer never commands the arm.
+Targets and paths are hidden ``overlay_timeout`` s after their last message (how each overlay is drawn:
+``nodes/viewer_overlays.py``). Nothing else is published: the viewer never commands the arm.
 
 Parameters (their ranges and descriptions: the node reference): ``port`` (0 = a free port the system
 picks, logged) and ``host`` ('0.0.0.0' serves other machines too); a port in use is an error naming it
@@ -69,7 +69,7 @@ from rclpy.node import Node
 from robot_dynamics_ros.dynamics.kinematic_tree import KinematicTree
 from robot_dynamics_ros.logic import robot_body as rb, viewer_scene as vs
 from robot_dynamics_ros.logic.diagnostics import ComputeTimes, InputMeter, number
-from robot_dynamics_ros.logic.input_guard import MAX_ABS_POSITION, BadInput, bounded, short_list
+from robot_dynamics_ros.logic.input_guard import MAX_ABS_POSITION, bounded, short_list
 from robot_dynamics_ros.nodes.common import (
     WarningThrottle,
     describe,
@@ -78,16 +78,14 @@ from robot_dynamics_ros.nodes.common import (
     run_node,
     string_list,
 )
-from robot_dynamics_ros.nodes.contact_markers import FORCE_SCALE
-from robot_dynamics_ros.nodes.conversions import pose_to_matrix
 from robot_dynamics_ros.nodes.description_source import DescriptionSource
 from robot_dynamics_ros.nodes.diagnostics_publisher import Details, NodeDiagnostics
 from robot_dynamics_ros.nodes.latest_messages import LatestMessages
+from robot_dynamics_ros.nodes.viewer_overlays import FrameOverlays
 
 __all__ = ['Viewer', 'PortInUse', 'main', 'STREAMS']
 
 DISCOVERY_PERIOD = 1.0          # s between two topic discoveries (and panel updates)
-WRENCH_TIMEOUT = 0.5            # s after which a wrench arrow is hidden
 TRAIL_PERIOD = 3                # the trails are redrawn every this many frames
 #: kind -> (message type as the graph names it, the topic's last name, module, class)
 STREAMS = {
@@ -128,6 +126,42 @@ def check_port(host, port):
                                 f'(e.g. -p port:={port + 1})') from None
 
 
+def _declare_parameters(node):
+    """The viewer's parameters (module docstring), declared on ``node``."""
+    node.declare_parameter('port', 8080, describe(
+        'TCP port of the web page (0 = a free port the system picks). A port in use is an error.',
+        read_only=True, integer=True, min_value=0, max_value=65535))
+    node.declare_parameter('host', 'localhost', describe(
+        "Address the web page is served on ('localhost': this machine only; '0.0.0.0': every "
+        'interface).', read_only=True))
+    node.declare_parameter('frame_rate', 30.0, describe(
+        'Frames per second sent to the browser (the latest joint state at each).',
+        min_value=1.0, max_value=120.0))
+    node.declare_parameter('package_paths', [], describe(
+        'Folders where package:// meshes are looked for first (a folder holding packages, or a '
+        'package folder itself), before the ament index and ROS_PACKAGE_PATH.',
+        read_only=True, dynamic_typing=True))
+    node.declare_parameter('show_collisions', False, describe(
+        'Draw the URDF collision geometry too (translucent orange).'))
+    node.declare_parameter('wrench_scale', 0.02, describe(
+        'Length of a wrench arrow per newton of force, m/N.', min_value=0.0, max_value=10.0))
+    node.declare_parameter('trail_seconds', 5.0, describe(
+        "How long the tool's actual and desired paths are, s.", min_value=0.0, max_value=60.0))
+    node.declare_parameter('overlay_timeout', 2.0, describe(
+        'Seconds after their last message at which targets, paths and the desired pose are hidden '
+        '(0 = never).', min_value=0.0, max_value=3600.0))
+    node.declare_parameter('tip_link', '', describe(
+        "The tool link of the paths and of a wrench without a frame ('' = the URDF's deepest leaf "
+        'link).', read_only=True))
+    node.declare_parameter('payload_mass', 0.0, describe(
+        'Mass of a rigid payload attached at payload_frame, kg (0 = none): drawn as a sphere.',
+        dynamic_typing=True))
+    node.declare_parameter('payload_com', [0.0, 0.0, 0.0], describe(
+        "The payload's centre of mass in payload_frame's coordinates, m.", dynamic_typing=True))
+    node.declare_parameter('payload_frame', '', describe(
+        "Frame the payload is attached at ('' = the tool link)."))
+
+
 class _ModelView:
     """What NodeDiagnostics reads of a model source: the tree as ``model`` (its ``nq``), ``urdf_xml``,
     ``where``."""
@@ -150,38 +184,7 @@ class Viewer(Node):
     def __init__(self, node_name='viewer', **kwargs):
         super().__init__(node_name, **kwargs)
         self._throttle = WarningThrottle(self.get_logger())
-        self.declare_parameter('port', 8080, describe(
-            'TCP port of the web page (0 = a free port the system picks). A port in use is an error.',
-            read_only=True, integer=True, min_value=0, max_value=65535))
-        self.declare_parameter('host', 'localhost', describe(
-            "Address the web page is served on ('localhost': this machine only; '0.0.0.0': every "
-            'interface).', read_only=True))
-        self.declare_parameter('frame_rate', 30.0, describe(
-            'Frames per second sent to the browser (the latest joint state at each).',
-            min_value=1.0, max_value=120.0))
-        self.declare_parameter('package_paths', [], describe(
-            'Folders where package:// meshes are looked for first (a folder holding packages, or a '
-            'package folder itself), before the ament index and ROS_PACKAGE_PATH.',
-            read_only=True, dynamic_typing=True))
-        self.declare_parameter('show_collisions', False, describe(
-            'Draw the URDF collision geometry too (translucent orange).'))
-        self.declare_parameter('wrench_scale', 0.02, describe(
-            'Length of a wrench arrow per newton of force, m/N.', min_value=0.0, max_value=10.0))
-        self.declare_parameter('trail_seconds', 5.0, describe(
-            "How long the tool's actual and desired paths are, s.", min_value=0.0, max_value=60.0))
-        self.declare_parameter('overlay_timeout', 2.0, describe(
-            'Seconds after their last message at which targets, paths and the desired pose are hidden '
-            '(0 = never).', min_value=0.0, max_value=3600.0))
-        self.declare_parameter('tip_link', '', describe(
-            "The tool link of the paths and of a wrench without a frame ('' = the URDF's deepest leaf "
-            'link).', read_only=True))
-        self.declare_parameter('payload_mass', 0.0, describe(
-            'Mass of a rigid payload attached at payload_frame, kg (0 = none): drawn as a sphere.',
-            dynamic_typing=True))
-        self.declare_parameter('payload_com', [0.0, 0.0, 0.0], describe(
-            "The payload's centre of mass in payload_frame's coordinates, m.", dynamic_typing=True))
-        self.declare_parameter('payload_frame', '', describe(
-            "Frame the payload is attached at ('' = the tool link)."))
+        _declare_parameters(self)
         self.add_on_set_parameters_callback(parameter_validator(self._check_parameters))
         self.add_post_set_parameters_callback(self._apply_parameters)
         host = self.get_parameter('host').value
@@ -220,13 +223,6 @@ class Viewer(Node):
         self.frame_rate_measured = None
         self.lag = None                     # s from the latest joint state's arrival to its frame
         self._changed = False
-        self._desired = None                # the desired configuration of the frame being drawn
-        self._overlays = {'controller_state': self._draw_controller_state,
-                          'desired_pose': self._draw_desired_pose,
-                          'predicted_path': self._draw_predicted_path,
-                          'external_wrench': self._draw_external_wrench,
-                          'contact': self._draw_contact,
-                          'contacts': self._draw_contacts}
         self.create_subscription(DiagnosticArray, '/diagnostics', self._on_diagnostics, 50)
         self._model_view = None
         self._source = DescriptionSource(self, self._on_description, self._throttle,
@@ -368,17 +364,6 @@ class Viewer(Node):
             self._throttle.once(f'joint_states/unknown:{topic}', f'{topic}: joints {short_list(unknown)} are '
                                 'not joints of the robot: ignored')
 
-    def _frame_of(self, frame_id, kind, topic):
-        """T_root,frame of a message's frame: '' or the root = identity, a link = its pose; None (and a
-        warning) for a frame the robot lacks."""
-        if not frame_id or frame_id == self.tree.root_link:
-            return np.eye(4)
-        if frame_id in self.scene.poses:
-            return self.scene.poses[frame_id]
-        self._throttle.warn(f'{kind}/frame', f"{topic}: frame '{bounded(frame_id, 64)}' is not a link of "
-                            'the robot: not shown')
-        return None
-
     def _render(self):
         """One frame: the latest state of every input drawn; nothing sent when nothing changed."""
         if self.scene is None:
@@ -401,13 +386,17 @@ class Viewer(Node):
                 if self._framed == 0 or (self._framed == 1 and newest is not None):
                     self._frame_camera(poses)           # (again at the first joint state)
                     self._framed = 2 if newest is not None else 1
-            self._desired = None
+            overlays = FrameOverlays(
+                scene, self.tree.root_link, self.positions, self._moving, self.inputs.applied,
+                overlay_timeout=float(self.get_parameter('overlay_timeout').value),
+                wrench_scale=float(self.get_parameter('wrench_scale').value), now=now,
+                warn=self._throttle.warn)
             for topic, kind in list(self.inputs.topics.items()):
                 if kind != 'joint_states':
                     msg, arrived = self.inputs.read(topic)
                     if arrived is not None:
-                        self._overlays[kind](topic, msg, arrived, now)
-            scene.set_desired(self._desired, now)
+                        overlays.draw(kind, topic, msg, arrived)
+            scene.set_desired(overlays.desired, now)
             self._draw_payload()
             self.frames += 1
             if self.frames % TRAIL_PERIOD == 0:
@@ -427,77 +416,6 @@ class Viewer(Node):
                     self._joint_positions(msg, topic)
                     newest = arrived if newest is None else max(newest, arrived)
         return newest
-
-    def _recent(self, arrived, now):
-        """An overlay's message is shown for overlay_timeout s (0: always)."""
-        timeout = float(self.get_parameter('overlay_timeout').value)
-        return timeout <= 0.0 or now - arrived <= timeout
-
-    def _draw_controller_state(self, topic, msg, arrived, now):
-        """The desired configuration: the measured one with the reference's joints."""
-        if msg is None or not self._recent(arrived, now):
-            return
-        reference = np.asarray(msg.reference.positions, dtype=np.float64)
-        names = list(msg.joint_names)
-        if len(reference) == len(names) and len(reference) and np.all(np.isfinite(reference)):
-            self._desired = dict(self.positions)
-            self._desired.update((n, float(v)) for n, v in zip(names, reference) if n in self._moving)
-
-    def _draw_desired_pose(self, topic, msg, arrived, now):
-        T = None
-        if msg is not None and self._recent(arrived, now):
-            frame = self._frame_of(msg.header.frame_id, 'desired_pose', topic)
-            try:
-                T = None if frame is None else frame @ pose_to_matrix(msg.pose)
-            except BadInput as exc:
-                self._throttle.warn('desired_pose/bad', f'{topic}: target not shown: {exc}')
-        self.scene.set_target(topic, T)
-
-    def _draw_predicted_path(self, topic, msg, arrived, now):
-        points = None
-        if msg is not None and self._recent(arrived, now) and msg.poses:
-            frame = self._frame_of(msg.header.frame_id, 'predicted_path', topic)
-            if frame is not None:
-                p = np.array([[s.pose.position.x, s.pose.position.y, s.pose.position.z]
-                              for s in msg.poses[:10000]])
-                if np.all(np.isfinite(p)):
-                    points = p @ frame[:3, :3].T + frame[:3, 3]            # p_root = R p_frame + t
-        self.scene.set_path(topic, points)
-
-    def _draw_external_wrench(self, topic, msg, arrived, now):
-        """A push applied holds until its next message (the simulator applies it until then); an
-        estimate is hidden WRENCH_TIMEOUT s after its last message."""
-        force, T = None, None
-        applied = topic in self.inputs.applied
-        if msg is not None and (applied or now - arrived <= WRENCH_TIMEOUT):
-            f = msg.wrench.force
-            force = np.array([f.x, f.y, f.z])
-            T = self._frame_of(msg.header.frame_id or self.scene.tip_link, 'external_wrench', topic)
-        color = vs.APPLIED_WRENCH_COLOR if applied else vs.ESTIMATED_WRENCH_COLOR
-        self.scene.set_wrench(topic, T, force, float(self.get_parameter('wrench_scale').value), color)
-
-    def _draw_contact(self, topic, msg, arrived, now):
-        if msg is not None:
-            self.scene.set_contact(msg.data)
-
-    def _draw_contacts(self, topic, msg, arrived, now):
-        """The ``contact_force`` markers of a simulator's ~/contacts (nodes/contact_markers.py: the force
-        f = (p1 − p0) / FORCE_SCALE at p0) as arrows with the head at the contact point, ``wrench_scale``
-        m per N; hidden WRENCH_TIMEOUT s after the last message."""
-        arrows = []
-        if msg is not None and now - arrived <= WRENCH_TIMEOUT:
-            scale = float(self.get_parameter('wrench_scale').value)
-            for marker in msg.markers[:256]:
-                if marker.ns != 'contact_force' or marker.action != marker.ADD or len(marker.points) != 2:
-                    continue
-                frame = self._frame_of(marker.header.frame_id, 'contacts', topic)
-                p0, p1 = (np.array([p.x, p.y, p.z]) for p in marker.points)
-                if frame is None or not np.all(np.isfinite(p0)) or not np.all(np.isfinite(p1)):
-                    continue
-                force = (p1 - p0) / FORCE_SCALE
-                head = frame[:3, :3] @ p0 + frame[:3, 3]                      # p_root = R p_frame + t
-                arrows.append((head - scale * (frame[:3, :3] @ force), head))
-        self.scene.set_contact_forces(topic, arrows)
 
     def _draw_payload(self):
         mass = self.get_parameter('payload_mass').value
