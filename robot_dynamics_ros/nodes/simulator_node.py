@@ -14,8 +14,9 @@ two engines (parameter ``engine``, read-only):
   ``~/contact_torques`` and ``~/contacts`` (below). Everything else here is the same on both engines.
 
 Simulated time = steps × dt. The stepping, pacing and lock-step below are
-``robot_dynamics_ros.logic.simulation.Simulation`` (ROS-free, tested without DDS); this node holds its
-parameters, topics, services and timer.
+``robot_dynamics_ros.logic.simulation.Simulation`` (ROS-free, tested without DDS; its pacing:
+logic/pacing.py, the forces it applies: logic/applied_forces.py); this node holds its parameters
+(those of the simulation: nodes/simulation_parameters.py), topics, services and timer.
 
 Joint vectors are in the simulator's joint order (``joints`` parameter, else model order).
 
@@ -94,7 +95,7 @@ Parameters: the model parameters of model_source, plus
   applied torque + effort_offset, as on a real arm); the torques applied are unchanged.
 - the hardware parameters (nodes/hardware_parameters.py, read-only): ``hardware_profile``,
   ``firmware_compensates``, ``measured_effort``, ...: the simulator emulates that hardware's firmware
-  (logic/simulation.py): it adds the firmware's terms (its g(q), and with ``friction`` its friction
+  (logic/applied_forces.py): it adds the firmware's terms (its g(q), and with ``friction`` its friction
   compensation, by the model without the payload) to every command, publishes the efforts in the profile's
   convention (plus ``effort_offset``), and reacts to a missing command as the profile says (``brake``: the
   arm stops and holds until the next command). 'ros2_control' (the default): the command applied as it is.
