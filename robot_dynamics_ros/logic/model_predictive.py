@@ -20,8 +20,10 @@ would lead the arm better along the profile, but at a new target that pose is al
 way there, and the torques step by tens of N·m.) Before any target the reference holds the frame's pose
 at start-up (or after a hold).
 
-Re-planning off the control path: ``start_replan`` hands a warm re-plan to a planning thread and
-returns at once; ``collect`` puts the plan it finished in force (at the next state after it finished).
+Re-planning off the control path: ``start_replan`` hands a warm re-plan to the planning thread (a
+logic.background_job.BackgroundJob: how work leaves and re-enters the node's executor is said there)
+and returns at once; ``collect``, called at every control step, polls it and puts the plan it finished
+in force (at the next state after it finished).
 The solver's compiled loops release the GIL and work on the problem's own workspace, so the control
 path (``command``, microseconds) runs beside a re-plan instead of after it. While a re-plan runs, the
 previous plan stays in force with its gains, which is what they are for; its knot 0 is the state it was
@@ -32,14 +34,12 @@ planning thread has finished: commanding nothing better than gravity while it ra
 arm coast.
 """
 import math
-import os
-import queue
-import threading
 from typing import NamedTuple
 
 import numpy as np
 
 from robot_dynamics_ros.dynamics import ReachingProblem, frame_pose, solve_optimal_control
+from robot_dynamics_ros.logic.background_job import BackgroundJob
 from robot_dynamics_ros.logic.pose_profile import PoseReference
 
 
@@ -53,7 +53,6 @@ class _Job(NamedTuple):
     xs_init: np.ndarray     # the warm start (None: cold)
     us_init: np.ndarray
     iterations: int
-    generation: int         # hold() and drop() count up: a re-plan begun before is discarded
 
 
 class ModelPredictiveController:
@@ -81,13 +80,8 @@ class ModelPredictiveController:
         self.plan_time = None       # the time of its knot 0
         self.effort_limit = np.asarray(problem.model.effort_limit, dtype=float)
         self.goal_pose = None       # T_goal of the last re-plan begun (the profile's pose at its time)
-        self._generation = 0
-        self._thread = None         # the planning thread (started by the first start_replan)
-        self._jobs = queue.SimpleQueue()
-        self._finished = None       # (job, solution or exception) from the planning thread
-        self._idle = threading.Event()
-        self._idle.set()
-        self.planning_niceness = int(planning_niceness)
+        # the warm re-plans; hold() and drop() cancel it: a re-plan begun before comes back superseded
+        self._planner = BackgroundJob('mpc-planning', niceness=planning_niceness)
 
     # -- the target ------------------------------------------------------------------------------
     def hold(self, x, t):
@@ -100,7 +94,7 @@ class ModelPredictiveController:
     def drop(self):
         """Drop the plan in force and any re-plan under way (the next re-plan is cold)."""
         self.plan = self.plan_time = None
-        self._generation += 1
+        self._planner.cancel()
 
     def set_target(self, T_goal, x, t):
         """Move the frame's reference to T_goal (4 x 4, root frame) from time t; returns the profile's
@@ -118,8 +112,8 @@ class ModelPredictiveController:
         """Solve from state x at time t in this thread (module docstring), warm started from the plan in
         force if any, with x_ref (2n,) as the state cost's target (None: the problem's); returns the
         solution, now the plan in force. Waits first for a re-plan under way in the planning thread."""
-        self._idle.wait()
-        self._put_in_force(self._finish())
+        self._planner.wait()
+        self._put_in_force(self._planner.poll())
         job = self._job(x, t, x_ref)
         plan = self._solve(job)
         self.plan, self.plan_time = plan, t
@@ -129,40 +123,31 @@ class ModelPredictiveController:
         """Begin a warm re-plan from x at t (as replan) in the planning thread and return at once: True
         if begun; False (nothing begun) while a re-plan is under way or without a plan in force to warm
         start from (then call replan)."""
-        if not self._idle.is_set():
+        if self._planner.running:
             return False
-        self._put_in_force(self._finish())      # (a finished re-plan not collected yet: the newer start)
+        self._put_in_force(self._planner.poll())    # (a finished re-plan not collected yet: the newer start)
         if self.plan is None:
             return False
         job = self._job(x, t, x_ref)
         if job.xs_init is None:             # the plan in force is over: nothing to warm start from
             return False
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._plan_forever, name='mpc-planning', daemon=True)
-            self._thread.start()
-        self._idle.clear()
-        self._jobs.put(job)
+        self._planner.submit(lambda: self._solve(job), tag=job)
         return True
 
     def collect(self):
         """The plan the planning thread has finished since the last call, now in force; None if none (or
         if it was begun before a hold or drop). Raises what the re-plan raised (the plan is then
         dropped)."""
-        if not self._idle.is_set():
-            return None
-        return self._put_in_force(self._finish())
+        return self._put_in_force(self._planner.poll())
 
     @property
     def planning(self):
         """Whether a re-plan is under way in the planning thread."""
-        return not self._idle.is_set()
+        return self._planner.running
 
     def close(self, timeout=None):
         """End the planning thread (after the re-plan under way; at most `timeout` s waited)."""
-        if self._thread is not None:
-            self._jobs.put(None)
-            self._thread.join(timeout)
-            self._thread = None
+        self._planner.close(timeout)
 
     def _job(self, x, t, x_ref):
         problem = self.problem
@@ -180,7 +165,7 @@ class ModelPredictiveController:
                 us_init = np.vstack([plan.us[shift:], np.repeat(plan.us[-1:], shift, axis=0)])
                 iterations = self.max_iterations
         self.goal_pose = T_goal
-        return _Job(x, t, T_goal, x_ref, xs_init, us_init, iterations, self._generation)
+        return _Job(x, t, T_goal, x_ref, xs_init, us_init, iterations)
 
     def _solve(self, job):
         """The re-plan of `job` (the only code that writes the problem)."""
@@ -191,37 +176,16 @@ class ModelPredictiveController:
         return solve_optimal_control(problem, xs_init=job.xs_init, us_init=job.us_init,
                                      max_iterations=job.iterations, time_limit=self.time_budget)
 
-    def _plan_forever(self):
-        if self.planning_niceness:
-            try:                            # Linux: a thread's own niceness (its TID)
-                tid = threading.get_native_id()
-                os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid)
-                               + self.planning_niceness)
-            except (AttributeError, OSError):
-                pass
-        while (job := self._jobs.get()) is not None:
-            try:
-                result = self._solve(job)
-            except Exception as exc:        # handed to the control thread, which raises it
-                result = exc
-            self._finished = (job, result)
-            self._idle.set()
-
-    def _finish(self):
-        finished, self._finished = self._finished, None
-        return finished
-
-    def _put_in_force(self, finished):
-        if finished is None:
+    def _put_in_force(self, outcome):
+        """A re-plan's outcome (BackgroundJob.poll) in force: None if none or superseded (begun before a
+        hold or drop); what it raised is raised here, the plan dropped."""
+        if outcome is None or outcome.superseded:
             return None
-        job, result = finished
-        if job.generation != self._generation:
-            return None
-        if isinstance(result, BaseException):
+        if outcome.error is not None:
             self.drop()
-            raise result
-        self.plan, self.plan_time = result, job.t
-        return result
+        plan = outcome.result()
+        self.plan, self.plan_time = plan, outcome.tag.t
+        return plan
 
     def command(self, x, t):
         """τ = u_k + K_k (x - x̄_k) of the plan in force at time t, clamped to the effort limits; None

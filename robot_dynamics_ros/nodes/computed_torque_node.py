@@ -24,8 +24,9 @@ Topics (joint vectors in the controller's joint order: ``joints`` parameter, els
   The subscription takes the serialized message: a trajectory with more than
   ``max_trajectory_points`` points (or more joint names than the controller controls) is refused
   before rclpy converts it (``robot_dynamics_ros.logic.cdr``), so converting it never stalls control.
-  One with more than ``INLINE_POINTS`` (200) points is interpolated in a worker thread while
-  control goes on with the current reference, then takes over (its time still counts from its
+  One with more than ``INLINE_POINTS`` (200) points is interpolated in a background job
+  (``robot_dynamics_ros.logic.background_job``: latest wins) while control goes on with the current
+  reference, then takes over (its time still counts from its
   stamp, or its arrival); a newer reference, a hold, ``~/enable`` or a new model arriving
   meanwhile supersedes it (dropped with a warning).
   A reference stamped in the future waits for its start; at most ``max_pending_references`` may
@@ -92,8 +93,6 @@ Parameters: the model parameters of model_source, plus (settable at run time unl
 
 import collections
 import math
-import queue
-import threading
 
 import numpy as np
 from rclpy.clock import Clock, ClockType
@@ -102,6 +101,7 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
 from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.logic.background_job import BackgroundJob
 from robot_dynamics_ros.logic.cdr import (
     MIN_POINT_BYTES,
     header_stamp_ns,
@@ -146,7 +146,7 @@ TRAJECTORY_TOPIC = '~/joint_trajectory'     # as ros2_control's JointTrajectoryC
 # A reference on its way to the schedule: planned on arrival (``now_ns``), prepared, committed.
 # ``source``: the deserialized message, or the serialized bytes.
 # ``goal``: the action goal (trajectory_action.GoalRun) it comes from, None for the topic.
-_ReferenceJob = collections.namedtuple('_ReferenceJob', 'seq plan source model joint_order now_ns goal',
+_ReferenceJob = collections.namedtuple('_ReferenceJob', 'plan source model joint_order now_ns goal',
                                        defaults=(None,))
 
 
@@ -166,15 +166,11 @@ def _checked_arrays(source, joint_order):
 
 
 def _prepare(job):
-    """Validate and interpolate a reference: ``(trajectory, names, times)``, or the ValueError
-    (BadInput: malformed) that refuses it. Touches no node state: any thread may run it."""
-    try:
-        names, times, positions, velocities, accelerations = _checked_arrays(job.source,
-                                                                             job.joint_order)
-        columns = index_map(job.model.joint_names, names)
-        return job.plan.trajectory(times, positions, velocities, accelerations, columns), names, times
-    except ValueError as exc:
-        return exc
+    """Validate and interpolate a reference: ``(trajectory, names, times)``; raises the ValueError
+    (BadInput: malformed) that refuses it. Touches no node state: the background job runs it."""
+    names, times, positions, velocities, accelerations = _checked_arrays(job.source, job.joint_order)
+    columns = index_map(job.model.joint_names, names)
+    return job.plan.trajectory(times, positions, velocities, accelerations, columns), names, times
 
 
 class ComputedTorqueController(Controller):
@@ -218,13 +214,9 @@ class ComputedTorqueController(Controller):
         # raw: the size is checked before rclpy converts the message
         self.create_subscription(JointTrajectory, TRAJECTORY_TOPIC, self._on_reference_raw, 10,
                                  raw=True)
-        # Long references are interpolated in a worker thread; this timer (steady clock: with
-        # use_sim_time a ROS-time timer would wait for /clock) hands them over, only while one is
-        # being prepared.
-        self._reference_seq = 0
-        self._preparing = None
-        self._next_job = None
-        self._prepared = queue.SimpleQueue()
+        # Long references are interpolated in a background job; this timer (steady clock: with
+        # use_sim_time a ROS-time timer would wait for /clock) polls it, only while it is active.
+        self._preparation = BackgroundJob('reference interpolation')
         self._poll_timer = self.create_timer(_POLL_PERIOD, self._poll_prepared,
                                              clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._poll_timer.cancel()
@@ -296,7 +288,7 @@ class ComputedTorqueController(Controller):
         self.joint_order = joint_order
         self._schedule.clear()
         self._schedule.limits = None if model is None else JointLimits.from_model(model)
-        self._drop_next_job('the robot model changed')  # (one under way: dropped at its commit)
+        self._supersede_preparation('the robot model changed')  # (one under way: dropped at its commit)
         self._stale = False
         self._throttle.reset()
         if model is None:
@@ -382,8 +374,7 @@ class ComputedTorqueController(Controller):
         prepared is superseded."""
         if self._schedule.empty or not self._input.complete:
             return
-        self._reference_seq += 1
-        self._drop_next_job('a goal was cancelled')
+        self._supersede_preparation('a goal was cancelled')
         now_ns = self.get_clock().now().nanoseconds
         deceleration = float(self.get_parameter('stop_deceleration').value)
         if not (math.isfinite(deceleration) and deceleration > 0.0):   # (a start-up value)
@@ -401,10 +392,14 @@ class ComputedTorqueController(Controller):
         else:
             self._throttle.warn(key, f'reference rejected: {message}')
 
-    def _drop_next_job(self, reason):
-        job, self._next_job = self._next_job, None
-        if job is not None and job.goal is not None:
-            self._action.refuse(job.goal, ValueError(reason))
+    def _supersede_preparation(self, reason):
+        """The reference being prepared is superseded (dropped at its commit), the one waiting to be
+        prepared dropped now: its goal ends with ``reason``."""
+        self._refuse_waiting(self._preparation.cancel(), reason)
+
+    def _refuse_waiting(self, submission, reason):
+        if submission is not None and submission.tag.goal is not None:
+            self._action.refuse(submission.tag.goal, ValueError(reason))
 
     def _on_reference(self, source, n_points, stamp_ns, goal=None):
         """A reference with a model, enabled: planned now (its start state is the desired state
@@ -428,16 +423,18 @@ class ComputedTorqueController(Controller):
         except TooManyPending as exc:
             self._refuse(goal, 'reference/pending', exc)
             return
-        self._reference_seq += 1            # any job still being prepared is superseded
-        job = _ReferenceJob(self._reference_seq, plan, source, self.model, self.joint_order, now_ns,
-                            goal)
-        if n_points <= INLINE_POINTS:
-            self._commit(job, _prepare(job))
-        elif self._preparing is None:
-            self._start_preparing(job)
-        else:
-            self._drop_next_job('superseded by a newer trajectory before it started')
-            self._next_job = job            # after the one under way (now superseded)
+        job = _ReferenceJob(plan, source, self.model, self.joint_order, now_ns, goal)
+        if n_points > INLINE_POINTS:        # after the one under way (now superseded), if any
+            self._refuse_waiting(self._preparation.submit(lambda: _prepare(job), tag=job),
+                                 'superseded by a newer trajectory before it started')
+            self._poll_timer.reset()
+            return
+        self._supersede_preparation('superseded by a newer trajectory before it started')
+        try:
+            result, error = _prepare(job), None
+        except ValueError as exc:
+            result, error = None, exc
+        self._commit(job, result, error)
 
     def _check_names(self, msg):
         """The names of a reference if it is well formed and names controlled joints only."""
@@ -447,41 +444,29 @@ class ComputedTorqueController(Controller):
             self._throttle.warn(f'reference/{exc.kind}', f'reference rejected: {exc}')
             return None
 
-    def _start_preparing(self, job):
-        self._preparing = threading.Thread(
-            target=lambda: self._prepared.put((job, _prepare(job))), daemon=True,
-            name='reference interpolation')
-        self._preparing.start()
-        self._poll_timer.reset()
-
     def _poll_prepared(self):
-        """Executor thread: commit a reference the worker has prepared; start the next one."""
-        try:
-            job, result = self._prepared.get_nowait()
-        except queue.Empty:
-            return
-        self._preparing.join()
-        self._preparing = None
-        self._commit(job, result)
-        job, self._next_job = self._next_job, None
-        if job is not None:
-            self._start_preparing(job)
-        else:
+        """Executor thread (the timer, while the background job is active): commit a reference it
+        has prepared (the next one waiting then starts)."""
+        outcome = self._preparation.poll()
+        if not self._preparation.active:
             self._poll_timer.cancel()
+        if outcome is not None:
+            self._commit(outcome.tag, outcome.value, outcome.error, outcome.superseded)
 
-    def _commit(self, job, result):
-        """Executor thread: schedule a prepared reference, unless something newer came first."""
+    def _commit(self, job, result, error, superseded=False):
+        """Executor thread: schedule a prepared reference (``result``; ``error``: why it is refused),
+        unless something newer came first (``superseded``, or a new model or the schedule changed)."""
         goal = job.goal
         if goal is not None and (goal.finished or goal.handle.is_cancel_requested):
             return                          # ended (or cancelled) while it was prepared
-        if isinstance(result, ValueError):
-            kind = result.kind if isinstance(result, BadInput) else 'waypoints'
-            self._refuse(goal, f'reference/{kind}', result)
+        if error is not None:
+            kind = error.kind if isinstance(error, BadInput) else 'waypoints'
+            self._refuse(goal, f'reference/{kind}', error)
             return
         trajectory, names, times = result
         now_ns = self.get_clock().now().nanoseconds
         try:
-            if job.seq != self._reference_seq or job.model is not self.model or not self.enabled:
+            if superseded or job.model is not self.model or not self.enabled:
                 raise Superseded('a newer reference, or a model change, came while it was prepared')
             self._schedule.commit(job.plan, trajectory, now_ns)
         except Superseded as exc:
@@ -519,7 +504,7 @@ class ComputedTorqueController(Controller):
             return
         q, _ = self._input.cache.arrays()
         self._schedule.hold(q, self.get_clock().now().nanoseconds)
-        self._drop_next_job(description)    # (one under way is superseded by the hold)
+        self._supersede_preparation(description)    # (one under way is superseded by the hold)
         self._end_goals(f'{description}: holding the position of this state')
         self._throttle.warn('state/discontinuity',
                             f'{description}: reference dropped, holding the position of this state')
@@ -542,7 +527,7 @@ class ComputedTorqueController(Controller):
     def _disable(self):
         """Disabled (or the disabled_mode changed while disabled): the first output of the mode;
         what to log."""
-        self._drop_next_job('the controller was disabled')  # (one under way: dropped at its commit)
+        self._supersede_preparation('the controller was disabled')  # (one under way: dropped at its commit)
         if self._disabled_mode == 'zero_effort':
             if self.model is not None:
                 self._command.publish_zero()
@@ -560,7 +545,7 @@ class ComputedTorqueController(Controller):
     # -- control ----------------------------------------------------------------------------
     def _drop_reference(self, reason):
         self._schedule.clear()
-        self._drop_next_job(reason)
+        self._supersede_preparation(reason)
         self._end_goals(reason)
 
     def _end_goals(self, reason):
@@ -582,6 +567,7 @@ class ComputedTorqueController(Controller):
     def destroy_node(self):
         if self._action is not None:
             self._action.destroy()
+        self._preparation.close(timeout=1.0)
         return super().destroy_node()
 
     def _idle(self):

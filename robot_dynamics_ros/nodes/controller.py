@@ -167,6 +167,10 @@ class Controller(Node):
         response.success = True
         return response
 
+    def destroy_node(self):
+        self._source.close()        # the builder thread of topic descriptions (after its build)
+        return super().destroy_node()
+
     # -- parameters -------------------------------------------------------------------------
     def _n(self):
         return self.model.nq if self.model is not None else None

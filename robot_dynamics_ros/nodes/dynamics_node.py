@@ -309,6 +309,10 @@ class DynamicsNode(Node):
             return
         publisher.publish(out.serialized())
 
+    def destroy_node(self):
+        self._source.close()        # the builder thread of topic descriptions (after its build)
+        return super().destroy_node()
+
 
 def main(args=None):
     run_node(DynamicsNode, args)

@@ -295,6 +295,10 @@ class ExternalTorqueEstimator(Node):
             response.message = 'no estimate yet (no model, or no joint state with efforts)'
         return response
 
+    def destroy_node(self):
+        self._source.close()        # the builder thread of topic descriptions (after its build)
+        return super().destroy_node()
+
 
 def main(args=None):
     run_node(ExternalTorqueEstimator, args)

@@ -34,25 +34,24 @@ take (a wrong length for that robot, a payload parameter out of range) are an er
 node then runs without a robot model rather than with a wrong one, until they are set to values
 that fit (a payload frame the model does not have: the model without the payload, and an error).
 
-Descriptions arriving on the topic are built off the executor: in a worker thread (the model,
-then one call of each core function the node uses, so that numba's compilation or cache loading
-happens there too), while the node keeps serving with its current model; the new model is handed
-to the node on the executor thread, polled by a timer that runs only while a build is under way.
-Python threads share the GIL: the executor still runs between the builder's bytecodes, which is
-the point (a C call that holds the GIL, such as parsing the XML, still delays it). One build at a
-time: descriptions arriving meanwhile are queued, and only the newest is built next. Descriptions
-given at start-up (parameter, file) are built before the node spins, in its constructor.
+Descriptions arriving on the topic are built off the executor, in the model source's
+logic.background_job.BackgroundJob (which says how work leaves and re-enters the executor): the model,
+then one call of each core function the node uses, so that numba's compilation or cache loading happens
+there too, while the node keeps serving with its current model; the new model is handed to the node on
+the executor thread, polled by a timer that runs only while a build is under way. Latest wins: one
+build at a time, only the newest description that arrived meanwhile is built next, and a build that a
+newer description (or one refused) superseded is not handed over. Descriptions given at start-up
+(parameter, file) are built before the node spins, in its constructor.
 """
 
 import math
-import queue
-import threading
 import time
 
 import numpy as np
 from rclpy.clock import Clock, ClockType
 
 from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.logic.background_job import BackgroundJob
 from robot_dynamics_ros.logic.input_guard import WarningThrottle, bounded, short_list
 from robot_dynamics_ros.logic.payload_log import PAYLOAD_PARAMETERS, inertia_matrix
 from robot_dynamics_ros.nodes.common import describe, float_array, parameter_validator, string_list
@@ -183,6 +182,31 @@ def _run_calls(calls, q, qd):
     return None
 
 
+def _warm(model, warm_up):
+    """Call the node's warm-up functions ``warm_up(model)`` (None: none) on ``model`` (at q = 0 clipped
+    into the limits, q̇ = 0); what to log about it (text or None)."""
+    if warm_up is None:
+        return None
+    start = time.monotonic()
+    q = np.clip(np.zeros(model.nq), model.lower, model.upper)
+    error = _run_calls(warm_up(model), q, np.zeros(model.nq))
+    elapsed = time.monotonic() - start
+    if error is None and elapsed > 5.0:     # loading from numba's cache takes milliseconds
+        return (f'dynamics kernels ready after {elapsed:.1f} s: compiled, there was no compiled '
+                'copy for these sources (`python -m robot_dynamics_ros.cli.precompile`, which the '
+                "README's set-up and colcon build run, makes nodes start at once)")
+    if error is None and elapsed > 0.5:
+        return f'dynamics kernels ready after {elapsed:.1f} s (compiled or loaded)'
+    return error
+
+
+def _build(text, settings, warm_up):
+    """The background job's work: ``(model, joint_order, warm-up note)`` built from the description
+    ``text``; raises what the build raises. Touches no node state."""
+    model, joint_order = build_model(text, **settings)
+    return model, joint_order, _warm(model, warm_up)
+
+
 class ModelSource:
     """Declares the model parameters on ``node`` and calls ``on_model(model, joint_order)``.
 
@@ -220,10 +244,8 @@ class ModelSource:
         # run-time parameters do not fit it, so that setting them to values that do brings it in
         self._built = None
         self._poll_timer = None
-        self._builder = None            # the worker thread of the build under way
-        self._building_xml = None       # its description
-        self._next_xml = None           # the newest description that arrived meanwhile
-        self._results = queue.SimpleQueue()
+        self._builds = BackgroundJob('robot_description builder')    # the topic's descriptions
+        self._latest_xml = None         # the newest description submitted to it
         self._description = DescriptionSource(
             node, self._on_description, self._throttle,
             kept=lambda: 'keeping the current model' if self.model is not None else 'no robot model')
@@ -363,7 +385,11 @@ class ModelSource:
 
     @property
     def building(self):
-        return self._builder is not None
+        return self._builds.active
+
+    def close(self, timeout=1.0):
+        """End the builder thread (after the build under way; at most ``timeout`` s waited)."""
+        self._builds.close(timeout)
 
     @property
     def where(self):
@@ -374,86 +400,45 @@ class ModelSource:
         """Build from the parameter or file now, or subscribe to the robot_description topic."""
         self._description.start()
 
-    # -- the robot_description topic: built in a worker thread ------------------------------
+    # -- the robot_description topic: built in the background job --------------------------
     def _on_description(self, text, origin):
         if origin != 'topic':
             self.load(text, origin)
             return
+        if not looks_like_xml(text):
+            self._builds.cancel()           # a build under way is superseded: this one is the newest
+            self._latest_xml = None
+            self._set_failed(f'robot description from the topic is not URDF XML (starts with '
+                             f'{text[:40]!r})', 'topic')
+            return
+        if text == (self._latest_xml if self._builds.active else self.urdf_xml):
+            return  # being built, or the same robot: keep the model (and the node's state)
         if self._poll_timer is None:
             # steady clock: with use_sim_time, a ROS-time timer would wait for /clock
             self._poll_timer = self._node.create_timer(
                 _BUILD_POLL_PERIOD, self._poll_build, clock=Clock(clock_type=ClockType.STEADY_TIME))
-            self._poll_timer.cancel()
-        if self._builder is not None:
-            # the build under way finishes first; only the newest of those that arrive meanwhile
-            # is built after it
-            self._next_xml = None if text == self._building_xml else text
-            return
-        if self.urdf_xml is not None and text == self.urdf_xml:
-            return  # same robot: keep the model (and the node's state)
-        self._start_build(text)
-
-    def _start_build(self, text):
-        if not looks_like_xml(text):
-            self._set_failed(f'robot description from the topic is not URDF XML (starts with '
-                             f'{text[:40]!r})', 'topic')
-            return
-        settings = self._build_settings()
-        self._building_xml = text
-        self._builder = threading.Thread(target=self._build_worker, args=(text, settings),
-                                         name='robot_description builder', daemon=True)
-        self._builder.start()
+        self._latest_xml = text
+        settings, warm_up = self._build_settings(), self._warm_up
+        self._builds.submit(lambda: _build(text, settings, warm_up), tag=text)
         self._poll_timer.reset()
 
-    def _build_worker(self, text, settings):
-        """Worker thread: build and warm up; the result goes to the queue, nothing else is
-        touched (the node is the executor thread's; the payload is attached there, with the
-        parameters in force when the build is handed over)."""
-        try:
-            base, joint_order = build_model(text, **settings)
-            result = (text, base, joint_order, None, self._warm(base))
-        except Exception as exc:  # any failure to build leaves the node running
-            result = (text, None, (), f'{type(exc).__name__}: {bounded(exc, 500)}', None)
-        self._results.put(result)
-
     def _poll_build(self):
-        """Executor thread: hand over a finished build, start the next one if one is queued."""
-        try:
-            text, base, joint_order, error, warm_up_note = self._results.get_nowait()
-        except queue.Empty:
-            return
-        self._builder.join()
-        self._builder = self._building_xml = None
-        if error is not None:
-            self._set_failed(f'cannot build the robot model from the topic robot description: '
-                             f'{error}', 'topic')
-        else:
-            self._log_warm_up(warm_up_note)
-            self._adopt(base, joint_order, text, 'topic')
-        following, self._next_xml = self._next_xml, None
-        if following is not None and following != self.urdf_xml:
-            self._start_build(following)
-        if self._builder is None:
+        """Executor thread: hand over a finished build unless a newer description superseded it."""
+        outcome = self._builds.poll()
+        if not self._builds.active:
             self._poll_timer.cancel()
+        if outcome is None or outcome.superseded:
+            return
+        if outcome.error is not None:
+            error = outcome.error
+            self._set_failed(f'cannot build the robot model from the topic robot description: '
+                             f'{type(error).__name__}: {bounded(error, 500)}', 'topic')
+            return
+        base, joint_order, warm_up_note = outcome.value
+        self._log_warm_up(warm_up_note)
+        self._adopt(base, joint_order, outcome.tag, 'topic')
 
     # -- building ---------------------------------------------------------------------------
-    def _warm(self, model):
-        """Call the node's warm-up functions on ``model`` (at q = 0 clipped into the limits,
-        q̇ = 0); what to log about it (text or None)."""
-        if self._warm_up is None:
-            return None
-        start = time.monotonic()
-        q = np.clip(np.zeros(model.nq), model.lower, model.upper)
-        error = _run_calls(self._warm_up(model), q, np.zeros(model.nq))
-        elapsed = time.monotonic() - start
-        if error is None and elapsed > 5.0:     # loading from numba's cache takes milliseconds
-            return (f'dynamics kernels ready after {elapsed:.1f} s: compiled, there was no compiled '
-                    'copy for these sources (`python -m robot_dynamics_ros.cli.precompile`, which the '
-                    "README's set-up and colcon build run, makes nodes start at once)")
-        if error is None and elapsed > 0.5:
-            return f'dynamics kernels ready after {elapsed:.1f} s (compiled or loaded)'
-        return error
-
     def load(self, urdf_xml, origin):
         """Build the model from ``urdf_xml`` now; log an error and return None on failure."""
         if not looks_like_xml(urdf_xml):
@@ -465,7 +450,7 @@ class ModelSource:
             return self._set_failed(f'cannot build the robot model from the {origin} robot '
                                     f'description: {type(exc).__name__}: {bounded(exc, 500)}',
                                     origin)
-        self._log_warm_up(self._warm(built))
+        self._log_warm_up(_warm(built, self._warm_up))
         return self._adopt(built, joint_order, urdf_xml, origin)
 
     def _adopt(self, built, joint_order, urdf_xml, origin):

@@ -294,6 +294,7 @@ class TrajectoryFeedforward(Node):
             self._finish(relay, ErrorCode.INVALID_GOAL, 'the relay is shutting down')
         self._server.destroy()
         self._client.destroy()
+        self._source.close()
         return super().destroy_node()
 
 

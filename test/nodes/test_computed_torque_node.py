@@ -520,7 +520,7 @@ def test_a_long_trajectory_is_read_off_the_executor_and_followed(graph, ur5e_xml
         def watch():
             """Between executor callbacks: when preparation is seen under way, and committed."""
             now = time.monotonic()
-            if loop.node._preparing is not None:
+            if loop.node._preparation.running:
                 window.setdefault('preparing', now)
             if loop.node._schedule.generation != generation:
                 window.setdefault('committed', now)
@@ -548,7 +548,7 @@ def test_a_long_trajectory_is_read_off_the_executor_and_followed(graph, ur5e_xml
     loop.send(Q0, np.zeros(6))
     # the others hold the desired state in force when it took over: the long one was dropped
     np.testing.assert_array_equal(loop.errors[-1].position, held)
-    assert loop.node._preparing is None
+    assert not loop.node._preparation.active
 
 
 def test_the_trajectory_topic_is_joint_trajectory(graph, ur5e_xml):
