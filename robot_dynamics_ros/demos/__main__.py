@@ -1,5 +1,5 @@
-"""``python -m robot_dynamics_ros.demos`` (``make demo``; ``python -m robot_dynamics_ros.demo`` and the
-``demo`` executable too): picks the demo from the options and runs it.
+"""``python -m robot_dynamics_ros.demos`` (``make demo``; the ``demo`` console script too): picks the demo
+from the options and runs it.
 
     python -m robot_dynamics_ros.demos                  the joint-space demo (joint_space_demo.py)
     python -m robot_dynamics_ros.demos --task-space     task_space_demo.py

@@ -40,20 +40,20 @@ import numpy as np
 
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.cli import bringup
-from robot_dynamics_ros.demos.joint_space_demo import JOINT_STATES_TOPIC
+from robot_dynamics_ros.demos.joint_space_report import JOINT_STATES_TOPIC
 from robot_dynamics_ros.demos.recording import (
     GraphRun,
     Series,
     demo_knots,
     demo_main,
     goal_result,
-    header_ns,
     save_figure,
     simulation_graph,
     trajectory_message,
     urdf_robot_name,
     viewer_settings,
 )
+from robot_dynamics_ros.logic.stamps import stamp_ns
 
 __all__ = ['CASES', 'Case', 'CaseRecording', 'run', 'summary', 'report_text', 'plot', 'main']
 
@@ -103,50 +103,56 @@ class CaseRecording:
     mode: str = ''
 
 
-def make_recorder(rec, context):
-    """The demo's node for one run: records ``rec``; ``follow[action]``: a FollowJointTrajectory client
-    of each action (imports rclpy)."""
-    from control_msgs.action import FollowJointTrajectory
-    from control_msgs.msg import JointTrajectoryControllerState
-    from rclpy.action import ActionClient
+class FeedforwardDemoRecorder:
+    """The work of the demo's own node (``node``) for one run: records ``rec``; ``follow[action]``: a
+    FollowJointTrajectory client of each action."""
+
+    def __init__(self, rec, node):
+        from control_msgs.action import FollowJointTrajectory
+        from control_msgs.msg import JointTrajectoryControllerState
+        from rclpy.action import ActionClient
+        from rclpy.qos import QoSProfile
+        from sensor_msgs.msg import JointState
+
+        qos = QoSProfile(depth=500)
+        self.rec, self.node = rec, node
+        self.follow = {action: ActionClient(node, FollowJointTrajectory, action)
+                       for action in (STAND_IN_ACTION, RELAY_ACTION)}
+        node.create_subscription(JointState, JOINT_STATES_TOPIC, self.on_state, qos)
+        node.create_subscription(JointTrajectoryControllerState, STATE_TOPIC, self.on_controller, qos)
+        self._order = {}
+
+    def _ordered(self, names):
+        """Indices taking ``names``' order to rec.joint_names' (matched by name)."""
+        from robot_dynamics_ros.nodes.conversions import index_map
+
+        names = tuple(names)
+        if names not in self._order:
+            self._order[names] = index_map(names, self.rec.joint_names)
+        return self._order[names]
+
+    def on_state(self, msg):
+        rec = self.rec
+        if not rec.joint_names:
+            rec.joint_names = tuple(msg.name)
+        rec.joint_states.add(stamp_ns(msg.header.stamp),
+                             np.asarray(msg.position)[self._ordered(msg.name)].tolist())
+
+    def on_controller(self, msg):
+        rec = self.rec
+        if not rec.joint_names:
+            return
+        k, stamp = self._ordered(msg.joint_names), stamp_ns(msg.header.stamp)
+        for series, values in ((rec.desired, msg.reference.positions), (rec.error, msg.error.positions),
+                               (rec.feedforward, msg.reference.effort), (rec.command, msg.output.effort)):
+            series.add(stamp, np.asarray(values)[k].tolist())
+
+
+def make_recorder(rec, context) -> FeedforwardDemoRecorder:
+    """The demo's recorder for one run, on a node of its own (imports rclpy)."""
     from rclpy.node import Node
-    from rclpy.qos import QoSProfile
-    from sensor_msgs.msg import JointState
 
-    from robot_dynamics_ros.nodes.conversions import index_map
-
-    qos = QoSProfile(depth=500)
-
-    class FeedforwardDemoRecorder(Node):
-        def __init__(self):
-            super().__init__('demo_feedforward_recorder', context=context)
-            self.follow = {action: ActionClient(self, FollowJointTrajectory, action)
-                           for action in (STAND_IN_ACTION, RELAY_ACTION)}
-            self.create_subscription(JointState, JOINT_STATES_TOPIC, self._on_state, qos)
-            self.create_subscription(JointTrajectoryControllerState, STATE_TOPIC, self._on_controller, qos)
-            self._order = {}
-
-        def _ordered(self, names):
-            """Indices taking ``names``' order to rec.joint_names' (matched by name)."""
-            names = tuple(names)
-            if names not in self._order:
-                self._order[names] = index_map(names, rec.joint_names)
-            return self._order[names]
-
-        def _on_state(self, msg):
-            if not rec.joint_names:
-                rec.joint_names = tuple(msg.name)
-            rec.joint_states.add(header_ns(msg), np.asarray(msg.position)[self._ordered(msg.name)].tolist())
-
-        def _on_controller(self, msg):
-            if not rec.joint_names:
-                return
-            k, stamp = self._ordered(msg.joint_names), header_ns(msg)
-            for series, values in ((rec.desired, msg.reference.positions), (rec.error, msg.error.positions),
-                                   (rec.feedforward, msg.reference.effort), (rec.command, msg.output.effort)):
-                series.add(stamp, np.asarray(values)[k].tolist())
-
-    return FeedforwardDemoRecorder()
+    return FeedforwardDemoRecorder(rec, Node('demo_feedforward_recorder', context=context))
 
 
 def pd_gains(urdf, joint_names, q0):
@@ -181,7 +187,8 @@ def _run_case(opts, case, gc, urdf):
     rec = CaseRecording(case, robot_name=urdf_robot_name(urdf))
     print(f'demo: {case.title}', file=sys.stderr, flush=True)
     with GraphRun(gc, 'in-process', opts.executor, viewer_settings(opts)) as graph:
-        recorder = graph.add(make_recorder(rec, graph.context))
+        recorder = make_recorder(rec, graph.context)
+        graph.add(recorder.node)
         rec.mode = graph.description
         # the simulator publishes its start pose, at rest, until a first command
         if not graph.spin_until(lambda: rec.joint_states.values, opts.startup_timeout):

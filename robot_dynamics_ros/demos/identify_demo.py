@@ -5,13 +5,13 @@ arm is not its URDF; identify it from a recording and run the controllers on wha
    config/ur5e_real_arm.yaml's armature and effort offsets, joint friction on: tools/make_real_arm.py
    says how it differs from the UR5e's URDF) while the computed-torque controller, the dynamics node
    and the external torque estimator believe the stock urdf/ur5e.urdf.
-2. The demo trajectory (demo.py's) under computed torque: the tracking error, and the external torque
-   estimator's "phantom" external torques (nothing touches the arm: they are model error).
+2. The demo trajectory (the joint-space demo's) under computed torque: the tracking error, and the external
+   torque estimator's "phantom" external torques (nothing touches the arm: they are model error).
 3. An excitation trajectory (dynamics.excitation_trajectory: a finite Fourier series whose base
    regressor is well conditioned, within the joint limits) sent to the controller, /joint_states
    recorded into a rosbag2 bag (rosbags' Writer, mcap) as `ros2 bag record` would.
-4. ``python -m robot_dynamics_ros.identify robot --armature`` on that bag: out/identified_ur5e.urdf and
-   out/identified_ur5e.yaml.
+4. ``python -m robot_dynamics_ros.cli.identify robot --armature`` on that bag: out/identified_ur5e.urdf
+   and out/identified_ur5e.yaml.
 5. The graph again, the controller, dynamics node and estimator on the identified URDF and YAML (the
    simulator is the same real arm): the demo trajectory once more.
 6. Prints the held-out torque errors and the tracking errors and phantom torques before and after;
@@ -38,12 +38,13 @@ from robot_dynamics_ros.demos.recording import (
     Series,
     demo_knots,
     demo_main,
-    header_ns,
     save_figure,
     simulation_graph,
     trajectory_message,
+    values_by_name,
     viewer_settings,
 )
+from robot_dynamics_ros.logic.stamps import stamp_ns
 
 __all__ = ['run', 'main', 'plot']
 
@@ -90,63 +91,62 @@ class IdentifyRecording:
     mode: str = ''
 
 
-def make_recorder(rec, context, current):
-    """The demo's node: records the joint states (and, while `current['bag']` is a list, the messages
-    themselves for the bag), the tracking errors and the external torques of `current['run']`; sends
-    trajectories (imports rclpy)."""
-    from rcl_interfaces.srv import SetParametersAtomically
+class IdentifyDemoRecorder:
+    """The work of the demo's own node (``node``): records the joint states (and, while `current['bag']`
+    is a list, the messages themselves for the bag), the tracking errors and the external torques of
+    `current['run']`; sends trajectories (``reference``); sets the controller's gains
+    (``set_parameters``). ``last_stamp``, ``last_position``: of the latest joint state."""
+
+    def __init__(self, rec, node, current):
+        from rcl_interfaces.srv import SetParametersAtomically
+        from rclpy.qos import QoSProfile
+        from sensor_msgs.msg import JointState
+        from trajectory_msgs.msg import JointTrajectory
+
+        qos = QoSProfile(depth=1000)
+        self.rec, self.node, self.current = rec, node, current
+        self.reference = node.create_publisher(JointTrajectory, TRAJECTORY_TOPIC, 10)
+        self.set_parameters = node.create_client(SetParametersAtomically,
+                                                 f'{CONTROLLER}/set_parameters_atomically')
+        self.last_stamp = 0
+        self.last_position = None
+        node.create_subscription(JointState, JOINT_STATES_TOPIC, self.on_state, qos)
+        node.create_subscription(JointState, TRACKING_ERROR_TOPIC, self.on_error, qos)
+        node.create_subscription(JointState, EXTERNAL_TORQUES_TOPIC, self.on_external, qos)
+
+    def on_state(self, msg):
+        rec, current = self.rec, self.current
+        if not rec.joint_names:
+            rec.joint_names = tuple(msg.name)
+        q = values_by_name(msg.name, msg.position, rec.joint_names)
+        if q is None:
+            return
+        self.last_stamp, self.last_position = stamp_ns(msg.header.stamp), q
+        if current.get('run') is not None:
+            self._append(current['run'].velocity, msg, msg.velocity)
+        if current.get('bag') is not None:
+            current['bag'].append(msg)
+            rec.excitation_states.add(stamp_ns(msg.header.stamp), q)
+
+    def _append(self, series, msg, values):
+        values = values_by_name(msg.name, values, self.rec.joint_names) if self.rec.joint_names else None
+        if values is not None:
+            series.add(stamp_ns(msg.header.stamp), values)
+
+    def on_error(self, msg):
+        if self.current.get('run') is not None:
+            self._append(self.current['run'].tracking_error, msg, msg.position)
+
+    def on_external(self, msg):
+        if self.current.get('run') is not None:
+            self._append(self.current['run'].external_torque, msg, msg.effort)
+
+
+def make_recorder(rec, context, current) -> IdentifyDemoRecorder:
+    """The demo's recorder, on a node of its own (imports rclpy)."""
     from rclpy.node import Node
-    from rclpy.qos import QoSProfile
-    from sensor_msgs.msg import JointState
-    from trajectory_msgs.msg import JointTrajectory
 
-    qos = QoSProfile(depth=1000)
-
-    def by_name(msg, values):
-        index = {name: k for k, name in enumerate(msg.name)}
-        if len(values) != len(msg.name) or any(name not in index for name in rec.joint_names):
-            return None
-        return [values[index[name]] for name in rec.joint_names]
-
-    class IdentifyDemoRecorder(Node):
-        def __init__(self):
-            super().__init__('demo_identify_recorder', context=context)
-            self.reference = self.create_publisher(JointTrajectory, TRAJECTORY_TOPIC, 10)
-            self.set_parameters = self.create_client(SetParametersAtomically,
-                                                     f'{CONTROLLER}/set_parameters_atomically')
-            self.last_stamp = 0
-            self.last_position = None
-            self.create_subscription(JointState, JOINT_STATES_TOPIC, self._on_state, qos)
-            self.create_subscription(JointState, TRACKING_ERROR_TOPIC, self._on_error, qos)
-            self.create_subscription(JointState, EXTERNAL_TORQUES_TOPIC, self._on_external, qos)
-
-        def _on_state(self, msg):
-            if not rec.joint_names:
-                rec.joint_names = tuple(msg.name)
-            q = by_name(msg, msg.position)
-            if q is None:
-                return
-            self.last_stamp, self.last_position = header_ns(msg), q
-            if current.get('run') is not None:
-                self._append(current['run'].velocity, msg, msg.velocity)
-            if current.get('bag') is not None:
-                current['bag'].append(msg)
-                rec.excitation_states.add(header_ns(msg), q)
-
-        def _append(self, series, msg, values):
-            values = by_name(msg, values) if rec.joint_names else None
-            if values is not None:
-                series.add(header_ns(msg), values)
-
-        def _on_error(self, msg):
-            if current.get('run') is not None:
-                self._append(current['run'].tracking_error, msg, msg.position)
-
-        def _on_external(self, msg):
-            if current.get('run') is not None:
-                self._append(current['run'].external_torque, msg, msg.effort)
-
-    return IdentifyDemoRecorder()
+    return IdentifyDemoRecorder(rec, Node('demo_identify_recorder', context=context), current)
 
 
 def _wait(graph, recorder, seconds, wall=None):
@@ -197,7 +197,8 @@ def _pass(opts, rec, model_parameters, excite):
     gc = _graph(opts, model_parameters)
     current = {}
     with GraphRun(gc, opts.mode, opts.executor, viewer_settings(opts)) as graph:
-        recorder = graph.add(make_recorder(rec, graph.context, current))
+        recorder = make_recorder(rec, graph.context, current)
+        graph.add(recorder.node)
         rec.mode = graph.description
         if not graph.spin_until(lambda: recorder.last_position is not None
                                 and recorder.reference.get_subscription_count() > 0, opts.startup_timeout):
@@ -275,8 +276,7 @@ def write_bag(path, messages):
         connection = writer.add_connection(JOINT_STATES_TOPIC, 'sensor_msgs/msg/JointState',
                                            typestore=typestore)
         for msg in messages:
-            ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-            writer.write(connection, ns, serialize_message(msg))
+            writer.write(connection, stamp_ns(msg.header.stamp), serialize_message(msg))
     return path
 
 
@@ -474,7 +474,8 @@ def plot(rec, numbers, path) -> Path:
 
 
 def main(opts) -> int:
-    """The identification demo with demo.py's parsed options (``--identify`` and the ones it shares)."""
+    """The identification demo with the demos' parsed options (demos/__main__.py: ``--identify``
+    and the ones it shares)."""
     return demo_main(opts, run, _report)
 
 

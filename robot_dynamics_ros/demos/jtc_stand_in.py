@@ -50,6 +50,7 @@ from std_msgs.msg import Float64MultiArray
 
 from robot_dynamics_ros.logic.input_guard import BadInput
 from robot_dynamics_ros.logic.interpolation import PiecewisePolynomial
+from robot_dynamics_ros.logic.stamps import stamp_ns
 from robot_dynamics_ros.logic.trajectory_goal import ErrorCode, GoalError, error_code_of, goal_joint_error
 from robot_dynamics_ros.nodes.common import describe, gain_vector, run_node, string_list
 from robot_dynamics_ros.nodes.conversions import float64_field, index_map, joint_trajectory_arrays
@@ -184,7 +185,7 @@ class JtcStandIn(Node):
             self._run.finish(ErrorCode.INVALID_GOAL, 'preempted by a new goal')
         self._run, self._trajectory = run, trajectory
         stamp = handle.request.trajectory.header.stamp
-        self._start_ns = (stamp.sec * 1_000_000_000 + stamp.nanosec) or None   # 0: start now (JTC)
+        self._start_ns = stamp_ns(stamp) or None   # 0: start now (JTC)
 
     def _trajectory_of(self, goal):
         """The goal's SampledTrajectory in ``joints`` order; GoalError (JTC's code, the reason)."""
@@ -240,7 +241,7 @@ class JtcStandIn(Node):
             if not self.hold_before_goal:
                 return
             self._hold(q)
-        now_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        now_ns = stamp_ns(msg.header.stamp)
         if self._start_ns is None:
             self._start_ns = now_ns
         t = (now_ns - self._start_ns) * 1e-9

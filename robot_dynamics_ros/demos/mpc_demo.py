@@ -30,18 +30,24 @@ from pathlib import Path
 
 import numpy as np
 
+from robot_dynamics_ros.demos.pose_targets import (
+    TOOL,
+    PoseDemo,
+    model_order,
+    pose_target_recorder,
+    start_at_rest,
+)
 from robot_dynamics_ros.demos.recording import (
     GraphRun,
     Series,
     demo_main,
-    header_ns,
-    pose_target_recorder,
     save_figure,
     simulation_graph,
     urdf_robot_name,
     viewer_settings,
 )
-from robot_dynamics_ros.demos.task_space_demo import _to_model_order, square_targets, start_at_rest
+from robot_dynamics_ros.demos.task_space_demo import square_targets
+from robot_dynamics_ros.logic.stamps import stamp_ns
 
 __all__ = ['MpcRecording', 'run', 'target_errors', 'report_text', 'plot']
 
@@ -51,7 +57,6 @@ PATH_TOPIC = f'{CONTROLLER}/predicted_path'
 DESIRED_TOPIC = f'{CONTROLLER}/desired_pose'
 COMMANDS_TOPIC = '/effort_controller/commands'
 JOINT_STATES_TOPIC = '/joint_states'
-TOOL = 'tool0'
 DIAGNOSTICS_PERIOD = 0.1
 
 
@@ -74,7 +79,7 @@ class MpcRecording:
 
 
 def make_recorder(rec, context):
-    """The demo's node: records, and publishes the targets (imports rclpy)."""
+    """The demo's node's recorder: records, and publishes the targets (imports rclpy)."""
     from diagnostic_msgs.msg import DiagnosticArray
     from geometry_msgs.msg import PoseStamped
     from nav_msgs.msg import Path as PathMsg
@@ -91,12 +96,13 @@ def make_recorder(rec, context):
                     rec.solves.add(rec.joint_states.stamp[-1] if rec.joint_states.stamp else -1,
                                    [float(values['last solve (ms)']), float(values['last iterations'])])
 
-    recorder.create_subscription(PathMsg, PATH_TOPIC, lambda m: rec.paths.add(
-        header_ns(m), [[p.pose.position.x, p.pose.position.y, p.pose.position.z] for p in m.poses]),
-        recorder.qos)
-    recorder.create_subscription(PoseStamped, DESIRED_TOPIC, lambda m: rec.desired.add(
-        header_ns(m), [m.pose.position.x, m.pose.position.y, m.pose.position.z]), recorder.qos)
-    recorder.create_subscription(DiagnosticArray, '/diagnostics', on_diagnostics, recorder.qos)
+    node = recorder.node
+    node.create_subscription(PathMsg, PATH_TOPIC, lambda m: rec.paths.add(
+        stamp_ns(m.header.stamp), [[p.pose.position.x, p.pose.position.y, p.pose.position.z]
+                                   for p in m.poses]), recorder.qos)
+    node.create_subscription(PoseStamped, DESIRED_TOPIC, lambda m: rec.desired.add(
+        stamp_ns(m.header.stamp), [m.pose.position.x, m.pose.position.y, m.pose.position.z]), recorder.qos)
+    node.create_subscription(DiagnosticArray, '/diagnostics', on_diagnostics, recorder.qos)
     return recorder
 
 
@@ -105,7 +111,8 @@ def _pose_error(model, rec, T_goal):
     from robot_dynamics_ros import dynamics as rd
     from robot_dynamics_ros.dynamics.spatial import inverse_transform, log_transform
 
-    T = rd.frame_pose(model, np.asarray(rec.joint_states.values[-1])[_to_model_order(model, rec)], TOOL)
+    q = np.asarray(rec.joint_states.values[-1])[model_order(model, rec.joint_names)]
+    T = rd.frame_pose(model, q, TOOL)
     X = log_transform(inverse_transform(T) @ T_goal)
     return float(np.linalg.norm(T_goal[:3, 3] - T[:3, 3])), float(np.linalg.norm(X[:3]))
 
@@ -121,8 +128,10 @@ def run(opts):
     model = rd.load_urdf(urdf, tip_link=TOOL)
     rec = MpcRecording(robot_name=urdf_robot_name(urdf))
     with GraphRun(gc, opts.mode, opts.executor, viewer_settings(opts)) as graph:
-        recorder = graph.add(make_recorder(rec, graph.context))
-        T_start, problem = start_at_rest(graph, gc, model, rec, recorder, opts, rec.commands, 'commands')
+        recorder = make_recorder(rec, graph.context)
+        graph.add(recorder.node)
+        T_start, problem = start_at_rest(PoseDemo(graph, model, rec, recorder), rec.commands, 'commands',
+                                         opts.startup_timeout)
         if problem:
             return rec, model, [problem]
         for k, T in enumerate(square_targets(T_start, opts.side, opts.turn)):
@@ -156,7 +165,7 @@ def target_errors(model, rec):
     out = []
     for (_, T), end in zip(rec.targets, ends):
         before = np.flatnonzero(stamps < end)
-        q = Q[before[-1]][_to_model_order(model, rec)]
+        q = Q[before[-1]][model_order(model, rec.joint_names)]
         T_now = rd.frame_pose(model, q, TOOL)
         out.append((float(np.linalg.norm(T[:3, 3] - T_now[:3, 3])),
                     float(np.linalg.norm(log_transform(inverse_transform(T_now) @ T)[:3]))))
@@ -198,18 +207,31 @@ def plot(rec, model, errors, path) -> Path:
     import matplotlib.pyplot as plt
 
     from robot_dynamics_ros import dynamics as rd
-    from robot_dynamics_ros.dynamics.spatial import inverse_transform, log_transform
 
     _, sq, Q = rec.joint_states.arrays()
     origin = sq[0]
     t_q = (sq - origin) * 1e-9
-    Qm = Q[:, _to_model_order(model, rec)]
-    T_actual = [rd.frame_pose(model, q, TOOL) for q in Qm]
-    P = np.array([T[:3, 3] for T in T_actual])
+    T_actual = [rd.frame_pose(model, q, TOOL) for q in Q[:, model_order(model, rec.joint_names)]]
     tc, _, tau = rec.commands.arrays()
     t_c = np.interp(tc, np.asarray(rec.joint_states.t), t_q) if tc.size else tc
     fig, axes = plt.subplots(2, 2, figsize=(14, 9))
-    ax = axes[0, 0]
+    _plot_path(axes[0, 0], rec, np.array([T[:3, 3] for T in T_actual]))
+    _plot_pose_error(axes[0, 1], rec, sq, T_actual)
+    _plot_torques(axes[1, 0], rec, t_c, tau)
+    _plot_solves(axes[1, 1], rec, origin)
+    for ax in axes.flat:
+        ax.grid(True, alpha=0.3)
+    worst = max(errors, key=lambda e: e[0]) if errors else (math.nan, math.nan)
+    fig.suptitle(f'{rec.robot_name}: model-predictive control (box-FDDP, torque limits), {len(rec.targets)} '
+                 f'targets; worst error at a target {1e3 * worst[0]:.2f} mm, '
+                 f'{1e3 * max(e[1] for e in errors):.2f} mrad; {rec.mode}', fontsize=12)
+    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    return save_figure(fig, path)
+
+
+def _plot_path(ax, rec, P):
+    """The tool's path in the base's y-z plane: every 25th plan, the desired, the actual (P (N, 3)), the
+    targets."""
     for k, plan in enumerate(rec.paths.values[::25]):
         plan = np.asarray(plan)
         ax.plot(plan[:, 1], plan[:, 2], color='#2ca02c', lw=0.6, alpha=0.5,
@@ -229,8 +251,14 @@ def plot(rec, model, errors, path) -> Path:
     x_lo, x_hi = ax.get_xlim()
     ax.plot([x_hi + 0.9 * (x_hi - x_lo)], [P[0, 2]], alpha=0.0)     # room on the right for the legend
     ax.legend(fontsize=8, loc='center right')
-    ax = axes[0, 1]
-    # the pose error to the current target
+
+
+def _plot_pose_error(ax, rec, sq, T_actual):
+    """The pose error to the current target at every joint state (stamps ``sq``, tool poses
+    ``T_actual``), log scale; a dotted line where a target was sent."""
+    from robot_dynamics_ros.dynamics.spatial import inverse_transform, log_transform
+
+    origin = sq[0]
     sent = np.array([s for s, _ in rec.targets])
     position_error, angle_error = [], []
     for s, T in zip(sq, T_actual):
@@ -242,6 +270,7 @@ def plot(rec, model, errors, path) -> Path:
         goal = rec.targets[k][1]
         position_error.append(np.linalg.norm(goal[:3, 3] - T[:3, 3]))
         angle_error.append(np.linalg.norm(log_transform(inverse_transform(T) @ goal)[:3]))
+    t_q = (sq - origin) * 1e-9
     ax.semilogy(t_q, np.maximum(position_error, 1e-7), color='#d62728', lw=1.0,
                 label='|position error| [m]')
     ax.semilogy(t_q, np.maximum(angle_error, 1e-7), color='#9467bd', lw=1.0,
@@ -251,7 +280,10 @@ def plot(rec, model, errors, path) -> Path:
     ax.set_title('Pose error to the current target; dotted: a target sent', loc='left', fontweight='bold')
     ax.set_xlabel('simulated time [s]')
     ax.legend(fontsize=8)
-    ax = axes[1, 0]
+
+
+def _plot_torques(ax, rec, t_c, tau):
+    """The commanded torques (at simulated times ``t_c``) against their limits (dashed)."""
     for j, name in enumerate(rec.joint_names):
         line, = ax.plot(t_c, tau[:, j], lw=1.0, label=name)
         if rec.effort_limit is not None and np.isfinite(rec.effort_limit[j]):
@@ -262,7 +294,11 @@ def plot(rec, model, errors, path) -> Path:
     ax.set_title('Joint torques (effort_controller/commands); dashed: their limits', loc='left',
                  fontweight='bold')
     ax.legend(fontsize=7, ncol=2)
-    ax = axes[1, 1]
+
+
+def _plot_solves(ax, rec, origin):
+    """The solve time and iterations sampled by /diagnostics, and the re-plan rate (a running mean of
+    the predicted paths' rate, on a second axis); simulated time from the stamp ``origin``."""
     _, ss, solves = rec.solves.arrays()
     if solves.size:
         keep = ss >= 0
@@ -283,14 +319,6 @@ def plot(rec, model, errors, path) -> Path:
     ax.set_xlabel('simulated time [s]')
     ax.set_title('Solve time and iterations per re-plan; re-plan rate', loc='left', fontweight='bold')
     ax.legend(fontsize=8, loc='upper left')
-    for ax in axes.flat:
-        ax.grid(True, alpha=0.3)
-    worst = max(errors, key=lambda e: e[0]) if errors else (math.nan, math.nan)
-    fig.suptitle(f'{rec.robot_name}: model-predictive control (box-FDDP, torque limits), {len(rec.targets)} '
-                 f'targets; worst error at a target {1e3 * worst[0]:.2f} mm, '
-                 f'{1e3 * max(e[1] for e in errors):.2f} mrad; {rec.mode}', fontsize=12)
-    fig.tight_layout(rect=(0, 0, 1, 0.96))
-    return save_figure(fig, path)
 
 
 def main(opts) -> int:

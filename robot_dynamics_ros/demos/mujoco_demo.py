@@ -34,24 +34,28 @@ from pathlib import Path
 
 import numpy as np
 
+from robot_dynamics_ros.cli import bringup
+from robot_dynamics_ros.cli.resources import world_file
+from robot_dynamics_ros.demos import pose_targets
+from robot_dynamics_ros.demos.pose_targets import TOOL, model_order
 from robot_dynamics_ros.demos.recording import (
     GraphRun,
     Series,
+    at_common_stamps,
     demo_main,
-    header_ns,
-    pose_target_recorder,
     save_figure,
     simulation_graph,
     urdf_robot_name,
+    values_by_name,
     viewer_settings,
 )
-from robot_dynamics_ros.demos.task_space_demo import _desired_at, _to_model_order, start_at_rest
+from robot_dynamics_ros.logic.stamps import stamp_ns
 
 __all__ = ['MujocoRecording', 'Comparison', 'Findings', 'press_slide_lift_targets', 'table_top', 'tool_ball',
            'observer_lag', 'compare', 'detection', 'analyse', 'run', 'report_text', 'plot', 'main']
 
 SIMULATOR, ESTIMATOR, CONTROLLER = '/simulator_node', '/external_torque_estimator', '/task_space_controller'
-TOOL, WORLD = 'tool0', 'table.xml'            # the controlled frame; the world, worlds/table.xml
+WORLD = 'table.xml'            # the world, worlds/table.xml
 #: The raw comparison starts this many observer time constants 1/K after the touch: the estimate of a
 #: step has then e^-5 = 0.7 % of it left to go.
 SETTLE_TIME_CONSTANTS = 5.0
@@ -122,7 +126,7 @@ def press_slide_lift_targets(T_start, touch_z, depth=0.025, slide=0.15):
 
 
 def make_recorder(rec, context):
-    """The demo's node: records, and publishes the targets (imports rclpy)."""
+    """The demo's node's recorder: records, and publishes the targets (imports rclpy)."""
     from geometry_msgs.msg import PoseStamped, WrenchStamped
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
@@ -132,29 +136,29 @@ def make_recorder(rec, context):
     from robot_dynamics_ros.nodes.contact_markers import FORCE_SCALE
     from robot_dynamics_ros.nodes.conversions import pose_to_matrix
 
-    recorder = pose_target_recorder(rec, context, 'demo_mujoco_recorder', f'{CONTROLLER}/target_pose')
+    recorder = pose_targets.pose_target_recorder(rec, context, 'demo_mujoco_recorder',
+                                                 f'{CONTROLLER}/target_pose')
 
     def efforts(series):
         def on_message(msg):
-            index = {name: k for k, name in enumerate(msg.name)}
-            names = rec.joint_names
-            if names and len(msg.effort) == len(msg.name) and all(n in index for n in names):
-                series.add(header_ns(msg), [msg.effort[index[n]] for n in names])
+            values = values_by_name(msg.name, msg.effort, rec.joint_names) if rec.joint_names else None
+            if values is not None:
+                series.add(stamp_ns(msg.header.stamp), values)
         return on_message
 
     def on_wrench(msg):
         m, f = msg.wrench.torque, msg.wrench.force
-        rec.wrench.add(header_ns(msg), [m.x, m.y, m.z, f.x, f.y, f.z])
+        rec.wrench.add(stamp_ns(msg.header.stamp), [m.x, m.y, m.z, f.x, f.y, f.z])
 
     def on_contacts(msg):      # force arrows from p to p + FORCE_SCALE f; no contact: a DELETEALL only
         arrows = [m for m in msg.markers if m.ns == 'contact_force' and len(m.points) == 2]
         f = sum(([b.x - a.x, b.y - a.y, b.z - a.z] for a, b in (m.points for m in arrows)), np.zeros(3))
-        stamp = header_ns(arrows[0]) if arrows else (rec.contact_torques.stamp or [-1])[-1]
+        stamp = stamp_ns(arrows[0].header.stamp) if arrows else (rec.contact_torques.stamp or [-1])[-1]
         rec.contact_force.add(stamp, list(f / FORCE_SCALE))
 
-    sub = recorder.create_subscription
+    sub = recorder.node.create_subscription
     sub(PoseStamped, f'{CONTROLLER}/desired_pose', lambda m: rec.desired.add(
-        header_ns(m), pose_to_matrix(m.pose).ravel().tolist()), recorder.qos)
+        stamp_ns(m.header.stamp), pose_to_matrix(m.pose).ravel().tolist()), recorder.qos)
     sub(JointState, f'{SIMULATOR}/contact_torques', efforts(rec.contact_torques), recorder.qos)
     sub(JointState, f'{ESTIMATOR}/external_torques', efforts(rec.external_torques), recorder.qos)
     sub(WrenchStamped, f'{ESTIMATOR}/external_wrench', on_wrench, recorder.qos)
@@ -167,9 +171,6 @@ def make_recorder(rec, context):
 def _graph_settings(gc, rec):
     """The estimator's gain and threshold, the controller's kp (translation) from the parameter file (else
     the nodes' defaults); the ball and the table from the URDF and the world. Returns the ball's centre."""
-    from robot_dynamics_ros.cli import bringup
-    from robot_dynamics_ros.cli.resources import world_file
-
     parameters = bringup.config_parameters(gc.config)
     estimator = parameters.get('external_torque_estimator', {})
     rec.observer_gain = float(np.min(estimator.get('observer_gain', 50.0)))
@@ -184,7 +185,6 @@ def run(opts):
     """Bring the graph up on MuJoCo with the task-space controller, press, slide, lift, record. Returns
     (recording, model, problems)."""
     from robot_dynamics_ros import dynamics as rd
-    from robot_dynamics_ros.cli.resources import world_file
 
     gc = simulation_graph(opts, controller='task_space', node_parameters={'simulator_node': {
         'engine': 'mujoco', 'world_path': str(world_file(WORLD)), 'friction': False}})
@@ -196,8 +196,11 @@ def run(opts):
     except ValueError as exc:      # a robot without the tool ball
         return rec, model, [str(exc)]
     with GraphRun(gc, opts.mode, opts.executor, viewer_settings(opts)) as graph:
-        recorder = graph.add(make_recorder(rec, graph.context))
-        T_start, problem = start_at_rest(graph, gc, model, rec, recorder, opts, rec.desired, 'desired poses')
+        recorder = make_recorder(rec, graph.context)
+        graph.add(recorder.node)
+        demo = pose_targets.PoseDemo(graph, model, rec, recorder)
+        T_start, problem = pose_targets.start_at_rest(demo, rec.desired, 'desired poses',
+                                                      opts.startup_timeout)
         if problem:
             return rec, model, [problem]
         # the ball's lowest point on the table: tool0 at the surface + radius − the centre's height
@@ -206,20 +209,12 @@ def run(opts):
             recorder.send(T)
             rec.labels.append(label)
             print(f'demo: {label}: tool0 to {np.round(T[:3, 3], 3).tolist()} m', file=sys.stderr, flush=True)
-            if not graph.spin_until(lambda: _desired_at(rec, T), 60.0):
+            if not graph.spin_until(lambda: pose_targets.desired_pose_at(rec, T), 60.0):
                 return rec, model, [f'the desired pose did not reach the {label} target' + graph.exit_note()]
             rec.phases.append((rec.targets[-1][0], rec.desired.stamp[-1]))
             if not graph.wait_simulated(rec.joint_states, opts.dwell):
                 return rec, model, ['the simulation stalled' + graph.exit_note()]
     return rec, model, []
-
-
-def _aligned(a, b):
-    """(stamps, values of a, values of b) at the stamps both Series have, in time order."""
-    _, sa, A = a.arrays()
-    _, sb, B = b.arrays()
-    common, ia, ib = np.intersect1d(sa, sb, return_indices=True)
-    return common, A[ia], B[ib]
 
 
 def observer_lag(stamps, tau, gain):
@@ -253,7 +248,7 @@ class Comparison:
 
 def compare(rec, span):
     """The Comparison over the contact ``span`` (first, last stamp) from SETTLE_TIME_CONSTANTS / K on."""
-    stamps, truth, estimate = _aligned(rec.contact_torques, rec.external_torques)
+    stamps, truth, estimate = at_common_stamps(rec.contact_torques, rec.external_torques)
     lagged = observer_lag(stamps, truth, rec.observer_gain)
     start = span[0] + int(SETTLE_TIME_CONSTANTS / rec.observer_gain * 1e9)
     window = (stamps >= start) & (stamps <= span[1])
@@ -316,13 +311,13 @@ class Findings:
 
 def analyse(rec, model):
     """The Findings of a recording, or None when MuJoCo saw no contact."""
-    stamps, truth, _ = _aligned(rec.contact_torques, rec.external_torques)
+    stamps, truth, _ = at_common_stamps(rec.contact_torques, rec.external_torques)
     touching = stamps[np.any(truth != 0.0, axis=1)] if truth.size else stamps
     if touching.size == 0:
         return None
     span = (int(touching[0]), int(touching[-1]))
     _, sq, Q = rec.joint_states.arrays()
-    q = Q[min(np.searchsorted(sq, rec.phases[0][1]), len(sq) - 1)][_to_model_order(model, rec)]
+    q = Q[min(np.searchsorted(sq, rec.phases[0][1]), len(sq) - 1)][model_order(model, rec.joint_names)]
     flags = [v for k, v in enumerate(rec.contact_flag) if k == 0 or v != rec.contact_flag[k - 1]]
     return Findings(span, compare(rec, span), detection(rec, span), flags, forces(rec),
                     press_stiffness(model, q, rec.kp))
@@ -359,7 +354,8 @@ def report_text(rec, found, opts) -> str:
 
 
 def main(opts) -> int:
-    """The MuJoCo demo with demo.py's parsed options (``--mujoco`` and the ones it shares)."""
+    """The MuJoCo demo with the demos' parsed options (demos/__main__.py: ``--mujoco`` and the ones it
+    shares)."""
     return demo_main(opts, run, _report)
 
 
@@ -422,7 +418,7 @@ def _plot_height(ax, rec, model, found, origin):
 
     _, sq, Q = rec.joint_states.arrays()
     _, sd, D = rec.desired.arrays()
-    z = np.array([rd.frame_pose(model, q, TOOL)[2, 3] for q in Q[:, _to_model_order(model, rec)]])
+    z = np.array([rd.frame_pose(model, q, TOOL)[2, 3] for q in Q[:, model_order(model, rec.joint_names)]])
     _decorate(ax, rec, found, origin, 'Height of the tool ball\'s lowest point', '[m]', labels=True)
     ax.axhline(rec.surface_z, color='#8d6e63', lw=3, label=f'table top (z = {rec.surface_z:.2f} m)')
     ax.plot((sd - origin) * 1e-9, D[:, 11] - rec.ball_radius, color='#1f77b4', lw=1.2, ls='--',
@@ -437,8 +433,8 @@ def _plot_force(ax, rec, model, found, origin):
     from robot_dynamics_ros import dynamics as rd
 
     _, sf, F = rec.contact_force.arrays()
-    se, Q, W = _aligned(rec.joint_states, rec.wrench)
-    order = _to_model_order(model, rec)
+    se, Q, W = at_common_stamps(rec.joint_states, rec.wrench)
+    order = model_order(model, rec.joint_names)
     E = np.array([rd.frame_pose(model, q[order], TOOL)[:3, :3] @ w[3:] for q, w in zip(Q, W)])
     t, te = (sf - origin) * 1e-9, (se - origin) * 1e-9
     _decorate(ax, rec, found, origin, 'Force of the table on the tool (base axes)', '[N]')
@@ -452,7 +448,7 @@ def _plot_force(ax, rec, model, found, origin):
 
 def _plot_torques(axes, rec, found, origin):
     """The error norm (raw and lag-matched, log), then the three joints the contact loads most."""
-    stamps, truth, estimate = _aligned(rec.contact_torques, rec.external_torques)
+    stamps, truth, estimate = at_common_stamps(rec.contact_torques, rec.external_torques)
     lagged = observer_lag(stamps, truth, rec.observer_gain)
     t, bounce, c = (stamps - origin) * 1e-9, _bounces(stamps, truth, found), found.comparison
     ax = axes[0]

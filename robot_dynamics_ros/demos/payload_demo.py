@@ -2,12 +2,12 @@
 UR5e carries a payload the controller does not know of; the dynamics node identifies it from the joint
 states, the controller is told, and the tracking error drops.
 
-1. Starts the simulation graph (demo.py's, config/simulation.yaml) and gives the simulator a payload at
-   tool0 (``--payload-mass``, default 2 kg; centre of mass ``PAYLOAD_COM``, inertia ``PAYLOAD_INERTIA``):
-   the simulator's payload parameters are the real payload; the controller and the dynamics node believe
-   there is none.
-2. Runs demo.py's trajectory (every joint out and back, ``--duration`` s) under computed torque and
-   records the tracking error (~/tracking_error).
+1. Starts the simulation graph (the joint-space demo's, config/simulation.yaml) and gives the simulator a
+   payload at tool0 (``--payload-mass``, default 2 kg; centre of mass ``PAYLOAD_COM``, inertia
+   ``PAYLOAD_INERTIA``): the simulator's payload parameters are the real payload; the controller and the
+   dynamics node believe there is none.
+2. Runs the joint-space demo's trajectory (every joint out and back, ``--duration`` s) under computed torque
+   and records the tracking error (~/tracking_error).
 3. Calls /dynamics_node/identify_payload (std_srvs/Trigger): the payload at tool0 from the last
    identification_window s of joint states with efforts (the simulator publishes the applied torques);
    the demo sets that window to the trajectory and the settling after it, so that no state from before
@@ -34,13 +34,14 @@ from robot_dynamics_ros.demos.recording import (
     Series,
     demo_knots,
     demo_main,
-    header_ns,
+    record_positions,
     save_figure,
     simulation_graph,
     trajectory_message,
     urdf_robot_name,
     viewer_settings,
 )
+from robot_dynamics_ros.logic.stamps import stamp_ns
 
 __all__ = ['PayloadRecording', 'run', 'run_errors', 'report_text', 'plot', 'main']
 
@@ -78,42 +79,47 @@ def _parameter_messages(mass, com, inertia, frame):
     return [Parameter(name, value=value).to_parameter_msg() for name, value in values]
 
 
-def make_recorder(rec, context):
-    """The demo's node: records, sends the trajectories, calls the services (imports rclpy)."""
-    from rcl_interfaces.srv import SetParametersAtomically
+class PayloadDemoRecorder:
+    """The work of the demo's own node (``node``): records, sends the trajectories (``reference``), calls
+    the services (``identify``, ``set_parameters[node]``)."""
+
+    def __init__(self, rec, node):
+        from rcl_interfaces.srv import SetParametersAtomically
+        from rclpy.qos import QoSProfile
+        from sensor_msgs.msg import JointState
+        from std_srvs.srv import Trigger
+        from trajectory_msgs.msg import JointTrajectory
+
+        qos = QoSProfile(depth=500)
+        self.rec, self.node = rec, node
+        self.reference = node.create_publisher(JointTrajectory, TRAJECTORY_TOPIC, 10)
+        node.create_subscription(JointState, JOINT_STATES_TOPIC, self.on_state, qos)
+        node.create_subscription(JointState, TRACKING_ERROR_TOPIC, self.on_error, qos)
+        self.identify = node.create_client(Trigger, f'{DYNAMICS}/identify_payload')
+        self.set_parameters = {name: node.create_client(SetParametersAtomically,
+                                                        f'{name}/set_parameters_atomically')
+                               for name in (SIMULATOR, CONTROLLER, DYNAMICS)}
+
+    def on_state(self, msg):
+        record_positions(self.rec, msg)
+
+    def on_error(self, msg):
+        rec = self.rec
+        if tuple(msg.name) == rec.joint_names and len(msg.position) == len(msg.name):
+            rec.tracking_error.add(stamp_ns(msg.header.stamp), list(msg.position))
+
+    @staticmethod
+    def payload_request(mass, com, inertia, frame=FRAME):
+        from rcl_interfaces.srv import SetParametersAtomically
+
+        return SetParametersAtomically.Request(parameters=_parameter_messages(mass, com, inertia, frame))
+
+
+def make_recorder(rec, context) -> PayloadDemoRecorder:
+    """The demo's recorder, on a node of its own (imports rclpy)."""
     from rclpy.node import Node
-    from rclpy.qos import QoSProfile
-    from sensor_msgs.msg import JointState
-    from std_srvs.srv import Trigger
-    from trajectory_msgs.msg import JointTrajectory
 
-    qos = QoSProfile(depth=500)
-
-    class PayloadDemoRecorder(Node):
-        def __init__(self):
-            super().__init__('demo_payload_recorder', context=context)
-            self.reference = self.create_publisher(JointTrajectory, TRAJECTORY_TOPIC, 10)
-            self.create_subscription(JointState, JOINT_STATES_TOPIC, self._on_state, qos)
-            self.create_subscription(JointState, TRACKING_ERROR_TOPIC, self._on_error, qos)
-            self.identify = self.create_client(Trigger, f'{DYNAMICS}/identify_payload')
-            self.set_parameters = {node: self.create_client(SetParametersAtomically,
-                                                            f'{node}/set_parameters_atomically')
-                                   for node in (SIMULATOR, CONTROLLER, DYNAMICS)}
-
-        def _on_state(self, msg):
-            if not rec.joint_names:
-                rec.joint_names = tuple(msg.name)
-            if tuple(msg.name) == rec.joint_names and len(msg.position) == len(msg.name):
-                rec.joint_states.add(header_ns(msg), list(msg.position))
-
-        def _on_error(self, msg):
-            if tuple(msg.name) == rec.joint_names and len(msg.position) == len(msg.name):
-                rec.tracking_error.add(header_ns(msg), list(msg.position))
-
-        def payload_request(self, mass, com, inertia, frame=FRAME):
-            return SetParametersAtomically.Request(parameters=_parameter_messages(mass, com, inertia, frame))
-
-    return PayloadDemoRecorder()
+    return PayloadDemoRecorder(rec, Node('demo_payload_recorder', context=context))
 
 
 def _call(graph, client, request, what, timeout=30.0):
@@ -148,7 +154,8 @@ def run(opts):
     with GraphRun(gc, opts.mode, opts.executor, viewer_settings(opts)) as graph:
         from rclpy.parameter import Parameter
 
-        recorder = graph.add(make_recorder(rec, graph.context))
+        recorder = make_recorder(rec, graph.context)
+        graph.add(recorder.node)
         rec.mode = graph.description
         if not graph.spin_until(lambda: rec.joint_states.values and rec.tracking_error.values
                                 and recorder.reference.get_subscription_count() > 0, opts.startup_timeout):
@@ -298,7 +305,8 @@ def plot(rec, path) -> Path:
 
 
 def main(opts) -> int:
-    """The payload demo with demo.py's parsed options (``--payload`` and the ones it shares)."""
+    """The payload demo with the demos' parsed options (demos/__main__.py: ``--payload`` and the ones it
+    shares)."""
     return demo_main(opts, run, _report)
 
 

@@ -7,8 +7,11 @@
   ``demo_knots``: its knots for the demo's options within a URDF's limits;
 - ``urdf_joint_limits``, ``urdf_robot_name``: what a demo needs of a URDF (a file, or the XML of
   ``GraphConfig.robot_description()``: a xacro --urdf expanded), read by the package's own URDF reader
-  (``dynamics.load_urdf``, ``dynamics.urdf.robot_name``);
-- ``Series``: the messages of one topic as receive times, stamps and values;
+  (``dynamics.load_urdf``, ``dynamics.urdf.robot_name``); ``joint_limits``: a model's, by joint name;
+- ``Series``: the messages of one topic as receive times, stamps and values (``at_common_stamps``: two of
+  them at the stamps they share); ``values_by_name``: a
+  message's values in the demo's joint order; ``record_positions``: a joint state's positions; the
+  header stamps in ns: ``logic.stamps.stamp_ns``;
 - ``save_figure``: a matplotlib figure to a PNG;
 - ``GraphRun``: the simulation graph running (one bring-up process, one process per node, or in this
   process) with an executor for the demo's own nodes, and the browser viewer beside it in a process of
@@ -17,8 +20,9 @@
   ``spin_for`` (finite timeouts, as the EventsExecutor needs: ``nodes.common``).
 
 Each demo is a module of its own (joint_space_demo, task_space_demo, mpc_demo, payload_demo, lqr_demo,
-identify_demo, hardware_demo, feedforward_demo; jtc_stand_in is that demo's stand-in for ros2_control's
-JointTrajectoryController) with ``main(opts)``; ``python -m robot_dynamics_ros.demos`` picks one
+identify_demo, hardware_demo, feedforward_demo, mujoco_demo; jtc_stand_in is that demo's stand-in for
+ros2_control's JointTrajectoryController; pose_targets: what the demos that send pose targets share) with
+``main(opts)``; ``python -m robot_dynamics_ros.demos`` picks one
 (``demos/__main__.py``). Nothing here imports a demo.
 """
 
@@ -35,11 +39,13 @@ import numpy as np
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.cli import bringup
 from robot_dynamics_ros.dynamics.urdf import robot_name
+from robot_dynamics_ros.logic.stamps import stamp_ns
 from robot_dynamics_ros.nodes.common import make_executor, spin_for, spin_until
 
-__all__ = ['AMPLITUDES', 'BUMPS', 'GraphRun', 'Series', 'demo_knots', 'demo_main', 'demo_trajectory',
-           'goal_result', 'save_figure', 'simulation_graph', 'spin_for', 'spin_until', 'trajectory_message',
-           'urdf_joint_limits', 'urdf_robot_name', 'viewer_settings']
+__all__ = ['AMPLITUDES', 'BUMPS', 'GraphRun', 'Series', 'at_common_stamps', 'demo_knots', 'demo_main',
+           'demo_trajectory', 'goal_result', 'joint_limits', 'record_positions', 'save_figure',
+           'simulation_graph', 'spin_for', 'spin_until', 'trajectory_message', 'urdf_joint_limits',
+           'urdf_robot_name', 'values_by_name', 'viewer_settings']
 
 
 # Per joint (cycled for arms with more joints): excursion A [rad] and number of out-and-back
@@ -158,9 +164,13 @@ def urdf_robot_name(urdf_path) -> str:
 
 def urdf_joint_limits(urdf_path, joint_names):
     """(lower, upper, velocity, effort) arrays for ``joint_names`` from a URDF, a file or its XML (the
-    model's limits: ``dynamics.load_urdf``); ±inf where there is none, and for joints the model does not
-    have."""
-    model = rd.load_urdf(str(urdf_path))
+    model's limits: ``dynamics.load_urdf``, ``joint_limits``)."""
+    return joint_limits(rd.load_urdf(str(urdf_path)), joint_names)
+
+
+def joint_limits(model, joint_names):
+    """(lower, upper, velocity, effort) arrays for ``joint_names`` from a Model's limits; ±inf where there
+    is none, and for joints the model does not have."""
     index = {name: k for k, name in enumerate(model.joint_names)}
     out = np.full((4, len(joint_names)), np.inf)
     out[0] = -np.inf
@@ -216,50 +226,39 @@ class Series:
         self.values.append(values)
 
     def arrays(self):
+        """(receive times (N,), stamps (N,) int64, values (N, ...) float64)."""
         if not self.values:
             return np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros((0, len(self.names)))
         return (np.asarray(self.t), np.asarray(self.stamp, dtype=np.int64),
                 np.asarray(self.values, dtype=np.float64))
 
 
-def pose_target_recorder(rec, context, node_name, target_topic, joint_states_topic='/joint_states',
-                         commands_topic='/effort_controller/commands'):
-    """The node of a demo that sends pose targets (task_space_demo, mpc_demo): records the joint states
-    (rec.joint_states, names in rec.joint_names) and the effort commands (rec.commands); ``send(T)``
-    publishes the target T (4 x 4, root link's frame) on `target_topic` and notes it in rec.targets with
-    the last joint state's stamp. A demo adds its own subscriptions (with ``qos``). Imports rclpy."""
-    from geometry_msgs.msg import PoseStamped
-    from rclpy.node import Node
-    from rclpy.qos import QoSProfile
-    from sensor_msgs.msg import JointState
-    from std_msgs.msg import Float64MultiArray
+def at_common_stamps(a: Series, b: Series):
+    """(stamps, values of a, values of b) at the stamps both Series have, in time order."""
+    _, sa, A = a.arrays()
+    _, sb, B = b.arrays()
+    common, ia, ib = np.intersect1d(sa, sb, return_indices=True)
+    return common, A[ia], B[ib]
 
-    from robot_dynamics_ros.nodes.conversions import set_pose
 
-    class PoseTargetRecorder(Node):
-        qos = QoSProfile(depth=200)
+def record_positions(rec, msg):
+    """A sensor_msgs/JointState's positions into ``rec.joint_states`` (at its header stamp, ns) when it
+    names ``rec.joint_names`` in that order; the first message names them."""
+    if not rec.joint_names:
+        rec.joint_names = tuple(msg.name)
+    if tuple(msg.name) == rec.joint_names and len(msg.position) == len(msg.name):
+        rec.joint_states.add(stamp_ns(msg.header.stamp), list(msg.position))
 
-        def __init__(self):
-            super().__init__(node_name, context=context)
-            self.target = self.create_publisher(PoseStamped, target_topic, 10)
-            self.create_subscription(JointState, joint_states_topic, self._on_state, self.qos)
-            self.create_subscription(Float64MultiArray, commands_topic,
-                                     lambda m: rec.commands.add(-1, list(m.data)), self.qos)
 
-        def _on_state(self, msg):
-            if not rec.joint_names:
-                rec.joint_names = tuple(msg.name)
-            if tuple(msg.name) == rec.joint_names and len(msg.position) == len(msg.name):
-                rec.joint_states.add(header_ns(msg), list(msg.position))
-
-        def send(self, T):
-            msg = PoseStamped()
-            msg.header.frame_id = ''            # the root link's frame
-            set_pose(msg.pose, T)
-            self.target.publish(msg)
-            rec.targets.append((rec.joint_states.stamp[-1], np.array(T)))
-
-    return PoseTargetRecorder()
+def values_by_name(names, values, wanted):
+    """``values`` (a message's field, in ``names`` order) in ``wanted`` order, as a list; None when their
+    lengths differ or one of ``wanted`` is not in ``names``."""
+    if len(values) != len(names):
+        return None
+    index = {name: i for i, name in enumerate(names)}
+    if any(name not in index for name in wanted):
+        return None
+    return [values[index[name]] for name in wanted]
 
 
 def goal_result(executor, goal_sent, timeout=10.0):
@@ -279,11 +278,6 @@ def goal_result(executor, goal_sent, timeout=10.0):
     names = {v: k[len('STATUS_'):] for k, v in vars(GoalStatus).items() if k.startswith('STATUS_')}
     return (names.get(response.status, str(response.status)), response.result.error_code,
             response.result.error_string)
-
-
-def header_ns(msg) -> int:
-    """A message's header stamp in ns."""
-    return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
 
 
 def save_figure(fig, path, dpi=100) -> Path:

@@ -2,7 +2,8 @@
 simulated UR5e's tool visits the corners of a square under task-space control.
 
 1. Starts the simulation graph with task_space_controller commanding the simulator (bringup's
-   ``--controller task_space``; config/simulation.yaml), as demo.py does for the joint controller.
+   ``--controller task_space``; config/simulation.yaml), as the joint-space demo does for the joint
+   controller.
 2. Once the arm holds its first pose, sends the tool's targets to /task_space_controller/target_pose
    (geometry_msgs/PoseStamped in the root link's frame): the corners of a ``--side`` square in the
    base's y-z plane around the start, the tool turned by ±``--turn`` rad about its own z axis at
@@ -27,19 +28,24 @@ from pathlib import Path
 
 import numpy as np
 
+from robot_dynamics_ros.demos.pose_targets import (
+    TOOL,
+    PoseDemo,
+    desired_pose_at,
+    model_order,
+    pose_target_recorder,
+    start_at_rest,
+)
 from robot_dynamics_ros.demos.recording import (
     GraphRun,
     Series,
     demo_main,
-    header_ns,
-    pose_target_recorder,
     save_figure,
     simulation_graph,
-    spin_for,
-    urdf_joint_limits,
     urdf_robot_name,
     viewer_settings,
 )
+from robot_dynamics_ros.logic.stamps import stamp_ns
 
 __all__ = ['TaskSpaceRecording', 'square_targets', 'corner_errors', 'run', 'report_text', 'plot']
 
@@ -49,7 +55,6 @@ POSE_ERROR_TOPIC = f'{CONTROLLER}/pose_error'
 DESIRED_POSE_TOPIC = f'{CONTROLLER}/desired_pose'
 COMMANDS_TOPIC = '/effort_controller/commands'
 JOINT_STATES_TOPIC = '/joint_states'
-TOOL = 'tool0'
 
 
 def square_targets(T_start, side=0.12, turn=0.3):
@@ -83,43 +88,19 @@ class TaskSpaceRecording:
 
 
 def make_recorder(rec, context):
-    """The demo's node: records, and publishes the targets (imports rclpy)."""
+    """The demo's node's recorder: records, and publishes the targets (imports rclpy)."""
     from geometry_msgs.msg import PoseStamped, TwistStamped
 
     from robot_dynamics_ros.nodes.conversions import pose_to_matrix
 
     recorder = pose_target_recorder(rec, context, 'demo_task_space_recorder', TARGET_TOPIC,
                                     JOINT_STATES_TOPIC, COMMANDS_TOPIC)
-    recorder.create_subscription(TwistStamped, POSE_ERROR_TOPIC, lambda m: rec.pose_error.add(
-        header_ns(m), [m.twist.angular.x, m.twist.angular.y, m.twist.angular.z,
-                       m.twist.linear.x, m.twist.linear.y, m.twist.linear.z]), recorder.qos)
-    recorder.create_subscription(PoseStamped, DESIRED_POSE_TOPIC, lambda m: rec.desired.add(
-        header_ns(m), pose_to_matrix(m.pose).ravel().tolist()), recorder.qos)
+    recorder.node.create_subscription(TwistStamped, POSE_ERROR_TOPIC, lambda m: rec.pose_error.add(
+        stamp_ns(m.header.stamp), [m.twist.angular.x, m.twist.angular.y, m.twist.angular.z,
+                                   m.twist.linear.x, m.twist.linear.y, m.twist.linear.z]), recorder.qos)
+    recorder.node.create_subscription(PoseStamped, DESIRED_POSE_TOPIC, lambda m: rec.desired.add(
+        stamp_ns(m.header.stamp), pose_to_matrix(m.pose).ravel().tolist()), recorder.qos)
     return recorder
-
-
-def _desired_at(rec, T, tolerance=1e-9):
-    """The controller's latest desired pose is T (to ``tolerance``)."""
-    return bool(rec.desired.values) and bool(np.abs(np.reshape(rec.desired.values[-1], (4, 4)) - T).max()
-                                             <= tolerance)
-
-
-def start_at_rest(graph, gc, model, rec, recorder, opts, first_output, what):
-    """The opening of a pose demo (this one, mpc_demo): wait for the joint states, the controller's
-    `first_output` (a Series; `what` it is, for the error) and a subscriber to the targets; note the
-    effort limits; let the first hold show for 0.5 s in the plot. Returns (the tool's pose then, None)
-    or (None, what did not come)."""
-    from robot_dynamics_ros import dynamics as rd
-
-    rec.mode = graph.description
-    if not graph.spin_until(lambda: rec.joint_states.values and first_output.values
-                            and recorder.target.get_subscription_count() > 0, opts.startup_timeout):
-        return None, (f'no joint states, {what} or {recorder.target.topic_name} subscriber within '
-                      f'{opts.startup_timeout:g} s' + graph.exit_note())
-    rec.effort_limit = urdf_joint_limits(gc.robot_description(), rec.joint_names)[3]
-    spin_for(graph.executor, 0.5)
-    q = np.asarray(rec.joint_states.values[-1])[_to_model_order(model, rec)]
-    return rd.frame_pose(model, q, TOOL), None
 
 
 def run(opts):
@@ -132,8 +113,10 @@ def run(opts):
     model = rd.load_urdf(urdf, tip_link=TOOL)
     rec = TaskSpaceRecording(robot_name=urdf_robot_name(urdf))
     with GraphRun(gc, opts.mode, opts.executor, viewer_settings(opts)) as graph:
-        recorder = graph.add(make_recorder(rec, graph.context))
-        T_start, problem = start_at_rest(graph, gc, model, rec, recorder, opts, rec.pose_error, 'pose errors')
+        recorder = make_recorder(rec, graph.context)
+        graph.add(recorder.node)
+        T_start, problem = start_at_rest(PoseDemo(graph, model, rec, recorder), rec.pose_error, 'pose errors',
+                                         opts.startup_timeout)
         if problem:
             return rec, model, [problem]
         for k, T in enumerate(square_targets(T_start, opts.side, opts.turn)):
@@ -141,17 +124,11 @@ def run(opts):
             print(f'demo: target {k + 1}: tool at ({T[0, 3]:.3f}, {T[1, 3]:.3f}, {T[2, 3]:.3f}) m',
                   file=sys.stderr, flush=True)
             # the desired pose reaches the target, then a dwell in simulated time
-            if not graph.spin_until(lambda: _desired_at(rec, T), 120.0):
+            if not graph.spin_until(lambda: desired_pose_at(rec, T), 120.0):
                 return rec, model, [f'the desired pose did not reach target {k + 1}' + graph.exit_note()]
             if not graph.wait_simulated(rec.joint_states, opts.dwell):
                 return rec, model, ['the simulation stalled']
     return rec, model, []
-
-
-def _to_model_order(model, rec):
-    """Indices that put a joint-state row (rec.joint_names order) in model order."""
-    from robot_dynamics_ros.nodes.conversions import index_map
-    return index_map(rec.joint_names, model.joint_names)
 
 
 def corner_errors(rec):
@@ -197,7 +174,7 @@ def plot(rec, model, errors, path) -> Path:
     _, se, X = rec.pose_error.arrays()
     tc, _, tau = rec.commands.arrays()
     origin = sq[0]
-    P = np.array([rd.frame_pose(model, q, TOOL)[:3, 3] for q in Q[:, _to_model_order(model, rec)]])
+    P = np.array([rd.frame_pose(model, q, TOOL)[:3, 3] for q in Q[:, model_order(model, rec.joint_names)]])
     t_q, t_d, t_e = (sq - origin) * 1e-9, (sd - origin) * 1e-9, (se - origin) * 1e-9
     # commands carry no stamp: placed on the states' time axis by their arrival
     tq_wall = np.asarray(rec.joint_states.t)
@@ -251,7 +228,8 @@ def plot(rec, model, errors, path) -> Path:
 
 
 def main(opts) -> int:
-    """The task-space demo with demo.py's parsed options (``--task-space`` and the ones it shares)."""
+    """The task-space demo with the demos' parsed options (demos/__main__.py: ``--task-space`` and the ones it
+    shares)."""
     return demo_main(opts, run, _report)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from robot_dynamics_ros.demos import joint_space_demo as demo, recording
+from robot_dynamics_ros.demos import joint_space_report as demo, recording
 
 ROOT = Path(__file__).resolve().parents[2]
 HOME = np.array([0.0, -1.5708, 1.5708, -1.5708, -1.5708, 0.0])
@@ -56,6 +56,90 @@ def test_trajectory_message():
     times = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in msg.points]
     np.testing.assert_allclose(times, [0.0, 0.75, 1.5, 2.0])
     assert all(len(p.accelerations) == 6 for p in msg.points)
+
+
+def test_values_by_name_and_common_stamps():
+    assert recording.values_by_name(('b', 'a', 'c'), [2.0, 1.0, 3.0], ('a', 'b')) == [1.0, 2.0]
+    assert recording.values_by_name(('b', 'a'), [2.0], ('a', 'b')) is None           # lengths differ
+    assert recording.values_by_name(('b', 'c'), [2.0, 3.0], ('a', 'b')) is None      # 'a' missing
+    a, b = recording.Series(), recording.Series()
+    for stamp in (1, 2, 4):
+        a.add(stamp, [float(stamp)])
+    for stamp in (2, 3, 4):
+        b.add(stamp, [10.0 * stamp])
+    stamps, A, B = recording.at_common_stamps(a, b)
+    assert stamps.tolist() == [2, 4] and A[:, 0].tolist() == [2.0, 4.0] and B[:, 0].tolist() == [20.0, 40.0]
+
+
+def test_joint_limits_by_name_of_the_model():
+    from robot_dynamics_ros.cli.resources import default_urdf
+    from robot_dynamics_ros.dynamics import load_urdf
+
+    model = load_urdf(str(default_urdf()))
+    names = (model.joint_names[1], 'no_such_joint', model.joint_names[0])
+    lower, upper, velocity, effort = recording.joint_limits(model, names)
+    np.testing.assert_array_equal(effort, [model.effort_limit[1], np.inf, model.effort_limit[0]])
+    np.testing.assert_array_equal(lower, [model.lower[1], -np.inf, model.lower[0]])
+    np.testing.assert_array_equal(recording.urdf_joint_limits(default_urdf(), names),
+                                  [lower, upper, velocity, effort])
+
+
+def test_pose_targets_desired_pose_at_and_model_order():
+    from types import SimpleNamespace
+
+    from robot_dynamics_ros.demos import pose_targets
+
+    T = np.eye(4)
+    T[:3, 3] = (0.1, 0.2, 0.3)
+    rec = SimpleNamespace(desired=recording.Series())
+    assert not pose_targets.desired_pose_at(rec, T)                  # nothing desired yet
+    rec.desired.add(1, (T + 1e-6).ravel().tolist())
+    assert not pose_targets.desired_pose_at(rec, T)
+    assert pose_targets.desired_pose_at(rec, T, tolerance=1e-5)
+    rec.desired.add(2, T.ravel().tolist())
+    assert pose_targets.desired_pose_at(rec, T)
+    model = SimpleNamespace(joint_names=('a', 'b', 'c'))
+    assert pose_targets.model_order(model, ('c', 'a', 'b')).tolist() == [1, 2, 0]
+
+
+@pytest.mark.ros
+def test_joint_space_recorder_records_messages_in_its_joint_order():
+    """The joint-space demo's Recorder (its node's callbacks, called here without spinning): the first joint
+    state names the joints, later messages are put in that order by name, stamps in ns (stamp_ns)."""
+    import rclpy
+    from builtin_interfaces.msg import Time
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Bool, Float64MultiArray
+
+    from robot_dynamics_ros.demos import joint_space_demo
+
+    rec = demo.Recording()
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    recorder = joint_space_demo.make_recorder(rec, context=context)
+    try:
+        state = JointState(name=['a', 'b'], position=[1.0, 2.0], velocity=[0.1, 0.2])
+        state.header.stamp = Time(sec=3, nanosec=5)
+        recorder.on_state(state)
+        error = JointState(name=['b', 'a'], position=[-2.0, -1.0])
+        error.header.stamp = Time(sec=3, nanosec=5)
+        recorder.on_error(error)
+        recorder.on_command(Float64MultiArray(data=[7.0, 8.0]))
+        recorder.on_contact(Bool(data=True))
+        recorder.on_dynamics('gravity_torques', JointState(name=['b', 'a'], effort=[20.0, 10.0]))
+        assert rec.joint_names == ('a', 'b')
+        assert rec.joint_states.stamp == [3_000_000_005] and rec.joint_states.values == [[1.0, 2.0]]
+        assert rec.joint_velocities.values == [[0.1, 0.2]]
+        assert rec.tracking_error.values == [[-1.0, -2.0]] and rec.tracking_error.stamp == [3_000_000_005]
+        assert rec.commands.values == [[7.0, 8.0]] and rec.commands.stamp == [-1]
+        assert rec.contact.values == [[1.0]]
+        assert rec.gravity.values == [[10.0, 20.0]] and rec.dynamics['gravity_torques'].values == [True]
+        recorder.active = False                  # the recording window closed: nothing more is kept
+        recorder.on_state(state)
+        assert len(rec.joint_states.values) == 1
+    finally:
+        recorder.node.destroy_node()
+        rclpy.shutdown(context=context)
 
 
 def _synthetic_recording(error=1e-3, drop=()):
