@@ -2,7 +2,7 @@
 # distribution from PyPI (idempotent, about 10 ms when nothing changed): .venv-jazzy by default,
 # .venv-kilted with ROS_DISTRO=kilted (a sourced ROS installation sets ROS_DISTRO too).
 #
-#   make demo                     run the demo (python -m robot_dynamics_ros.demo), the browser viewer
+#   make demo                     run the demo (python -m robot_dynamics_ros.demos), the browser viewer
 #                                 beside it at http://localhost:8080 (DEMO_ARGS=--no-viewer: without)
 #   ROS_DISTRO=kilted make test   the same on ROS 2 Kilted
 #   make test                     ruff check . (ruff.toml), then the test suite (isolated ROS 2
@@ -45,7 +45,7 @@ bootstrap:
 	@bash tools/bootstrap.sh
 
 demo: bootstrap
-	@$(RUN) $(PY) -m robot_dynamics_ros.demo $(DEMO_ARGS)
+	@$(RUN) $(PY) -m robot_dynamics_ros.demos $(DEMO_ARGS)
 
 # A random ROS_DOMAIN_ID (1..101) per run and localhost-only discovery, so parallel or leftover
 # processes never cross-talk. Override with `make test TEST_DOMAIN_ID=42`. The linter runs first

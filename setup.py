@@ -81,7 +81,7 @@ class InstallAndPrecompile(install):
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(
             p for p in (lib, os.environ.get('PYTHONPATH')) if p))
         # cwd: the installed copy, so that `-m` does not import the source tree instead
-        result = subprocess.run([sys.executable, '-m', f'{package_name}.precompile', '--quiet'],
+        result = subprocess.run([sys.executable, '-m', f'{package_name}.cli.precompile', '--quiet'],
                                 cwd=lib, env=env)
         if result.returncode != 0:
             print(f'{package_name}: precompiling the kernels failed (exit {result.returncode}); '
@@ -89,24 +89,26 @@ class InstallAndPrecompile(install):
 
 def ament_executables():
     """For a wheel: (lib/robot_dynamics_ros, [the executables]), small shell scripts that run each
-    console script with the prefix's Python (`python -m robot_dynamics_ros.nodes.launcher NAME`), since
-    a wheel can put console scripts only in bin/, where `ros2 run`, `ros2 pkg executables` and
-    launch_ros do not look. A colcon or `setup.py install` build puts the console scripts there itself
-    (setup.cfg), and gets none of these."""
+    console script with the prefix's Python as pip's console scripts do (import the entry point's
+    function, exit with what it returns), since a wheel can put console scripts only in bin/, where
+    `ros2 run`, `ros2 pkg executables` and launch_ros do not look. A colcon or `setup.py install` build
+    puts the console scripts there itself (setup.cfg), and gets none of these."""
     if not any(arg.startswith('bdist') for arg in sys.argv[1:]):
         return []
     folder = os.path.join('build', 'ament_executables')
     os.makedirs(folder, exist_ok=True)
     paths = []
     for spec in ENTRY_POINTS:
-        name = spec.split('=')[0].strip()
+        name, target = (part.strip() for part in spec.split('='))
+        module, function = target.split(':')
         path = os.path.join(folder, name)
         with open(path, 'w') as script:
             script.write('#!/bin/sh\n'
                          f'# {name} of {package_name}, installed from a wheel (setup.py: ament_executables)\n'
                          'python="$(dirname "$0")/../../bin/python3"\n'
                          '[ -x "$python" ] || python=python3\n'
-                         f'exec "$python" -m {package_name}.nodes.launcher {name} "$@"\n')
+                         f'exec "$python" -c \'import sys; sys.argv[0] = "{name}"; '
+                         f'from {module} import {function}; sys.exit({function}())\' "$@"\n')
         os.chmod(path, 0o755)
         paths.append(path)
     return [('lib/' + package_name, paths)]
@@ -123,6 +125,9 @@ ENTRY_POINTS = [
     'state_publisher = robot_dynamics_ros.nodes.launcher:state_publisher',
     'viewer = robot_dynamics_ros.nodes.launcher:viewer',
     'bringup = robot_dynamics_ros.cli.bringup:main',
+    'identify = robot_dynamics_ros.cli.identify:main',
+    'precompile = robot_dynamics_ros.cli.precompile:main',
+    'view = robot_dynamics_ros.cli.view:main',
     'demo = robot_dynamics_ros.demos.__main__:main',
 ]
 

@@ -60,7 +60,7 @@ def generate_launch_description():
             'params_file',
             default_value=PathJoinSubstitution([share, 'config', 'no_overrides.yaml']),
             description='A parameter file applied after config, e.g. the armature and effort_offset '
-                        'that `python -m robot_dynamics_ros.identify robot` writes beside the '
+                        'that `python -m robot_dynamics_ros.cli.identify robot` writes beside the '
                         'identified URDF (default: none).',
         ),
         DeclareLaunchArgument(

@@ -21,7 +21,7 @@ robot_dynamics_ros/cli/bringup.py, GRAPHS['simulation'] and CONTROLLERS), from t
 config/simulation.yaml. Exactly one controller commands the simulator. Send a trajectory to
 /computed_torque_controller/joint_trajectory (trajectory_msgs/JointTrajectory), or with
 controller:=task_space a tool pose to /task_space_controller/target_pose (geometry_msgs/PoseStamped)
-(controller:=mpc: to /mpc_controller/target_pose), or run `python -m robot_dynamics_ros.demo
+(controller:=mpc: to /mpc_controller/target_pose), or run `python -m robot_dynamics_ros.demos
 [--task-space|--mpc]`. Topic names are relative: with
 namespace:=arm every node is under /arm (/arm/joint_states, /arm/effort_controller/commands,
 /arm/computed_torque_controller/joint_trajectory, ...) and the config file's /**/<node> sections
@@ -97,7 +97,7 @@ def generate_launch_description():
             'params_file',
             default_value=PathJoinSubstitution([share, 'config', 'no_overrides.yaml']),
             description='A parameter file applied after config to every node, e.g. the armature and '
-                        'effort_offset that `python -m robot_dynamics_ros.identify robot` writes beside '
+                        'effort_offset that `python -m robot_dynamics_ros.cli.identify robot` writes beside '
                         'the identified URDF (default: none).',
         ),
         DeclareLaunchArgument(

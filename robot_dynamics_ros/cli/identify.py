@@ -1,9 +1,9 @@
 """Identify the robot, or the payload it carries, from a ROS 2 bag of its joint states.
 
-    python -m robot_dynamics_ros.identify robot --bag PATH --urdf FILE --output OUT.urdf [--armature]
+    python -m robot_dynamics_ros.cli.identify robot --bag PATH --urdf FILE --output OUT.urdf [--armature]
         [--xacro-args 'name:=value ...'] [--hardware PROFILE] [--measured-effort M] [--validation 0.3]
         [--topic /joint_states] [--cutoff 5.0] [--start S] [--end S] [--root-link L] [--tip-link L] [--json]
-    python -m robot_dynamics_ros.identify payload --bag PATH --urdf FILE [--frame tool0]
+    python -m robot_dynamics_ros.cli.identify payload --bag PATH --urdf FILE [--frame tool0]
         [--xacro-args 'name:=value ...'] [--hardware PROFILE] [--measured-effort M] [--topic /joint_states]
         [--cutoff 5.0] [--start S] [--end S] [--root-link L] [--tip-link L] [--node NAME ...] [--json]
 
@@ -353,7 +353,7 @@ def _model(args):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog='python -m robot_dynamics_ros.identify payload',
+        prog='python -m robot_dynamics_ros.cli.identify payload',
         description='Estimate the payload at a frame of the arm from a ROS 2 bag of its joint states '
                     '(positions and efforts): mass, centre of mass, inertia, and the ros2 param set '
                     'commands that apply it.')
@@ -386,7 +386,7 @@ def run(args: argparse.Namespace) -> str:
     return report_text(args, model, used, estimate, frame)
 
 
-ROBOT_USAGE = 'python -m robot_dynamics_ros.identify robot'
+ROBOT_USAGE = 'python -m robot_dynamics_ros.cli.identify robot'
 CONDITION_WARNING = 1e3     # above this the motion did not excite every base parameter
 
 

@@ -2,7 +2,7 @@
 
 The same code runs in three layouts:
 
-- a source checkout (``python -m robot_dynamics_ros.demo`` from the repository, or an editable
+- a source checkout (``python -m robot_dynamics_ros.demos`` from the repository, or an editable
   install): the files are next to the package, in ``<repo>/urdf``, ``<repo>/config``, ...;
 - a colcon install space or a ROS workspace: ``share/robot_dynamics_ros/...``, found with
   ``ament_index_python`` when it is importable and the package is registered in the ament index;

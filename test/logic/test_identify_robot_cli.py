@@ -1,4 +1,4 @@
-"""`python -m robot_dynamics_ros.identify robot` on a real bag: the shipped "real arm"
+"""`python -m robot_dynamics_ros.cli.identify robot` on a real bag: the shipped "real arm"
 (urdf/ur5e_real_arm.urdf with the armature and effort offsets of config/ur5e_real_arm.yaml) recorded
 with noise, written with rosbags' Writer, identified from the stock URDF in a subprocess as a user runs
 it; the written URDF and YAML are loaded back and judged on data the tool never saw."""

@@ -1,9 +1,11 @@
-"""The package's layout by role (dynamics/, logic/, nodes/, cli/, demos/): the command lines users
-type from before the layout still work, no module name is used for two different things, and nothing
-imports upwards (the core imports no node, tool or demo; the logic no node, tool or demo)."""
+"""The package's layout by role (dynamics/, logic/, nodes/, cli/, demos/): every tool runs as
+``python -m robot_dynamics_ros.cli.<tool>`` and as its console script, and nothing else (no
+top-level shims), no module name is used for two different things, and nothing imports upwards (the
+core imports no node, tool or demo; the logic no node, tool or demo)."""
 
 import ast
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,12 +16,39 @@ import robot_dynamics_ros
 
 PACKAGE = Path(robot_dynamics_ros.__file__).resolve().parent
 ROOT = PACKAGE.parent
+# The tools: the modules of cli/ with a main() (resources is a library of the others).
+TOOLS = sorted(path.stem for path in (PACKAGE / 'cli').glob('*.py')
+               if re.search(r'^def main\(', path.read_text(), re.MULTILINE))
 
 
-@pytest.mark.parametrize('module', ['robot_dynamics_ros.bringup', 'robot_dynamics_ros.identify',
-                                    'robot_dynamics_ros.precompile',
-                                    'robot_dynamics_ros.demo', 'robot_dynamics_ros.demos',
-                                    'robot_dynamics_ros.cli.bringup', 'robot_dynamics_ros.cli.identify'])
+def _console_scripts():
+    """setup.py's console scripts: {name: 'module:function'}."""
+    setup = (ROOT / 'setup.py').read_text()
+    block = setup[setup.index('ENTRY_POINTS = ['):]
+    block = block[:block.index(']')]
+    return dict(re.findall(r"'(\w+) = ([\w.]+:\w+)'", block))
+
+
+def test_the_tools_are_those_of_cli():
+    assert TOOLS == ['bringup', 'identify', 'precompile', 'view'], TOOLS
+
+
+def test_no_shims_at_the_top_of_the_package():
+    """Only the package's own __init__ at its top: the tools are in cli/, the demos in demos/."""
+    assert sorted(p.name for p in PACKAGE.glob('*.py')) == ['__init__.py']
+
+
+@pytest.mark.parametrize('tool', TOOLS)
+def test_every_tool_is_a_console_script(tool):
+    assert _console_scripts().get(tool) == f'robot_dynamics_ros.cli.{tool}:main', _console_scripts()
+
+
+def test_the_demos_are_a_console_script():
+    assert _console_scripts()['demo'] == 'robot_dynamics_ros.demos.__main__:main'
+
+
+@pytest.mark.parametrize('module', [*(f'robot_dynamics_ros.cli.{tool}' for tool in TOOLS),
+                                    'robot_dynamics_ros.demos'])
 def test_command_lines_answer_help(module):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), os.environ.get('PYTHONPATH'))
                                                       if p))
@@ -31,11 +60,7 @@ def test_command_lines_answer_help(module):
 
 
 # Module names that exist in more than one folder on purpose: the same thing at two levels.
-SAME_THING = {
-    '__init__', '__main__',
-    # the command lines users typed before the layout, kept at the top (each imports its tool)
-    'bringup', 'identify', 'precompile',
-}
+SAME_THING = {'__init__', '__main__'}
 
 
 def test_no_module_name_is_used_twice():

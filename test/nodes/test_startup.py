@@ -17,6 +17,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 LIB = Path(sys.prefix) / 'lib' / 'robot_dynamics_ros'
 UR5E_URDF = REPO / 'urdf' / 'ur5e.urdf'
+SIGNAL_AT_STARTUP = Path(__file__).resolve().parent / '_signal_at_startup.py'
 NODES = ('dynamics_node', 'computed_torque_controller', 'simulator_node', 'external_torque_estimator',
          'task_space_controller', 'mpc_controller', 'trajectory_feedforward')
 # Generous against a loaded machine; the bug this guards against kept a node for the whole
@@ -84,10 +85,13 @@ LOAD_INSTANTS = (1, 2, 8, 40, 120, 250, 400, 550, 650, 720, 736, 10 ** 6)
 @pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM], ids=['SIGINT', 'SIGTERM'])
 @pytest.mark.parametrize('at', LOAD_INSTANTS)
 def test_a_signal_while_importing_ends_the_node_cleanly(sig, at):
-    """The node sends itself the signal when its at-th module loads (launcher's test hook: a chosen,
-    repeatable instant, not a sleep): exit 0, no traceback, no node started, and soon."""
+    """The node sends itself the signal when its at-th module loads (the console script run by
+    _signal_at_startup.py: a chosen, repeatable instant, not a sleep): exit 0, no traceback, no node
+    started, and soon."""
     started = time.monotonic()
-    proc = _start('dynamics_node', _env(ROBOT_DYNAMICS_ROS_TEST_SIGNAL=f'{int(sig)}:{at}'))
+    proc = subprocess.Popen([sys.executable, str(SIGNAL_AT_STARTUP), str(int(sig)), str(at), '--ros-args',
+                             '-p', f'urdf_path:={UR5E_URDF}'],
+                            env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         out, _ = proc.communicate(timeout=30)
     except subprocess.TimeoutExpired:
