@@ -2,7 +2,7 @@
 (~/contact_torques) are what the external torque estimator finds while the arm presses, ~/contacts
 shows the contact; an MJCF arm (mjcf_path) with the URDF as the controllers' model; a URDF with mesh
 files (example-robot-data's UR5: STL collisions, DAE visuals); bad world, MJCF and mesh files are
-clear errors and the node stays up without a simulation.
+clear errors and the node stays up without a simulation; a robot with mimic joints has its contact topics.
 
 The engine's equality with the rigid-body engine and its pause, reset, timeouts and lock-step run in
 test_simulator_node.py (the tests there take the ``engine`` fixture)."""
@@ -192,3 +192,26 @@ def test_a_urdf_with_meshes_and_a_missing_mesh(graph, tmp_path):
     bad = ros.add(SimulatorNode, {**params, 'urdf_path': str(broken)})
     assert ros.logged(bad.get_name(), 'nowhere.stl'), ros.warnings(bad.get_name())
     assert bad.model is None
+
+
+def test_a_robot_with_mimic_joints_has_its_contact_topics(graph):
+    """Mimic joints (published beside the coordinates in joint_states) do not silence ~/contact_torques
+    and ~/contacts: a two-finger gripper whose right finger mimics the left, nothing touching."""
+    link = ('<link name="{}"><inertial><mass value="0.1"/><inertia ixx="1e-4" ixy="0" ixz="0" iyy="1e-4" '
+            'iyz="0" izz="1e-4"/></inertial></link>')
+    finger = ('<joint name="{}" type="prismatic"><parent link="hand"/><child link="{}"/><axis xyz="0 1 0"/>'
+              '<limit lower="-0.1" upper="0.1" effort="10" velocity="1"/>{}</joint>')
+    gripper = ('<robot name="gripper">' + link.format('hand') + link.format('left') + link.format('right')
+               + finger.format('left_finger', 'left', '') + finger.format(
+                   'right_finger', 'right', '<mimic joint="left_finger" multiplier="-1" offset="0"/>')
+               + '</robot>')
+    ros = graph
+    sim = ros.add(SimulatorNode, {'robot_description': gripper, 'engine': 'mujoco', 'friction': False,
+                                  'wait_for_command': False})
+    states = ros.collect(JointState, '/joint_states')
+    torques = ros.collect(JointState, f'/{sim.get_name()}/contact_torques')
+    markers = ros.collect(MarkerArray, f'/{sim.get_name()}/contacts')
+    assert ros.spin_until(lambda: len(torques) > 5 and len(markers) > 5, 10.0), (
+        len(states), len(torques), len(markers), ros.warnings(sim.get_name()))
+    assert list(states[-1].name) == ['left_finger', 'right_finger']
+    assert list(torques[-1].name) == ['left_finger'] and list(torques[-1].effort) == [0.0]
