@@ -53,7 +53,7 @@ class Pacing:
         """Measure wall time from now; owe no simulated time (unless ``clear_budget`` is false)."""
         self._last_wall = self.clock()
         if clear_budget:
-            self.budget = 0.0
+            self.owe_nothing()
 
     def owe(self, sim_seconds, limit, real_time_factor):
         """Owe ``sim_seconds`` more of simulated time, at most ``limit`` s (two publication periods):
@@ -67,6 +67,17 @@ class Pacing:
                 self.report.warn('lag', f'simulation slower than real_time_factor {real_time_factor:g}: '
                                         f'{self.dropped:.3f} s of simulated time dropped so far (CPU '
                                         'overloaded, or waiting for a controller)')
+
+    def take_step(self, dt):
+        """Real time: True, and ``dt`` s owed less, while a step of ``dt`` s is owed."""
+        if self.budget < dt * (1 - 1e-9):
+            return False
+        self.budget -= dt
+        return True
+
+    def owe_nothing(self):
+        """No simulated time owed (after a reset, or time spent still)."""
+        self.budget = 0.0
 
     def command_arrived(self):
         """A command came: it answers the state awaited, and lock-step resumes."""

@@ -326,7 +326,7 @@ class Simulation:
         if self.model is None:
             return False
         self._reset_state()
-        self.pacing.budget = 0.0
+        self.pacing.owe_nothing()
         return True
 
     def set_paused(self, paused):
@@ -348,7 +348,7 @@ class Simulation:
         self.pacing.command_arrived()
         if self.still:
             self.still = False
-            self.pacing.budget = 0.0            # owe nothing for the time spent still
+            self.pacing.owe_nothing()           # for the time spent still
 
     def apply_wrench(self, on_robot):
         """The wrench (m, f) the environment exerts ON the robot at the tip frame, in the tip
@@ -384,8 +384,7 @@ class Simulation:
         if rtf > 0.0:
             # Stop after publishing a state: the controller answers it before the simulation
             # runs on (the tick is due again at once if behind).
-            while pacing.budget >= self.dt * (1 - 1e-9):
-                pacing.budget -= self.dt
+            while pacing.take_step(self.dt):
                 if not self._step() or self._published:
                     break
         else:
