@@ -17,7 +17,7 @@ with the dynamics node and the external torque estimator.
                                     +--> state_publisher --> /tf, /tf_static (publish_tf:=true)
 
 The same graph as `python -m robot_dynamics_ros.cli.bringup --graph simulation` (nodes listed in
-robot_dynamics_ros/cli/bringup.py, GRAPHS['simulation'] and CONTROLLERS), from the same parameter file,
+robot_dynamics_ros/cli/node_graph.py, GRAPHS['simulation'] and CONTROLLERS), from the same parameter file,
 config/simulation.yaml. Exactly one controller commands the simulator. Send a trajectory to
 /computed_torque_controller/joint_trajectory (trajectory_msgs/JointTrajectory), or with
 controller:=task_space a tool pose to /task_space_controller/target_pose (geometry_msgs/PoseStamped)
