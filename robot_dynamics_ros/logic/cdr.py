@@ -38,6 +38,7 @@ import struct
 import numpy as np
 
 from robot_dynamics_ros.logic.input_guard import BadInput, duplicates, short_list
+from robot_dynamics_ros.logic.stamps import NS_PER_S
 
 __all__ = ['joint_trajectory_sizes', 'header_stamp_ns', 'read_joint_trajectory', 'TrajectoryArrays',
            'MIN_POINT_BYTES']
@@ -56,13 +57,41 @@ def _byte_order(data):
     return order
 
 
+class _CdrBytes:
+    """A serialized message being read: its bytes, byte order and size. Positions are byte offsets in
+    the message; every primitive is aligned to its size counted from the CDR origin (the end of the
+    encapsulation header)."""
+
+    def __init__(self, raw):
+        self.data = memoryview(raw).cast('B')
+        self.order = _byte_order(self.data)
+        self.size = len(self.data)
+        self.unpack_u32 = struct.Struct(self.order + 'I').unpack_from
+        self.unpack_time = struct.Struct(self.order + 'iI').unpack_from    # int32 sec, uint32 nanosec
+
+    def u32(self, pos, inside='a field'):
+        """(the uint32 at ``pos`` aligned to 4, the position after it); ValueError past the end."""
+        pos += -(pos - _HEADER) % 4
+        if pos + 4 > self.size:
+            raise ValueError(f'the message ends at byte {self.size}, inside {inside}')
+        return self.unpack_u32(self.data, pos)[0], pos + 4
+
+    def string_end(self, pos, inside='a field', empty=True):
+        """(the string at ``pos``'s length, the position after it); ValueError for a length past the
+        end (or, ``empty`` False, a length 0: a string has at least its NUL)."""
+        length, pos = self.u32(pos, inside)
+        if length > self.size - pos or (length == 0 and not empty):
+            raise ValueError(f'a string of {length} bytes at byte {pos} of a {self.size}-byte message')
+        return length, pos + length
+
+
 def header_stamp_ns(raw):
     """header.stamp of a serialized stamped message (its first field), in ns."""
     data = memoryview(raw).cast('B')
     if len(data) < _HEADER + 8:
         raise ValueError(f'a {len(data)}-byte message is too short for a header')
     sec, nanosec = struct.unpack_from(_byte_order(data) + 'iI', data, _HEADER)
-    return sec * 1_000_000_000 + nanosec
+    return sec * NS_PER_S + nanosec
 
 
 def joint_trajectory_sizes(raw, max_names=None):
@@ -74,35 +103,19 @@ def joint_trajectory_sizes(raw, max_names=None):
     Raises ValueError for an unknown encapsulation or bytes that end or contradict themselves
     before the points' count.
     """
-    data = memoryview(raw).cast('B')
-    order = _byte_order(data)
-    u32 = struct.Struct(order + 'I')
-    size = len(data)
-
-    def read_u32(pos):
-        pos += -(pos - _HEADER) % 4                  # align to 4 from the end of the header
-        if pos + 4 > size:
-            raise ValueError(f'the message ends at byte {size}, inside its header fields')
-        return u32.unpack_from(data, pos)[0], pos + 4
-
-    def skip_string(pos):
-        length, pos = read_u32(pos)
-        if length > size - pos:
-            raise ValueError(f'a string of {length} bytes at byte {pos} of a {size}-byte message')
-        return pos + length
-
-    pos = _HEADER + 8                                # header.stamp
-    pos = skip_string(pos)                           # header.frame_id
-    names, pos = read_u32(pos)
-    if names > (size - pos) // 5:                    # a string takes at least 5 bytes
-        raise ValueError(f'{names} joint names cannot fit in {size - pos} bytes')
+    msg = _CdrBytes(raw)
+    inside = 'its header fields'
+    _, pos = msg.string_end(_HEADER + 8, inside)     # header.stamp, then header.frame_id
+    names, pos = msg.u32(pos, inside)
+    if names > (msg.size - pos) // 5:                # a string takes at least 5 bytes
+        raise ValueError(f'{names} joint names cannot fit in {msg.size - pos} bytes')
     if max_names is not None and names > max_names:
         return names, None
     for _ in range(names):
-        pos = skip_string(pos)
-    points, pos = read_u32(pos)
-    if points > (size - pos) // MIN_POINT_BYTES:
-        raise ValueError(f'{points} points cannot fit in {size - pos} bytes')
+        _, pos = msg.string_end(pos, inside)
+    points, pos = msg.u32(pos, inside)
+    if points > (msg.size - pos) // MIN_POINT_BYTES:
+        raise ValueError(f'{points} points cannot fit in {msg.size - pos} bytes')
     return names, points
 
 
@@ -122,49 +135,54 @@ def read_joint_trajectory(raw):
     duplicate names, a point whose positions are not one per name (velocities, accelerations:
     0 or one per name), non-finite values, times negative or not strictly increasing.
     """
-    data = memoryview(raw).cast('B')
-    order = _byte_order(data)
-    u32 = struct.Struct(order + 'I')
-    sec_nsec = struct.Struct(order + 'iI')
-    size = len(data)
-    if size < _HEADER + 8:
-        raise ValueError(f'a {size}-byte message is too short for a JointTrajectory')
-    sec, nanosec = sec_nsec.unpack_from(data, _HEADER)
+    msg = _CdrBytes(raw)
+    if msg.size < _HEADER + 8:
+        raise ValueError(f'a {msg.size}-byte message is too short for a JointTrajectory')
+    sec, nanosec = msg.unpack_time(msg.data, _HEADER)
+    names, pos = _joint_names(msg, _HEADER + 8)
+    n_points, pos = msg.u32(pos)
+    if n_points > (msg.size - pos) // MIN_POINT_BYTES:
+        raise ValueError(f'{n_points} points cannot fit in {msg.size - pos} bytes')
+    counts, offsets, time_from_start = _point_layout(msg, pos, n_points)
+    for field, name in enumerate(('positions', 'velocities', 'accelerations')):
+        bad = np.flatnonzero((counts[:, field] != len(names)) & ((counts[:, field] != 0) | (field == 0)))
+        if bad.size:
+            k = int(bad[0])
+            raise BadInput('length', f'point {k} has {counts[k, field]} {name} for {len(names)} joints')
+    positions, velocities, accelerations = _point_values(msg, counts, offsets, len(names))
+    times = _times_from_start(time_from_start)
+    return TrajectoryArrays(sec * NS_PER_S + nanosec, names, times, positions, velocities, accelerations)
 
-    def read_u32(pos):
-        pos += -(pos - _HEADER) % 4
-        if pos + 4 > size:
-            raise ValueError(f'the message ends at byte {size}, inside a field')
-        return u32.unpack_from(data, pos)[0], pos + 4
 
-    def read_string(pos):
-        length, pos = read_u32(pos)
-        if not 1 <= length <= size - pos:
-            raise ValueError(f'a string of {length} bytes at byte {pos} of a {size}-byte message')
-        return bytes(data[pos:pos + length - 1]).decode('utf-8'), pos + length
-
-    _, pos = read_string(_HEADER + 8)                           # header.frame_id
-    count, pos = read_u32(pos)
-    if count > (size - pos) // 5:
-        raise ValueError(f'{count} joint names cannot fit in {size - pos} bytes')
+def _joint_names(msg, pos):
+    """(joint_names after header.frame_id at ``pos``, the position after them); BadInput for none or
+    a name given twice."""
+    _, pos = msg.string_end(pos, empty=False)                     # header.frame_id
+    count, pos = msg.u32(pos)
+    if count > (msg.size - pos) // 5:
+        raise ValueError(f'{count} joint names cannot fit in {msg.size - pos} bytes')
     names = []
     for _ in range(count):
-        name, pos = read_string(pos)
-        names.append(name)
-    m = len(names)
-    if m == 0:
+        length, end = msg.string_end(pos, empty=False)
+        names.append(bytes(msg.data[end - length:end - 1]).decode('utf-8'))
+        pos = end
+    if not names:
         raise BadInput('no_joints', 'JointTrajectory has no joint_names')
-    if len(set(names)) != m:
+    if len(set(names)) != len(names):
         twice = sorted(duplicates(names))
         raise BadInput('duplicate', f'JointTrajectory has duplicate joint names {short_list(twice)}')
-    n_points, pos = read_u32(pos)
-    if n_points > (size - pos) // MIN_POINT_BYTES:
-        raise ValueError(f'{n_points} points cannot fit in {size - pos} bytes')
-    # Per point and field: the count and the offset (from the CDR origin) of its float64 values.
+    return names, pos
+
+
+def _point_layout(msg, pos, n_points):
+    """Where the points' values are, without reading them: per point and field (positions,
+    velocities, accelerations) the count and the offset from the CDR origin of its float64 values
+    (``counts``, ``offsets``, (n_points, 3)), and its time_from_start (sec, nanosec) (n_points, 2).
+    Plain bytecode, no object per point (module docstring)."""
+    data, size, unpack_u32, unpack_time = msg.data, msg.size, msg.unpack_u32, msg.unpack_time
     counts = np.zeros((n_points, 3), dtype=np.int64)
     offsets = np.zeros((n_points, 3), dtype=np.int64)
-    seconds = np.zeros((n_points, 2), dtype=np.int64)
-    unpack_u32, unpack_time = u32.unpack_from, sec_nsec.unpack_from
+    time_from_start = np.zeros((n_points, 2), dtype=np.int64)
     for k in range(n_points):
         for field in range(4):          # positions, velocities, accelerations, effort
             pos += -(pos - _HEADER) % 4
@@ -180,22 +198,24 @@ def read_joint_trajectory(raw):
         pos += -(pos - _HEADER) % 4
         if pos + 8 > size:
             raise ValueError(f'the message ends at byte {size}, inside point {k}')
-        seconds[k] = unpack_time(data, pos)
+        time_from_start[k] = unpack_time(data, pos)
         pos += 8
-    for field, name in enumerate(('positions', 'velocities', 'accelerations')):
-        bad = np.flatnonzero((counts[:, field] != m) & ((counts[:, field] != 0) | (field == 0)))
-        if bad.size:
-            k = int(bad[0])
-            raise BadInput('length', f'point {k} has {counts[k, field]} {name} for {m} joints')
-    # Every value is 8-aligned from the CDR origin: one float64 view of the message, rows gathered.
-    values = np.frombuffer(data, dtype=np.dtype(np.float64).newbyteorder(order), offset=_HEADER,
-                           count=(size - _HEADER) // 8)
+    return counts, offsets, time_from_start
+
+
+def _point_values(msg, counts, offsets, m):
+    """The points' positions (N, m), and their velocities and accelerations as a list of one (m,)
+    array or None (field empty) per point; BadInput for a non-finite value. Every value is 8-aligned
+    from the CDR origin: one float64 view of the message, its rows gathered."""
+    n_points = counts.shape[0]
+    values = np.frombuffer(msg.data, dtype=np.dtype(np.float64).newbyteorder(msg.order), offset=_HEADER,
+                           count=(msg.size - _HEADER) // 8)
     columns = np.arange(m)
 
     def rows(field, points):
         return values[offsets[points, field][:, None] // 8 + columns].astype(np.float64)
-    everything = np.arange(n_points)
-    positions = rows(0, everything)
+
+    positions = rows(0, np.arange(n_points))
     finite = np.isfinite(positions).all(axis=1)
     optional = []
     for field in (1, 2):
@@ -208,9 +228,15 @@ def read_joint_trajectory(raw):
         optional.append(per_point)
     if not finite.all():
         raise BadInput('nonfinite', f'point {int(np.argmin(finite))} has non-finite values')
-    times = seconds[:, 0] + seconds[:, 1] * 1e-9
+    return positions, *optional
+
+
+def _times_from_start(time_from_start):
+    """The points' time_from_start (N,) s from their (sec, nanosec); BadInput for a negative time or
+    times not strictly increasing."""
+    times = time_from_start[:, 0] + time_from_start[:, 1] * 1e-9
     if times.size and (times[0] < 0.0 or np.any(np.diff(times) <= 0.0)):
         k = int(np.argmax(np.diff(times) <= 0.0)) + 1 if times[0] >= 0.0 else 0
         raise BadInput('times', f'time_from_start must be >= 0 and strictly increasing (point {k}: '
                                 f'{times[k]:.9g} s)')
-    return TrajectoryArrays(sec * 1_000_000_000 + nanosec, names, times, positions, *optional)
+    return times

@@ -386,36 +386,36 @@ def check_limits(trajectory, limits):
     found, in this order: a waypoint's position, a waypoint's velocity, a position between
     waypoints, a velocity between waypoints.
     """
-    times = trajectory.times
-    q, v = trajectory.positions, trajectory.velocities
     n = trajectory.n
     if len(limits.names) != n:
         raise ValueError(f'limits are for {len(limits.names)} joints, the trajectory has {n}')
-    point = trajectory.point_index
-    named = trajectory.named
+    # per kind of violation found, in the order above: (count, message of the first in time)
+    found = _waypoint_violations(trajectory, limits) + _segment_violations(trajectory, limits)
+    if found:
+        total = sum(count for count, _ in found)
+        more = f" (and {total - 1} more violation{'s' if total > 2 else ''})" if total > 1 else ''
+        raise LimitViolation(found[0][1] + more)
+
+
+def _earliest(bad, when, order, message):
+    """(count, ``message(*index)`` of the first in time, then ``order``) of the violations ``bad`` (a
+    boolean array; ``when`` and ``order`` of its shape); None when there are none."""
+    if not bad.any():
+        return None
+    index = np.nonzero(bad)
+    key = np.lexsort((order[index], when[index]))[0]
+    return int(bad.sum()), message(*(i[key] for i in index))
+
+
+def _waypoint_violations(trajectory, limits):
+    """check_limits's waypoint kinds: positions, then velocities, of the joints each waypoint names
+    against the strict limits; [(count, message)] of the kinds violated."""
+    times, q, v, point = trajectory.times, trajectory.positions, trajectory.velocities, trajectory.point_index
     lower, upper, vmax = limits.lower, limits.upper, limits.velocity
-    from_start = point.size > 0 and point[0] < 0
-    q0, v0 = q[0], np.abs(v[0])
-    # bounds for what holds or leaves the start state: widened to include it
-    wide_lower, wide_upper = np.minimum(lower, q0), np.maximum(upper, q0)
-    wide_vmax = np.maximum(vmax, v0)
-    found = []          # per kind of violation: (kind, time, order, count, message of the first)
-
-    def first(bad, when, order, message):
-        """Record the earliest of the violations ``bad`` (a boolean array; ``when`` and
-        ``order`` of its shape): their count and the message of the first."""
-        if not bad.any():
-            return
-        index = np.nonzero(bad)
-        key = np.lexsort((order[index], when[index]))[0]
-        at = tuple(i[key] for i in index)
-        found.append((len(found), when[at], order[at], int(bad.sum()), message(*at)))
-
-    # waypoints: the joints they name, strict limits
-    N = times.size
+    N, n = q.shape
     knot_time = np.broadcast_to(times[:, None], (N, n))
     knot_order = np.broadcast_to(2 * np.arange(N)[:, None], (N, n))
-    at_waypoint = (point >= 0)[:, None] & named
+    at_waypoint = (point >= 0)[:, None] & trajectory.named     # knot k is a waypoint naming joint j
 
     def position_at_knot(k, j):
         side, bound = ('upper', upper[j]) if not q[k, j] <= upper[j] else ('lower', lower[j])
@@ -428,63 +428,73 @@ def check_limits(trajectory, limits):
         return (f'point {point[k]}: joint {limits.names[j]!r} at velocity {v[k, j]:.6g} {unit}/s, '
                 f'beyond its velocity limit {vmax[j]:.6g} {unit}/s')
 
-    first(_exceeds(q, lower, upper) & at_waypoint, knot_time, knot_order, position_at_knot)
-    first(_exceeds(np.abs(v), 0.0, vmax) & at_waypoint, knot_time, knot_order, velocity_at_knot)
+    found = (_earliest(_exceeds(q, lower, upper) & at_waypoint, knot_time, knot_order, position_at_knot),
+             _earliest(_exceeds(np.abs(v), 0.0, vmax) & at_waypoint, knot_time, knot_order, velocity_at_knot))
+    return [f for f in found if f is not None]
 
-    # segments: the extrema of p(s) and p'(s) on [0, T], s = T u
-    K = N - 1
-    if K > 0:
-        T = np.diff(times)
-        c = trajectory.coefficients                                   # (K, 6, n)
-        powers = T[:, None] ** np.arange(6)[None, :]                  # (K, 6)
-        a = c * powers[:, :, None]                                    # p in u
-        va = (c[:, 1:] * np.arange(1, 6)[None, :, None]) * powers[:, :5, None]   # p'(s) in u
-        seg_lower = np.where(named, lower, wide_lower) * np.ones((K, 1))
-        seg_upper = np.where(named, upper, wide_upper) * np.ones((K, 1))
-        seg_vmax = np.where(named, vmax, wide_vmax) * np.ones((K, 1))
-        if from_start:
-            seg_lower[0], seg_upper[0], seg_vmax[0] = wide_lower, wide_upper, wide_vmax
-        position_checked = np.isfinite(lower) | np.isfinite(upper)
-        velocity_checked = np.isfinite(vmax)
-        for what, coefficients, checked in (('position', a, position_checked),
-                                            ('velocity', va, velocity_checked)):
-            columns = np.flatnonzero(checked)
-            if columns.size == 0:
-                continue
-            rows = coefficients[:, :, columns].transpose(0, 2, 1).reshape(K * columns.size, -1)
-            shape = (K, columns.size)
-            low, u_low, high, u_high = (x.reshape(shape) for x in polynomial_extrema(rows))
-            if what == 'velocity':
-                lo_bound, hi_bound = -seg_vmax[:, columns], seg_vmax[:, columns]
-            else:
-                lo_bound, hi_bound = seg_lower[:, columns], seg_upper[:, columns]
-            over = _exceeds(high, -np.inf, hi_bound)
-            under = _exceeds(low, lo_bound, np.inf) & ~over
-            order = np.broadcast_to(2 * np.arange(K)[:, None] + 1, shape)
-            for bad, value, u, bound, side in ((over, high, u_high, hi_bound, 'upper'),
-                                               (under, low, u_low, lo_bound, 'lower')):
-                # an extremum at a waypoint is that waypoint's violation, found above
-                bad = bad & ~(((u == 0.0) & at_waypoint[:-1, columns])
-                              | ((u == 1.0) & at_waypoint[1:, columns]))
-                when = times[:-1, None] + u * T[:, None]
 
-                def between(k, i, what=what, value=value, bound=bound, side=side, when=when):
-                    j = columns[i]
-                    unit = limits.units[j]
-                    start = f'point {point[k]}' if point[k] >= 0 else 'the start state'
-                    if what == 'position':
-                        detail = (f'would reach {value[k, i]:.6g} {unit}, beyond its {side} '
-                                  f'position limit {bound[k, i]:.6g} {unit}')
-                    else:
-                        detail = (f'would move at {value[k, i]:.6g} {unit}/s, beyond its '
-                                  f'velocity limit {abs(bound[k, i]):.6g} {unit}/s')
-                    return (f'between {start} and point {point[k + 1]} (at {when[k, i]:.3f} s): '
-                            f'joint {limits.names[j]!r} {detail}')
+def _segment_bounds(trajectory, limits):
+    """(lower, upper, vmax), each (K, n), for the segments: the strict limits for the joints the
+    segment's end names; the limits widened to include the start state for the joints that only hold
+    it and, when the trajectory starts from it, for every joint of the segment that leaves it."""
+    q0, v0, named = trajectory.positions[0], np.abs(trajectory.velocities[0]), trajectory.named
+    strict = (limits.lower, limits.upper, limits.velocity)
+    wide = (np.minimum(limits.lower, q0), np.maximum(limits.upper, q0), np.maximum(limits.velocity, v0))
+    bounds = [np.where(named, s, w) * np.ones((trajectory.times.size - 1, 1)) for s, w in zip(strict, wide)]
+    if trajectory.point_index.size > 0 and trajectory.point_index[0] < 0:      # from the start state
+        for bound, w in zip(bounds, wide):
+            bound[0] = w
+    return tuple(bounds)
 
-                first(bad, when, order, between)
-    if found:
-        # waypoints first (positions, velocities), then what lies between them; each kind's first
-        total = sum(f[3] for f in found)
-        more = (f" (and {total - 1} more violation{'s' if total > 2 else ''})" if total > 1
-                else '')
-        raise LimitViolation(min(found)[4] + more)
+
+def _segment_violations(trajectory, limits):
+    """check_limits's kinds between waypoints: positions, then velocities, from the extrema of p(s)
+    and p'(s) on every segment [0, T] (s = T u; ``polynomial_extrema``); [(count, message)] of the
+    kinds violated."""
+    times, point = trajectory.times, trajectory.point_index
+    K = times.size - 1
+    if K <= 0:
+        return []
+    T = np.diff(times)
+    c = trajectory.coefficients                                   # (K, 6, n)
+    powers = T[:, None] ** np.arange(6)[None, :]                  # (K, 6)
+    a = c * powers[:, :, None]                                    # p in u
+    va = (c[:, 1:] * np.arange(1, 6)[None, :, None]) * powers[:, :5, None]   # p'(s) in u
+    seg_lower, seg_upper, seg_vmax = _segment_bounds(trajectory, limits)
+    at_waypoint = (point >= 0)[:, None] & trajectory.named
+    found = []
+    for what, coefficients, checked, lower, upper in (
+            ('position', a, np.isfinite(limits.lower) | np.isfinite(limits.upper), seg_lower, seg_upper),
+            ('velocity', va, np.isfinite(limits.velocity), -seg_vmax, seg_vmax)):
+        columns = np.flatnonzero(checked)
+        if columns.size == 0:
+            continue
+        rows = coefficients[:, :, columns].transpose(0, 2, 1).reshape(K * columns.size, -1)
+        shape = (K, columns.size)
+        low, u_low, high, u_high = (x.reshape(shape) for x in polynomial_extrema(rows))
+        lo_bound, hi_bound = lower[:, columns], upper[:, columns]
+        over = _exceeds(high, -np.inf, hi_bound)
+        under = _exceeds(low, lo_bound, np.inf) & ~over
+        order = np.broadcast_to(2 * np.arange(K)[:, None] + 1, shape)
+        for bad, value, u, bound, side in ((over, high, u_high, hi_bound, 'upper'),
+                                           (under, low, u_low, lo_bound, 'lower')):
+            # an extremum at a waypoint is that waypoint's violation, found above
+            bad = bad & ~(((u == 0.0) & at_waypoint[:-1, columns])
+                          | ((u == 1.0) & at_waypoint[1:, columns]))
+            when = times[:-1, None] + u * T[:, None]
+
+            def between(k, i, what=what, value=value, bound=bound, side=side, when=when, columns=columns):
+                j = columns[i]
+                unit = limits.units[j]
+                start = f'point {point[k]}' if point[k] >= 0 else 'the start state'
+                if what == 'position':
+                    detail = (f'would reach {value[k, i]:.6g} {unit}, beyond its {side} '
+                              f'position limit {bound[k, i]:.6g} {unit}')
+                else:
+                    detail = (f'would move at {value[k, i]:.6g} {unit}/s, beyond its '
+                              f'velocity limit {abs(bound[k, i]):.6g} {unit}/s')
+                return (f'between {start} and point {point[k + 1]} (at {when[k, i]:.3f} s): '
+                        f'joint {limits.names[j]!r} {detail}')
+
+            found.append(_earliest(bad, when, order, between))
+    return [f for f in found if f is not None]
