@@ -68,14 +68,10 @@ Parameters: the model parameters of model_source, plus (settable at run time unl
 - ``armature``, ``effort_offset`` (model_source's, settable at run time): as every controller uses
   them (nodes/controller.py).
 - ``kp``, ``kd`` (double arrays, 1 entry = same gain on every joint, or one per joint; >= 0).
-- ``control_rate`` (Hz): 0 = one command per joint-state message; 0.1 to 10000 = timer at that
-  rate (a positive rate below 0.1 Hz is refused: a timer that slow is no controller, and a tiny
-  rate would overflow the timer period).
-- ``state_timeout`` (s, >= 0, 0 = off): when any joint's state is older than this, stop tracking,
-  publish the gravity-only holding torque g(q) of the last state, warn; when states resume, hold
-  the position at that moment (the reference is discarded).
-- ``start_enabled`` (bool, read-only): enabled at start-up; with no reference it holds the
-  position of the first complete joint state. Disabled at start-up: ``disabled_mode`` applies.
+- ``control_rate`` (Hz; 0 = one command per joint state), ``state_timeout`` (s, 0 = off: the
+  gravity-only hold of stale states; when they resume, the position then is held), ``start_enabled``
+  (read-only; with no reference it holds the position of the first complete joint state; disabled at
+  start-up: ``disabled_mode`` applies): as every controller (nodes/controller.py).
 - ``disabled_mode`` ('gravity_compensation' | 'zero_effort'): what a disabled controller publishes
   (see ``~/enable``). ``friction_compensation`` (bool, false): add the model's joint friction (the
   URDF's damping and friction, e.g. an identified URDF's): while tracking F_v q̇_d + F_c sgn(q̇_d) of
@@ -91,7 +87,6 @@ Parameters: the model parameters of model_source, plus (settable at run time unl
   states are physically possible (joint_state_input); ``max_description_bytes`` (model_source).
 """
 
-import collections
 import math
 
 import numpy as np
@@ -102,20 +97,23 @@ from trajectory_msgs.msg import JointTrajectory
 
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.logic.background_job import BackgroundJob
-from robot_dynamics_ros.logic.cdr import (
-    MIN_POINT_BYTES,
-    header_stamp_ns,
-    joint_trajectory_sizes,
-    read_joint_trajectory,
-)
+from robot_dynamics_ros.logic.cdr import header_stamp_ns
 from robot_dynamics_ros.logic.input_guard import BadInput, bounded, short_list
 from robot_dynamics_ros.logic.interpolation import JointLimits
+from robot_dynamics_ros.logic.reference_intake import (
+    INLINE_POINTS,
+    ReferenceJob,
+    checked_names,
+    prepare,
+    size_refusal,
+)
 from robot_dynamics_ros.logic.reference_schedule import (
     DEFAULT_MAX_PENDING,
     ReferenceSchedule,
     Superseded,
     TooManyPending,
 )
+from robot_dynamics_ros.logic.stamps import stamp_ns
 from robot_dynamics_ros.logic.trajectory_goal import ErrorCode
 from robot_dynamics_ros.nodes.common import (
     MAX_CONTROL_RATE,
@@ -128,8 +126,8 @@ from robot_dynamics_ros.nodes.controller import COMPUTE_ERRORS, Controller, stam
 from robot_dynamics_ros.nodes.conversions import (
     all_finite,
     float64_field,
-    index_map,
     joint_trajectory_arrays,
+    joint_trajectory_reader,
     make_joint_state,
 )
 from robot_dynamics_ros.nodes.trajectory_action import AVAILABLE as ACTION_AVAILABLE, TrajectoryAction
@@ -138,47 +136,18 @@ __all__ = ['ComputedTorqueController', 'main', 'MIN_CONTROL_RATE', 'MAX_CONTROL_
            'INLINE_POINTS', 'DISABLED_MODES']
 
 DEFAULT_MAX_TRAJECTORY_POINTS = 10000
-INLINE_POINTS = 200             # longer references are interpolated in a worker thread
 _POLL_PERIOD = 0.005            # s between checks for a prepared reference (only while one is)
 DISABLED_MODES = ('gravity_compensation', 'zero_effort')
 TRAJECTORY_TOPIC = '~/joint_trajectory'     # as ros2_control's JointTrajectoryController
-
-# A reference on its way to the schedule: planned on arrival (``now_ns``), prepared, committed.
-# ``source``: the deserialized message, or the serialized bytes.
-# ``goal``: the action goal (trajectory_action.GoalRun) it comes from, None for the topic.
-_ReferenceJob = collections.namedtuple('_ReferenceJob', 'plan source model joint_order now_ns goal',
-                                       defaults=(None,))
-
-
-def _checked_arrays(source, joint_order):
-    """The waypoint arrays of a reference (``joint_trajectory_arrays`` of a message,
-    ``cdr.read_joint_trajectory`` of bytes); BadInput also when it names an uncontrolled joint."""
-    if isinstance(source, bytes):
-        arrays = read_joint_trajectory(source)[1:]
-    else:
-        arrays = joint_trajectory_arrays(source)
-    unknown = [name for name in arrays[0] if name not in joint_order]
-    if unknown:
-        raise BadInput('unknown_joints', f'it names joints {short_list(unknown)} that this '
-                                         f'controller does not control (it controls '
-                                         f'{short_list(joint_order)})')
-    return arrays
-
-
-def _prepare(job):
-    """Validate and interpolate a reference: ``(trajectory, names, times)``; raises the ValueError
-    (BadInput: malformed) that refuses it. Touches no node state: the background job runs it."""
-    names, times, positions, velocities, accelerations = _checked_arrays(job.source, job.joint_order)
-    columns = index_map(job.model.joint_names, names)
-    return job.plan.trajectory(times, positions, velocities, accelerations, columns), names, times
 
 
 class ComputedTorqueController(Controller):
     """Computed-torque joint controller (see module docstring)."""
 
+    UNFIT_GAINS = ('gains', 'kp/kd do not fit the model: no commands', False)
+
     def __init__(self, node_name='computed_torque_controller', **kwargs):
         super().__init__(node_name, 'position', **kwargs)
-        self._to_order = self._to_model = None
         # The desired trajectory over time; empty = hold the position of the next complete state.
         self._schedule = ReferenceSchedule()
 
@@ -256,7 +225,7 @@ class ComputedTorqueController(Controller):
             if mode != self._disabled_mode:
                 self._disabled_mode = mode
                 if not self.enabled:
-                    self.get_logger().info(self._disable())
+                    self.get_logger().info(self._disable(self._input.latest()))
 
     def _read_limits(self):
         self._max_points = int(self.get_parameter('max_trajectory_points').value)
@@ -283,54 +252,31 @@ class ComputedTorqueController(Controller):
         return (lambda q, qd: rd.computed_torque(model, q, qd, q, qd, qd, ones, ones),
                 lambda q, qd: rd.gravity_torques(model, q))
 
-    def _on_model(self, model, joint_order):
-        self.model = model
-        self.joint_order = joint_order
+    def _use_model(self, model):
         self._schedule.clear()
         self._schedule.limits = None if model is None else JointLimits.from_model(model)
         self._supersede_preparation('the robot model changed')  # (one under way: dropped at its commit)
-        self._stale = False
-        self._throttle.reset()
-        if model is None:
-            self._input.reset(None)
-            self._command.reset(None, None)
-            self._gains = None
-            if self._action is not None:
-                self._action.on_model(None, ())
-            return
-        self._to_order = index_map(model.joint_names, joint_order)
-        self._to_model = index_map(joint_order, model.joint_names)
-        # the outgoing messages, built once: each control step only refills their arrays
-        self._command.reset(model, self._to_order)
-        self._error_msg = make_joint_state(joint_order)
-        self._input.reset(model)
-        self._update_gains()
+        if model is not None:
+            # the outgoing message, built once: each control step only refills its arrays
+            self._error_msg = make_joint_state(self.joint_order)
+            self._update_gains()
         if self._action is not None:
-            self._action.on_model(model, joint_order)
+            self._action.on_model(model, self.joint_order)
 
     # -- reference --------------------------------------------------------------------------
     def _on_reference_raw(self, raw):
         """The serialized reference: refuse it by size, else deserialize and handle it."""
-        if not self._accepts_references():
+        why = self.reference_refusal()
+        if why:
+            self._throttle.warn('reference/no_model' if self.model is None else 'reference/disabled',
+                                f'reference rejected: {why}')
             return
-        joints = len(self.joint_order)
-        try:
-            names, points = joint_trajectory_sizes(raw, max_names=joints)
-        except ValueError:
-            # an encapsulation this reader does not know: bound the points by the byte count
-            names, points = 0, len(raw) // MIN_POINT_BYTES
-        if names > joints:
-            self._throttle.warn('reference/too_many_names',
-                                f'reference rejected: it names {names} joints, this controller '
-                                f'controls {joints}')
-            return
-        if points is not None and points > self._max_points:
-            self._throttle.warn('reference/too_long',
-                                f'reference rejected: {points} points, more than '
-                                f'max_trajectory_points = {self._max_points}')
+        refusal, names, points = size_refusal(raw, len(self.joint_order), self._max_points)
+        if refusal is not None:
+            self._throttle.warn(refusal[0], f'reference rejected: {refusal[1]}')
             return
         if names and points > INLINE_POINTS:
-            # read from the bytes by the worker thread: only the stamp is needed now
+            # read from the bytes by the background job: only the stamp is needed now
             self._on_reference(raw, points, header_stamp_ns(raw))
             return
         try:
@@ -338,16 +284,7 @@ class ComputedTorqueController(Controller):
         except Exception as exc:  # bytes the middleware delivered but rclpy cannot read
             self._throttle.warn('reference/malformed', f'reference rejected: unreadable ({exc})')
             return
-        self._on_reference(msg, len(msg.points),
-                           msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec)
-
-    def _accepts_references(self):
-        why = self.reference_refusal()
-        if why:
-            key = 'reference/no_model' if self.model is None else 'reference/disabled'
-            self._throttle.warn(key, f'reference rejected: {why}')
-            return False
-        return True
+        self._on_reference(msg, len(msg.points), stamp_ns(msg.header.stamp))
 
     def reference_refusal(self):
         """Why no reference is accepted now (no model, disabled), or None."""
@@ -356,11 +293,6 @@ class ComputedTorqueController(Controller):
         if not self.enabled:
             return 'the controller is disabled (~/enable)'
         return None
-
-    @property
-    def to_order(self):
-        """Indices that put a model-order vector in the controller's joint order."""
-        return self._to_order
 
     def follow(self, msg, stamp_ns, goal):
         """An action goal's trajectory (trajectory_action): scheduled as a topic reference is;
@@ -372,15 +304,15 @@ class ComputedTorqueController(Controller):
         (ReferenceSchedule.stop from the measured q, q̇: where the arm is, not where the trajectory
         was, so a tracking error at that moment is not made up with a lunge); a reference being
         prepared is superseded."""
-        if self._schedule.empty or not self._input.complete:
+        state = self._input.latest()
+        if self._schedule.empty or state is None:
             return
         self._supersede_preparation('a goal was cancelled')
         now_ns = self.get_clock().now().nanoseconds
         deceleration = float(self.get_parameter('stop_deceleration').value)
         if not (math.isfinite(deceleration) and deceleration > 0.0):   # (a start-up value)
             deceleration = 5.0
-        q, qd = self._input.cache.arrays()
-        rest_ns = self._schedule.stop(now_ns, deceleration, (q, qd, np.zeros_like(q)))
+        rest_ns = self._schedule.stop(now_ns, deceleration, (state.q, state.qd, np.zeros_like(state.q)))
         self.get_logger().info(f'goal cancelled: stopping within {(rest_ns - now_ns) * 1e-9:.3f} s, '
                                'then holding')
 
@@ -405,44 +337,40 @@ class ComputedTorqueController(Controller):
         """A reference with a model, enabled: planned now (its start state is the desired state
         in force when it takes over), then read and interpolated, then committed to the schedule.
         ``source``: the deserialized message, read and interpolated here; or (more than
-        INLINE_POINTS points) its serialized bytes, read and interpolated in a worker thread."""
-        now_ns = self.get_clock().now().nanoseconds
-        if not self._ensure_reference(now_ns):
+        INLINE_POINTS points) its serialized bytes, read and interpolated in the background job."""
+        state = self._input.latest()        # (the reference's start: the desired state in force)
+        if state is None:
             self._refuse(goal, 'reference/no_state', 'no complete joint state yet')
             return
+        now_ns = self.get_clock().now().nanoseconds
+        self._ensure_reference(state, now_ns)
         if n_points == 0:           # (a goal has points: trajectory_action checks)
-            names = self._check_names(source)
-            if names is not None:
-                q, _ = self._input.cache.arrays()
-                self._schedule.hold(q, now_ns)
-                self._end_goals('an empty trajectory on ~/joint_trajectory: holding')
-                self.get_logger().info('empty reference: holding the current position')
+            try:                    # well formed, and naming controlled joints only
+                checked_names(joint_trajectory_arrays(source)[0], self.joint_order)
+            except BadInput as exc:
+                self._throttle.warn(f'reference/{exc.kind}', f'reference rejected: {exc}')
+                return
+            self._schedule.hold(state.q, now_ns)
+            self._end_goals('an empty trajectory on ~/joint_trajectory: holding')
+            self.get_logger().info('empty reference: holding the current position')
             return
         try:
             plan = self._schedule.plan(now_ns, stamp_ns)
         except TooManyPending as exc:
             self._refuse(goal, 'reference/pending', exc)
             return
-        job = _ReferenceJob(plan, source, self.model, self.joint_order, now_ns, goal)
+        job = ReferenceJob(plan, joint_trajectory_reader(source), self.model, self.joint_order, now_ns, goal)
         if n_points > INLINE_POINTS:        # after the one under way (now superseded), if any
-            self._refuse_waiting(self._preparation.submit(lambda: _prepare(job), tag=job),
+            self._refuse_waiting(self._preparation.submit(lambda: prepare(job), tag=job),
                                  'superseded by a newer trajectory before it started')
             self._poll_timer.reset()
             return
         self._supersede_preparation('superseded by a newer trajectory before it started')
         try:
-            result, error = _prepare(job), None
+            result, error = prepare(job), None
         except ValueError as exc:
             result, error = None, exc
         self._commit(job, result, error)
-
-    def _check_names(self, msg):
-        """The names of a reference if it is well formed and names controlled joints only."""
-        try:
-            return _checked_arrays(msg, self.joint_order)[0]
-        except BadInput as exc:
-            self._throttle.warn(f'reference/{exc.kind}', f'reference rejected: {exc}')
-            return None
 
     def _poll_prepared(self):
         """Executor thread (the timer, while the background job is active): commit a reference it
@@ -489,60 +417,19 @@ class ComputedTorqueController(Controller):
             f'starting {(job.plan.start_ns - job.now_ns) * 1e-9:+.3f} s from its arrival{late}',
             throttle_duration_sec=1.0)
 
-    def _ensure_reference(self, now_ns):
-        """Latch the hold position if one is pending; False while there is no complete state."""
-        if not self._input.complete:
-            return False
-        if self._schedule.empty:
-            q, _ = self._input.cache.arrays()
-            self._schedule.hold(q, now_ns)
-        return True
+    # -- the reference (Controller's hooks) ---------------------------------------------------
+    def _reference_empty(self):
+        return self._schedule.empty
 
-    def _on_discontinuity(self, description):
-        """A joint state that does not continue the previous one: hold where the arm is now."""
-        if not self.enabled or self.model is None:
-            return
-        q, _ = self._input.cache.arrays()
-        self._schedule.hold(q, self.get_clock().now().nanoseconds)
-        self._supersede_preparation(description)    # (one under way is superseded by the hold)
-        self._end_goals(f'{description}: holding the position of this state')
-        self._throttle.warn('state/discontinuity',
-                            f'{description}: reference dropped, holding the position of this state')
+    def _hold(self, state, now_ns, reason=None):
+        """Hold the measured position of ``state`` from now_ns on; with a ``reason`` (a hold that
+        replaces a reference), the reference being prepared is superseded and goals end with it."""
+        self._schedule.hold(state.q, now_ns)
+        if reason is not None:
+            self._supersede_preparation(reason)
+            self._end_goals(reason)
+        return f'holding {np.round(state.q[self.to_order], 4).tolist()}'
 
-    # -- services ---------------------------------------------------------------------------
-    def _on_hold(self, request, response):
-        if not self.enabled:
-            response.success, response.message = False, 'the controller is disabled'
-        elif not self._input.complete:
-            response.success, response.message = False, 'no complete joint state yet'
-        else:
-            q, _ = self._input.cache.arrays()
-            self._schedule.hold(q, self.get_clock().now().nanoseconds)
-            self._end_goals('held by ~/hold')
-            response.success = True
-            response.message = f'holding {np.round(q[self._to_order], 4).tolist()}'
-            self.get_logger().info(response.message)
-        return response
-
-    def _disable(self):
-        """Disabled (or the disabled_mode changed while disabled): the first output of the mode;
-        what to log."""
-        self._supersede_preparation('the controller was disabled')  # (one under way: dropped at its commit)
-        if self._disabled_mode == 'zero_effort':
-            if self.model is not None:
-                self._command.publish_zero()
-            return 'disabled (zero_effort): published one zero command, no commands from now on'
-        if self.model is not None and self._input.complete:
-            self._compensate()
-        return ('disabled (gravity_compensation): publishing g(q)'
-                f"{' + friction' if self._friction_compensation else ''} for every joint state")
-
-    def _compensate(self):
-        """Disabled, gravity_compensation: g(q) (+ the URDF friction torques of q̇) at the last
-        state."""
-        self._publish_gravity(friction=self._friction_compensation)
-
-    # -- control ----------------------------------------------------------------------------
     def _drop_reference(self, reason):
         self._schedule.clear()
         self._supersede_preparation(reason)
@@ -570,16 +457,10 @@ class ComputedTorqueController(Controller):
         self._preparation.close(timeout=1.0)
         return super().destroy_node()
 
-    def _idle(self):
-        """Disabled: g(q) (+ friction) in gravity_compensation mode, nothing in zero_effort."""
-        if self._disabled_mode == 'gravity_compensation':
-            self._compensate()
-
-    def _unfit_gains(self):
-        self._throttle.warn('gains', 'kp/kd do not fit the model: no commands')
-
-    def _control(self, now_ns, q, qd):
-        """The computed torque of the reference at now_ns (after Controller._step's opening)."""
+    def _control(self, state, now_ns):
+        """The computed torque of the reference at now_ns from the measured ``state`` (after
+        Controller._step's opening)."""
+        q, qd = state.q, state.qd
         self._schedule.prune(now_ns)
         q_d, qd_d, qdd_d = self._schedule.sample(now_ns)
         kp, kd = self._gains
@@ -595,7 +476,7 @@ class ComputedTorqueController(Controller):
             if self._action is not None and self._action.after_step(now_ns, q, qd, q_d, qd_d, qdd_d,
                                                                     tau):
                 self._schedule.hold(q, now_ns)      # a tolerance violated: hold where the arm is
-            order = self._to_order
+            order = self.to_order
             e, e_dot = (q_d - q)[order], (qd_d - qd)[order]
             if not all_finite(e, e_dot):       # (finite τ implies finite e unless a gain is 0)
                 self._throttle.warn('nonfinite/error', 'tracking error not finite: not published')

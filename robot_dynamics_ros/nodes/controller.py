@@ -25,15 +25,20 @@ parameters, the stale-state watchdog, the gravity-only hold and the effort outpu
   convention the data fits. /diagnostics also warns when the commands go out slower than the hardware's
   ``command_rate``.
 
-A subclass checks its own parameters in ``_check_parameter(p)`` (raising ValueError, the rest to
-``super()``), calls ``_apply_timing(names)`` from its ``_apply_parameters(params)``, and
-``_start(jump_consequence)`` at the end of its ``__init__`` (the parameter callbacks, the services
-``~/enable`` and ``~/hold``, the joint states, the timer, the model); it gives ``_disable()`` (the
-first output when disabled; what to log), ``_on_hold``, ``_on_discontinuity``, ``_on_model``,
-``_warm_up_calls``, ``_drop_reference(reason)`` (``reason``: why, for a client whose goal ends with
-it), and the parts of a control step: ``_gains`` (the law's gains, None while they do not fit the
-model), ``_idle()``, ``_unfit_gains()``, ``_ensure_reference(now_ns)`` and ``_control(now_ns, q, qd)``
-(``Controller._step`` says when each is called).
+The state a command is computed from travels as an argument: a joint state's callback hands the
+``MeasuredState`` (q, q̇, the node-clock time it was received) that message completed to the step
+(``_step(state, now_ns)``); a timer, a service or a reference takes the newest one
+(``JointStateInput.latest()``) once and passes it on. Nothing below re-reads the input cache.
+
+What a subclass gives (the few things the controllers differ in): its parameters
+(``_check_parameter(p)``, raising ValueError, the rest to ``super()``; ``_apply_parameters(params)``,
+calling ``_apply_timing(names)``), ``_warm_up_calls(model)``, ``_use_model(model)`` (after the shared
+part of a new model; None: none), its reference (``_reference_empty()``, ``_hold(state, now_ns,
+reason)``: hold where the arm is at ``state`` and say so, ``_drop_reference(reason)``), and its law
+``_control(state, now_ns)``; ``_tracking()`` for the mode. It calls ``_start(jump_consequence)`` at the
+end of its ``__init__``. What a disabled controller publishes (``_disabled_mode``,
+``_friction_compensation``) and what a step does while the gains do not fit (``UNFIT_GAINS``) are
+attributes. ``Controller._step`` says when each part runs.
 """
 
 import math
@@ -44,8 +49,10 @@ from rclpy.node import Node
 from std_srvs.srv import SetBool, Trigger
 
 from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.logic.controller_status import controller_mode, convention_check
 from robot_dynamics_ros.logic.diagnostics import ERROR, WARN
 from robot_dynamics_ros.logic.hardware import CheckResult, EffortConventionCheck, command_rate_problem
+from robot_dynamics_ros.logic.stamps import sec_nanosec
 from robot_dynamics_ros.nodes.common import (
     MAX_CONTROL_RATE,
     MIN_CONTROL_RATE,
@@ -55,6 +62,7 @@ from robot_dynamics_ros.nodes.common import (
     describe,
     parameter_validator,
 )
+from robot_dynamics_ros.nodes.conversions import index_map
 from robot_dynamics_ros.nodes.diagnostics_publisher import Details, NodeDiagnostics
 from robot_dynamics_ros.nodes.effort_command import EffortCommand
 from robot_dynamics_ros.nodes.hardware_parameters import HardwareParameters
@@ -69,12 +77,36 @@ COMPUTE_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError)
 
 def stamp(now_ns):
     """The header stamp of node-clock time now_ns (the controllers' diagnostic outputs)."""
-    return Time(sec=now_ns // 1_000_000_000, nanosec=now_ns % 1_000_000_000)
+    sec, nanosec = sec_nanosec(now_ns)
+    return Time(sec=sec, nanosec=nanosec)
+
+
+def _declare_parameters(node, held):
+    """The controllers' shared parameters (module docstring) on ``node``; ``held``: what it holds."""
+    node.declare_parameter('control_rate', 0.0, describe(
+        'Control rate in Hz; 0 = compute and publish on every joint-state message.',
+        min_value=0.0, max_value=MAX_CONTROL_RATE,
+        additional_constraints=f'0, or {MIN_CONTROL_RATE} to {MAX_CONTROL_RATE:g}'))
+    node.declare_parameter('state_timeout', 0.1, describe(
+        'Seconds without a joint state after which the controller stops tracking and '
+        'publishes the gravity-only holding torque (0 = never).', min_value=0.0))
+    node.declare_parameter('start_enabled', True, describe(
+        f'Start enabled (holding the {held} of the first joint state until a reference arrives).',
+        read_only=True))
+    node.declare_parameter('check_effort_convention', True, describe(
+        'Before the first command, compare the measured efforts at rest with what measured_effort '
+        'predicts (doc/hardware.md, "The start-up check"); on a contradiction command nothing.',
+        read_only=True))
 
 
 class Controller(Node):
     """A controller node's shared part (module docstring). ``held``: what it holds without a
     reference ('position', 'pose'), for parameter descriptions and log lines."""
+
+    #: what it follows, in log lines ('reference', 'target')
+    REFERENCE = 'reference'
+    #: a step while the gains do not fit the model: (warning key, warning, publish g(q) meanwhile)
+    UNFIT_GAINS = ('gains', 'the gains do not fit the model: gravity torques only', True)
 
     def __init__(self, node_name, held, **kwargs):
         super().__init__(node_name, **kwargs)
@@ -87,16 +119,12 @@ class Controller(Node):
         self._input = None              # the subclass's JointStateInput
         self._gains = None              # the subclass's gains in model order; None while they do not fit
         self._controllable = True       # False: nothing to control in this model (_step idles)
-        self.declare_parameter('control_rate', 0.0, describe(
-            'Control rate in Hz; 0 = compute and publish on every joint-state message.',
-            min_value=0.0, max_value=MAX_CONTROL_RATE,
-            additional_constraints=f'0, or {MIN_CONTROL_RATE} to {MAX_CONTROL_RATE:g}'))
-        self.declare_parameter('state_timeout', 0.1, describe(
-            'Seconds without a joint state after which the controller stops tracking and '
-            'publishes the gravity-only holding torque (0 = never).', min_value=0.0))
-        self.declare_parameter('start_enabled', True, describe(
-            f'Start enabled (holding the {held} of the first joint state until a reference arrives).',
-            read_only=True))
+        # index maps: model order -> the controller's joint order (public: trajectory_action), and back
+        self.to_order = self._to_model = None
+        # disabled: 'gravity_compensation' (g(q), with _friction_compensation + friction) or 'zero_effort'
+        self._disabled_mode = 'gravity_compensation'
+        self._friction_compensation = False
+        _declare_parameters(self, held)
         self.enabled = bool(self.get_parameter('start_enabled').value)
         self._state_timeout = float(self.get_parameter('state_timeout').value)
         self._control_rate = float(self.get_parameter('control_rate').value)
@@ -104,10 +132,6 @@ class Controller(Node):
             self.get_logger().error(f'{control_rate_error(self._control_rate)}: using '
                                     f'{MIN_CONTROL_RATE} Hz')
             self._control_rate = MIN_CONTROL_RATE
-        self.declare_parameter('check_effort_convention', True, describe(
-            'Before the first command, compare the measured efforts at rest with what measured_effort '
-            'predicts (doc/hardware.md, "The start-up check"); on a contradiction command nothing.',
-            read_only=True))
         self._command = None            # EffortCommand, made in _start with the hardware parameters
         self._effort_check = None       # logic.hardware.EffortConventionCheck until it has a verdict
 
@@ -124,7 +148,6 @@ class Controller(Node):
         self._input = JointStateInput(self, self._throttle, self._on_state,
                                       state_jumps=(0.05, 0.01, jump_consequence),
                                       on_discontinuity=self._on_discontinuity)
-        self._step = self._input.compute.timed(self._step)
         self._make_timer()
         self._source = ModelSource(self, self._on_model, warm_up=self._warm_up_calls,
                                    throttle=self._throttle, on_payload=self._on_payload)
@@ -138,19 +161,31 @@ class Controller(Node):
             self._input.subscription.topic_name, stale_after=lambda: self._state_timeout,
             stale_level=ERROR, details=self._diagnostic_details)
 
+    def _on_model(self, model, joint_order):
+        """A new model (None: none) from model_source: the shared part, then ``_use_model``."""
+        self.model, self.joint_order = model, joint_order
+        self._stale, self._gains = False, None
+        self._throttle.reset()
+        self._input.reset(model)
+        if model is None:
+            self._command.reset(None, None)
+        else:
+            self.to_order = index_map(model.joint_names, joint_order)
+            self._to_model = index_map(joint_order, model.joint_names)
+            self._command.reset(model, self.to_order)
+        self._use_model(model)
+
     def _on_payload(self, model):
-        """The same robot with another payload or armature (model_source): used from the next step
-        on; the reference, the hold and the enable state carry on."""
+        """The same robot, another payload or armature (model_source): the reference carries on."""
         self.model = model
 
     def _on_enable(self, request, response):
         """~/enable: true holds where the arm is at the next complete state; false drops the
-        reference and hands over to the subclass's ``_disable()``. Refused after the start-up check
+        reference and publishes the disabled output (``_disable``). Refused after the start-up check
         found the efforts contradict the hardware profile."""
         verdict = self._command.verdict
         if request.data and verdict is not None and not verdict.allows_commands:
-            response.success = False
-            response.message = f'refused: {verdict.message}'
+            response.success, response.message = False, f'refused: {verdict.message}'
             return response
         if request.data and not self.enabled:
             self.enabled = True
@@ -160,7 +195,7 @@ class Controller(Node):
         elif not request.data and self.enabled:
             self.enabled = False
             self._drop_reference('the controller was disabled (~/enable false)')
-            response.message = self._disable()
+            response.message = self._disable(self._input.latest())
         else:
             response.message = f"already {'enabled' if self.enabled else 'disabled'}"
         self.get_logger().info(response.message)
@@ -195,18 +230,52 @@ class Controller(Node):
 
     def _make_timer(self):
         """Control timer at control_rate, or (rate 0) a watchdog that detects stale states."""
-        # (a lambda: rclpy hands a TimerInfo to a callback that takes an argument)
         self._timer = control_timer(self, self._timer, self._control_rate, self._state_timeout,
-                                    lambda: self._step(), self._watchdog)
+                                    self._input.compute.timed(self._on_timer), self._watchdog)
+
+    # -- the entry points: a joint state, the timer, ~/hold, a discontinuity ------------------
+    def _on_state(self, msg, state):
+        """A complete joint state (``state``: what ``msg`` completed): the start-up check, and a
+        step at the time it was received (control_rate 0)."""
+        if self._command.verdict is None:
+            self._check_effort_convention(msg, state)
+        if self._control_rate == 0.0:
+            self._step(state, state.stamp_ns)
+
+    def _on_timer(self):
+        """A step of the control_rate timer, now, at the newest state."""
+        if self.model is not None and self._input.check_complete():
+            self._step(self._input.latest(), self.get_clock().now().nanoseconds)
+
+    def _on_hold(self, request, response):
+        """~/hold: drop the reference, hold where the arm is at the newest state."""
+        state = self._input.latest()
+        if not self.enabled:
+            response.success, response.message = False, 'the controller is disabled'
+        elif state is None or not self._controllable:
+            response.success = False
+            response.message = 'no complete joint state yet' if state is None else 'no tip frame yet'
+        else:
+            response.message = self._hold(state, self.get_clock().now().nanoseconds, 'held by ~/hold')
+            response.success = True
+            self.get_logger().info(response.message)
+        return response
+
+    def _on_discontinuity(self, description, state):
+        """A joint state that does not continue the previous one: hold where the arm is at it."""
+        if not self.enabled or self.model is None or not self._controllable:
+            return
+        self._hold(state, state.stamp_ns, f'{description}: holding the {self._held} of this state')
+        self._throttle.warn('state/discontinuity', f'{description}: {self.REFERENCE} dropped, holding the '
+                                                   f'{self._held} of this state')
+
+    def _ensure_reference(self, state, now_ns):
+        """Hold where the arm is at ``state`` if nothing is desired yet."""
+        if self._reference_empty():
+            self._hold(state, now_ns)
 
     # -- stale states -----------------------------------------------------------------------
-    def _on_state(self, msg):
-        if self._command.verdict is None:
-            self._check_effort_convention(msg)
-        if self._control_rate == 0.0:
-            self._step(self._input.last_ns)
-
-    def _check_effort_convention(self, msg):
+    def _check_effort_convention(self, msg, state):
         """The start-up check (logic.hardware.EffortConventionCheck), fed with each complete state
         until it has a verdict; nothing is commanded before. A contradiction: disabled, an ERROR, and
         nothing commanded for the node's lifetime (the parameters are read-only: restart it with the
@@ -223,8 +292,7 @@ class Controller(Node):
             effort = self._input.cache.message_efforts(msg)
             if effort is None:          # efforts for some joints only: wait for a whole state
                 return
-        q, qd = self._input.cache.arrays()
-        result = check.add(q, qd, effort)
+        result = check.add(state.q, state.qd, effort)
         if result is None:
             return
         self._command.verdict, self._effort_check = result, None
@@ -237,16 +305,16 @@ class Controller(Node):
                                 'the hardware profile that fits)')
 
     def _is_stale(self, now_ns):
-        if self._state_timeout <= 0.0:
-            return False
-        return (now_ns - self._input.cache.oldest_update_ns()) * 1e-9 > self._state_timeout
+        """Some joint's state is older than state_timeout (> 0) at node-clock time now_ns."""
+        return self._state_timeout > 0.0 and \
+            (now_ns - self._input.cache.oldest_update_ns()) * 1e-9 > self._state_timeout
 
     def _watchdog(self):
         if self.enabled and self.model is not None and self._input.complete:
             if self._is_stale(self.get_clock().now().nanoseconds):
-                self._hold_against_gravity()
+                self._hold_against_gravity(self._input.latest())
 
-    def _hold_against_gravity(self):
+    def _hold_against_gravity(self, state):
         """Stale joint states: gravity-only holding torque g(q) at the last measured q."""
         if not self._stale:
             self._stale = True
@@ -256,13 +324,13 @@ class Controller(Node):
         self._throttle.warn('stale', f'joint states older than state_timeout = '
                                      f'{self._state_timeout} s: publishing gravity-only holding '
                                      'torque, tracking stopped')
-        self._publish_gravity()
+        self._publish_gravity(state)
 
-    def _publish_gravity(self, friction=False):
-        """g(q) at the last measured q (with ``friction``, plus the URDF friction torques of its q̇,
+    def _publish_gravity(self, state, friction=False):
+        """g(q) at the measured ``state`` (with ``friction``, plus the URDF friction torques of its q̇,
         unless the firmware supplies them): the arm does not fall (and is not driven); on an arm whose
         firmware adds g itself, what is left of it (EffortCommand)."""
-        q, qd = self._input.cache.arrays()
+        q, qd = state.q, state.qd
         try:
             tau = rd.gravity_torques(self.model, q)
             if friction and not self._hardware.firmware_adds_friction:
@@ -272,85 +340,88 @@ class Controller(Node):
             return
         self._command.publish(tau, q, qd)
 
-    def _may_track(self, now_ns):
-        """An enabled step at node-clock time now_ns: False (after the gravity-only hold) while the
-        states are stale; when they resume, the subclass's reference is empty (dropped when they went
-        stale) and it holds where the arm is now."""
+    def _may_track(self, state, now_ns):
+        """An enabled step at node-clock time now_ns: False (after the gravity-only hold at ``state``)
+        while the states are stale; when they resume, the subclass's reference is empty (dropped when
+        they went stale) and it holds where the arm is now."""
         if self._is_stale(now_ns):
-            self._hold_against_gravity()
+            self._hold_against_gravity(state)
             return False
         if self._stale:
             self._stale = False
             self.get_logger().warning(f'joint states resumed: holding the current {self._held}')
         return True
 
+    # -- disabled, unfit gains --------------------------------------------------------------
+    def _disable(self, state):
+        """Disabled (or its mode changed): the mode's first output at ``state`` (None: none); what to log."""
+        if self._disabled_mode == 'zero_effort':
+            if self.model is not None:
+                self._command.publish_zero()
+            return 'disabled (zero_effort): published one zero command, no commands from now on'
+        if self.model is not None and state is not None:
+            self._idle(state)
+        return ('disabled (gravity_compensation): publishing g(q)'
+                f"{' + friction' if self._friction_compensation else ''} for every joint state")
+
+    def _idle(self, state):
+        """A step while disabled (or not ``_controllable``): g(q) (+ friction) at ``state`` in
+        gravity_compensation mode, nothing in zero_effort."""
+        if self._disabled_mode == 'gravity_compensation':
+            self._publish_gravity(state, friction=self._friction_compensation)
+
+    # -- the control step -------------------------------------------------------------------
+    def _step(self, state, now_ns):
+        """One control update at node-clock time now_ns from the measured ``state`` (a complete
+        MeasuredState; nothing without a model): ``_idle`` while disabled (or not ``_controllable``);
+        after ``_may_track`` (the stale-state hold), ``UNFIT_GAINS`` while ``_gains`` is None; else the
+        reference latched (``_ensure_reference``) and the subclass's ``_control(state, now_ns)``."""
+        if self.model is None:
+            return
+        if not (self.enabled and self._controllable):
+            self._idle(state)
+            return
+        if not self._may_track(state, now_ns):
+            return
+        if self._gains is None:
+            key, warning, gravity = self.UNFIT_GAINS
+            self._throttle.warn(key, warning)
+            if gravity:
+                self._publish_gravity(state)
+            return
+        self._ensure_reference(state, now_ns)
+        self._control(state, now_ns)
+
+    # -- what a subclass gives ----------------------------------------------------------------
+    def _use_model(self, model):
+        """The subclass's part of a new model (None: none): its gains, frame, reference."""
+        raise NotImplementedError
+
+    def _reference_empty(self):
+        """Nothing is desired (the next step holds where the arm is)."""
+        raise NotImplementedError
+
+    def _hold(self, state, now_ns, reason=None):
+        """Hold where the arm is at ``state`` from now_ns on; ``reason`` (None: latching the first
+        hold): why, for a client whose goal ends with it. Returns what it holds, in words."""
+        raise NotImplementedError
+
     def _drop_reference(self, reason):
         """Discard the reference (the next step holds where the arm is); ``reason``: why."""
         raise NotImplementedError
 
-    # -- the control step -------------------------------------------------------------------
-    def _step(self, now_ns=None):
-        """One control update at node-clock time now_ns (default: now), the opening both controllers
-        share: nothing without a model or a complete state; ``_idle()`` while disabled (or not
-        ``_controllable``); after ``_may_track`` (the stale-state hold), ``_unfit_gains()`` while
-        ``_gains`` is None; else the reference latched (``_ensure_reference``) and the subclass's
-        ``_control(now_ns, q, qd)`` at the last measured state."""
-        if self.model is None or not self._input.check_complete():
-            return
-        if not (self.enabled and self._controllable):
-            self._idle()
-            return
-        if now_ns is None:
-            now_ns = self.get_clock().now().nanoseconds
-        if not self._may_track(now_ns):
-            return
-        if self._gains is None:
-            self._unfit_gains()
-            return
-        self._ensure_reference(now_ns)
-        q, qd = self._input.cache.arrays()
-        self._control(now_ns, q, qd)
-
-    def _idle(self):
-        """A step while disabled (or not ``_controllable``): what the subclass publishes then."""
-        raise NotImplementedError
-
-    def _unfit_gains(self):
-        """A step while the gains do not fit the model: warn; what the subclass publishes then."""
-        raise NotImplementedError
-
-    def _ensure_reference(self, now_ns):
-        """Hold where the arm is if nothing is desired yet; False while there is no complete state."""
-        raise NotImplementedError
-
-    def _control(self, now_ns, q, qd):
-        """The subclass's control law at node-clock time now_ns, measured q, q̇ (model order)."""
+    def _control(self, state, now_ns):
+        """The subclass's control law at node-clock time now_ns from the measured ``state``."""
         raise NotImplementedError
 
     # -- /diagnostics -----------------------------------------------------------------------
     def _mode(self):
-        """What the controller does now, in a few words, for /diagnostics: 'checking the effort
-        convention' (the start-up check, nothing commanded yet); 'refused: ...' (it failed);
-        'disabled'; 'stale-hold' (joint states older than state_timeout: the gravity-only holding
-        torque); else, as ``_tracking()`` says, 'tracking' (a reference moves the arm) or 'holding'
-        ('enabled' when the subclass does not say).
+        """What the controller does now, in a few words, for /diagnostics (logic.controller_status).
 
         The override point for modes of a subclass's own (an action goal): return its mode, else
         ``super()._mode()``. It is called once per diagnostics period, never on the control path.
         """
-        verdict = self._command.verdict
-        if verdict is None:
-            return 'checking the effort convention'
-        if not verdict.allows_commands:
-            return 'refused: the efforts contradict the hardware profile'
-        if not self.enabled:
-            return 'disabled'
-        if self._stale:
-            return 'stale-hold'
-        tracking = self._tracking()
-        if tracking is None:
-            return 'enabled'
-        return 'tracking' if tracking else 'holding'
+        return controller_mode(self._command.verdict, self.enabled, self._stale, self._tracking)
 
     def _tracking(self):
         """Hook of ``_mode``: True while a reference moves the arm, False while it holds still; None
@@ -363,14 +434,7 @@ class Controller(Node):
         on a contradiction or without conventions, WARN when the commands go out slower than the
         hardware needs (its ``command_rate``)."""
         mode = self._mode()
-        verdict, problems = self._command.verdict, []
-        if verdict is None:
-            check = self._effort_check
-            convention = check.waiting if check is not None else 'waiting for a joint state'
-        else:
-            convention = f'{verdict.status}: {verdict.message}'
-            if not verdict.allows_commands:
-                problems.append((ERROR, f'commands nothing: {verdict.message}'))
+        convention, problems = convention_check(self._command.verdict, self._effort_check)
         conventions = self._hardware.conventions()
         if conventions is None and self.model is not None:
             problems.append((ERROR, f'no hardware conventions: {self._hardware.error}'))

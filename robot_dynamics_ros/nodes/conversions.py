@@ -24,11 +24,14 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
 from robot_dynamics_ros.dynamics.spatial import rotation_quaternion
+from robot_dynamics_ros.logic.cdr import read_joint_trajectory
 from robot_dynamics_ros.logic.input_guard import BadInput, duplicates, short_list
+from robot_dynamics_ros.logic.stamps import stamp_ns
 
 __all__ = ['JointStateCache', 'Merged', 'joint_state_values', 'make_joint_state', 'quaternion_xyzw',
            'matrix_to_multiarray', 'multiarray_to_matrix', 'vector_to_multiarray',
            'multiarray_to_vector', 'index_map', 'all_finite', 'joint_trajectory_arrays',
+           'joint_trajectory_reader',
            'pose_to_matrix', 'set_pose', 'MIN_QUATERNION_NORM']
 
 MIN_QUATERNION_NORM = 1e-6      # a quaternion shorter than this is no rotation: refused
@@ -235,9 +238,7 @@ class JointStateCache:
                 _finite_or_raise(tau, [self.joint_names[i] for i in joints], 'effort')
         discontinuity = None
         if self.continuity is not None:
-            stamp = msg.header.stamp
-            discontinuity = self.continuity.check(joints, q, qd,
-                                                  stamp.sec * 1_000_000_000 + stamp.nanosec)
+            discontinuity = self.continuity.check(joints, q, qd, stamp_ns(msg.header.stamp))
         if q is not None:
             self._q[joints] = q
             self._known[joints] = True
@@ -365,6 +366,15 @@ def multiarray_to_vector(msg, n):
         bad = np.flatnonzero(~np.isfinite(data))
         raise BadInput('nonfinite', f'values are not finite at indices {short_list(bad.tolist())}')
     return data
+
+
+def joint_trajectory_reader(source):
+    """A function of no arguments that reads a reference's waypoint arrays (as ``joint_trajectory_arrays``
+    returns them): ``cdr.read_joint_trajectory`` of its serialized bytes, ``joint_trajectory_arrays`` of a
+    message (logic.reference_intake.ReferenceJob.read: called where the job runs)."""
+    if isinstance(source, bytes):
+        return lambda: read_joint_trajectory(source)[1:]
+    return lambda: joint_trajectory_arrays(source)
 
 
 def joint_trajectory_arrays(msg):

@@ -39,8 +39,9 @@ output is of M(q) + diag(armature) (``~/mass_matrix`` gains the diagonal, Λ cha
 ``effort_offset`` (double array, N·m or N, same order; [] = zeros): what the effort sensors add to
 the joint torque (measured effort = joint torque + effort_offset); ``~/identify_payload`` takes it
 out of the logged efforts. Both as ``identify_robot`` finds them (``--params-file`` of
-``python -m robot_dynamics_ros.identify robot``). A wrong number of values, a negative or
-non-finite value: refused with the reason at run time; at start-up an error, and no model.
+``identify robot``, the console script, or ``python -m robot_dynamics_ros.cli.identify robot``). A
+wrong number of values, a negative or non-finite value: refused with the reason at run time; at
+start-up an error, and no model.
 
 Identification: the node keeps the joint states that carry an effort for every model joint (the
 measured joint torques) of the last ``identification_window`` seconds (of their stamps; default 10,
@@ -208,8 +209,8 @@ class DynamicsNode(Node):
         self._data = rd.Data(model)
 
     # -- one joint state in: one core call, four messages out -------------------------------
-    def _on_state(self, msg):
-        q, qd = self._input.cache.arrays()
+    def _on_state(self, msg, state):
+        q, qd = state.q, state.qd
         self._record(msg, q)
         s = self._settings
         terms = self._compute_terms(q, qd, s['publish_task_space_inertia']

@@ -72,6 +72,7 @@ from std_srvs.srv import Trigger
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.logic.contact_estimation import ContactEstimation
 from robot_dynamics_ros.logic.diagnostics import ERROR, number
+from robot_dynamics_ros.logic.stamps import stamp_ns
 from robot_dynamics_ros.logic.task_frame import task_frame
 from robot_dynamics_ros.nodes.common import (
     WarningThrottle,
@@ -205,7 +206,7 @@ class ExternalTorqueEstimator(Node):
         self._set_contact(False)
 
     # -- one joint state in ---------------------------------------------------------------------
-    def _on_state(self, msg):
+    def _on_state(self, msg, state):
         e = self._estimation
         if e is None:
             return
@@ -223,15 +224,15 @@ class ExternalTorqueEstimator(Node):
             why = self._hardware.error if conventions is None else 'the measured efforts are motor currents'
             self._throttle.warn('hardware', f'no estimate: {why}')
             return
-        q, qd = self._input.cache.arrays()
+        q, qd = state.q, state.qd
         # the joint torque: the measured effort less the sensors' offset, plus what the firmware's
         # gravity compensation took out of it (logic/hardware.py, eqs. 2-3)
         tau = conventions.full_torque(self._hardware.firmware_model, tau, q)
         stamp = msg.header.stamp
-        stamp_ns = stamp.sec * 1_000_000_000 + stamp.nanosec or self._input.last_ns
+        time_ns = stamp_ns(stamp) or state.stamp_ns      # (no stamp: when it was received)
         try:
             # the wrench (a least-squares solve) only when someone subscribes to it
-            estimate = e.update(q, qd, tau, stamp_ns, self._pub_wrench.get_subscription_count() > 0)
+            estimate = e.update(q, qd, tau, time_ns, self._pub_wrench.get_subscription_count() > 0)
         except ValueError as exc:
             self._throttle.warn('estimate/state', f'cannot estimate at this state: {exc}')
             return
@@ -259,7 +260,7 @@ class ExternalTorqueEstimator(Node):
             self._contact = contact
             self._pub_contact.publish(Bool(data=contact))
 
-    def _on_discontinuity(self, description):
+    def _on_discontinuity(self, description, _state):
         if self._estimation is not None:
             self._estimation.restart(description)
 

@@ -2,8 +2,11 @@
 
 Subscribes to ``joint_states`` (sensor_msgs/JointState; /joint_states in the root namespace),
 merges messages by joint name into a ``JointStateCache`` in model order, and calls
-``on_state(msg)`` after every message that updates a model joint, once every model joint has been
-heard of. While a joint is missing it warns (throttled) naming the missing joints.
+``on_state(msg, state)`` after every message that updates a model joint, once every model joint has been
+heard of: ``state`` is the ``MeasuredState`` (q, q̇ in model order, the node-clock time it was received)
+that message completed, the state everything the node computes for it is computed from. Callbacks not
+triggered by a joint state (a timer, a service) take the newest one from ``latest()``. While a joint
+is missing it warns (throttled) naming the missing joints.
 
 What is not a new state (no output, no control step; warnings throttled per kind of problem):
 
@@ -26,7 +29,7 @@ non-finite effort drops the message). With ``state_jumps`` = (revolute default, 
 what the node then does), the node gets the parameters ``max_state_jump`` (rad) and
 ``max_state_jump_prismatic`` (m) (>= 0; 0 = never), and a complete state that does not continue the
 previous one (its stamp goes backwards, a joint jumps: ``input_guard.StateContinuity``) calls
-``on_discontinuity(description)`` before ``on_state(msg)``.
+``on_discontinuity(description, state)`` before ``on_state(msg, state)``.
 
 For /diagnostics (nodes/diagnostics_publisher.py): ``received`` (states accepted: they updated a model joint),
 ``age()`` (s since the least recently updated joint's last state, node clock; None before any),
@@ -40,7 +43,9 @@ Parameters (declared on the node; settable at run time, >= 0):
 """
 
 import math
+from typing import NamedTuple
 
+import numpy as np
 from sensor_msgs.msg import JointState
 
 from robot_dynamics_ros.logic.diagnostics import WARN, ComputeTimes
@@ -48,13 +53,21 @@ from robot_dynamics_ros.logic.input_guard import BadInput, StateContinuity, Stat
 from robot_dynamics_ros.nodes.common import describe, parameter_validator
 from robot_dynamics_ros.nodes.conversions import JointStateCache
 
-__all__ = ['JointStateInput', 'JUMP_PARAMETERS', 'TOLERANCE_PARAMETERS']
+__all__ = ['JointStateInput', 'MeasuredState', 'JUMP_PARAMETERS', 'TOLERANCE_PARAMETERS']
 
 # parameter name -> StateLimits argument
 TOLERANCE_PARAMETERS = {'position_tolerance': 'position_tolerance',
                         'position_tolerance_prismatic': 'prismatic_tolerance',
                         'velocity_limit_factor': 'velocity_factor'}
 JUMP_PARAMETERS = ('max_state_jump', 'max_state_jump_prismatic')
+
+
+class MeasuredState(NamedTuple):
+    """A complete joint state: q (rad / m) and q̇ (rad/s / m/s), (n,) copies in model order, and
+    ``stamp_ns``, the node-clock time (ns) the message that completed it was received."""
+    q: np.ndarray
+    qd: np.ndarray
+    stamp_ns: int
 
 
 class JointStateInput:
@@ -160,10 +173,18 @@ class JointStateInput:
         self.received += 1
         if not self.check_complete():
             return
+        state = MeasuredState(*self.cache.arrays(), now_ns)
         if merged.discontinuity is not None and self._on_discontinuity is not None:
-            self._on_discontinuity(merged.discontinuity)
+            self._on_discontinuity(merged.discontinuity, state)
         if self._on_state is not None:
-            self._on_state(msg)
+            self._on_state(msg, state)
+
+    def latest(self):
+        """The newest complete state (MeasuredState, stamped when its last message arrived), or None
+        while some joint was never heard of: for what a timer or a service computes."""
+        if not self.complete:
+            return None
+        return MeasuredState(*self.cache.arrays(), self.last_ns)
 
     def age(self):
         """Seconds (node clock) since the least recently updated joint's last state (of the last

@@ -172,32 +172,26 @@ def with_joint_armature(model, armature):
         raise ValueError(f"parameter 'armature' refused: {exc}") from None
 
 
-def _run_calls(calls, q, qd):
-    """Call each ``f(q, qd)``; the first failure as text (warm-up never raises)."""
-    for call in calls:
+def _warm(model, warm_up):
+    """Call the node's warm-up functions ``warm_up(model)`` (None: none) on ``model`` (at q = 0 clipped
+    into the limits, q̇ = 0); what to log about it (text or None; the first failure, never raised)."""
+    if warm_up is None:
+        return None
+    start = time.monotonic()
+    q, qd = np.clip(np.zeros(model.nq), model.lower, model.upper), np.zeros(model.nq)
+    for call in warm_up(model):
         try:
             call(q, qd)
         except Exception as exc:  # warm-up must never stop a node
             return f'warm-up call failed: {type(exc).__name__}: {bounded(exc, 300)}'
-    return None
-
-
-def _warm(model, warm_up):
-    """Call the node's warm-up functions ``warm_up(model)`` (None: none) on ``model`` (at q = 0 clipped
-    into the limits, q̇ = 0); what to log about it (text or None)."""
-    if warm_up is None:
-        return None
-    start = time.monotonic()
-    q = np.clip(np.zeros(model.nq), model.lower, model.upper)
-    error = _run_calls(warm_up(model), q, np.zeros(model.nq))
     elapsed = time.monotonic() - start
-    if error is None and elapsed > 5.0:     # loading from numba's cache takes milliseconds
+    if elapsed > 5.0:     # loading from numba's cache takes milliseconds
         return (f'dynamics kernels ready after {elapsed:.1f} s: compiled, there was no compiled '
                 'copy for these sources (`python -m robot_dynamics_ros.cli.precompile`, which the '
                 "README's set-up and colcon build run, makes nodes start at once)")
-    if error is None and elapsed > 0.5:
+    if elapsed > 0.5:
         return f'dynamics kernels ready after {elapsed:.1f} s (compiled or loaded)'
-    return error
+    return None
 
 
 def _build(text, settings, warm_up):

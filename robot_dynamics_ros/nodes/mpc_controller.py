@@ -59,7 +59,7 @@ from robot_dynamics_ros.logic.input_guard import bounded
 from robot_dynamics_ros.logic.model_predictive import ModelPredictiveController
 from robot_dynamics_ros.nodes.common import describe, run_node
 from robot_dynamics_ros.nodes.controller import COMPUTE_ERRORS, Controller, stamp
-from robot_dynamics_ros.nodes.conversions import index_map, set_pose
+from robot_dynamics_ros.nodes.conversions import set_pose
 from robot_dynamics_ros.nodes.diagnostics_publisher import Details
 from robot_dynamics_ros.nodes.pose_target import PoseTarget
 
@@ -86,9 +86,10 @@ SOLVE_WINDOW = 200           # re-plans the solve-time statistics of /diagnostic
 class MpcController(PoseTarget, Controller):
     """Model-predictive controller of the tip frame's pose (module docstring)."""
 
+    UNFIT_GAINS = ('parameters', 'the MPC parameters do not fit the model: gravity torques only', True)
+
     def __init__(self, node_name='mpc_controller', **kwargs):
         super().__init__(node_name, 'pose', **kwargs)
-        self._to_order = self._to_model = None
         self._mpc = None
         self._next_replan_ns = None     # the re-plans' grid (replan_rate) on the node clock
         for name, (default, text, low, high) in {**PROBLEM_PARAMETERS, **SOLVER_PARAMETERS}.items():
@@ -195,20 +196,12 @@ class MpcController(PoseTarget, Controller):
             return rd.solve_optimal_control(problem, max_iterations=1).us
         return solve, lambda q, qd: rd.gravity_torques(model, q)
 
-    def _on_model(self, model, joint_order):
-        self.model = model
-        self.joint_order = joint_order
-        self._stale = False
-        self._throttle.reset()
-        self._input.reset(model)
+    def _use_model(self, model):
         if model is None:
             self._reference.clear()
             self._close_planner()
-            self.frame, self._controllable, self._mpc, self._gains = None, False, None, None
+            self.frame, self._controllable, self._mpc = None, False, None
             return
-        self._to_order = index_map(model.joint_names, joint_order)
-        self._to_model = index_map(joint_order, model.joint_names)
-        self._command.reset(model, self._to_order)
         self._set_frame(model, 'model-predictive control')
         self._build()
 
@@ -217,28 +210,16 @@ class MpcController(PoseTarget, Controller):
         self._build()
 
     # -- control ----------------------------------------------------------------------------
-    def _disable(self):
-        if self.model is not None and self._input.complete:
-            self._publish_gravity()
-        return 'disabled: publishing g(q) for every joint state'
-
     def _drop_reference(self, reason=None):
         super()._drop_reference(reason)
         if self._mpc is not None:
             self._mpc.drop()
 
-    def _idle(self):
-        self._publish_gravity()
-
-    def _unfit_gains(self):
-        self._throttle.warn('parameters', 'the MPC parameters do not fit the model: gravity torques only')
-        self._publish_gravity()
-
-    def _control(self, now_ns, q, qd):
+    def _control(self, state, now_ns):
         """Put a finished re-plan in force, begin the next when due, then τ = u_k + K_k (x − x̄_k) of the
-        plan in force (after Controller._step's opening). Warm re-plans run in the planning thread
-        (logic/model_predictive.py); a cold one (no plan in force) here."""
-        mpc, t = self._mpc, now_ns * 1e-9
+        plan in force at the measured ``state`` (after Controller._step's opening). Warm re-plans run in
+        the planning thread (logic/model_predictive.py); a cold one (no plan in force) here."""
+        mpc, t, q, qd = self._mpc, now_ns * 1e-9, state.q, state.qd
         x = np.concatenate([q, qd])
         try:
             plan = mpc.collect()
@@ -261,7 +242,7 @@ class MpcController(PoseTarget, Controller):
         except COMPUTE_ERRORS as exc:
             self._throttle.warn('compute/plan', f'cannot plan ({exc}): publishing the gravity torques')
             mpc.drop()
-            self._publish_gravity()
+            self._publish_gravity(state)
             return
         self._command.publish(mpc.command(x, t), q, qd)
 

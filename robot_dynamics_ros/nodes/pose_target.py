@@ -26,7 +26,10 @@ from robot_dynamics_ros.nodes.conversions import pose_to_matrix, set_pose
 class PoseTarget:
     """Mixin of a nodes.controller.Controller that drives ``self.frame`` to a pose: call
     ``_declare_pose_target()`` in ``__init__`` (before ``_start``), ``_check_pose_target(p)`` from
-    ``_check_parameter`` and ``_set_frame(model)`` from ``_on_model``."""
+    ``_check_parameter`` and ``_set_frame(model)`` from ``_use_model``. It gives the Controller's
+    reference hooks (``_reference_empty``, ``_hold``, ``_drop_reference``, ``_tracking``)."""
+
+    REFERENCE = 'target'
 
     def _declare_pose_target(self):
         self.frame = None
@@ -98,49 +101,25 @@ class PoseTarget:
                                                 f'beyond the reach of {self.frame} ({self._reach:.3f} m '
                                                 'at most)')
             return
-        now_ns = self.get_clock().now().nanoseconds
-        if not self._ensure_reference(now_ns):
+        state = self._input.latest()
+        if state is None:
             self._throttle.warn('target/no_state', 'target rejected: no complete joint state yet')
             return
+        now_ns = self.get_clock().now().nanoseconds
+        self._ensure_reference(state, now_ns)
         duration = self._reference.move_to(T_goal, now_ns * 1e-9)
         p = T_goal[:3, 3]
         self.get_logger().info(f'new target ({p[0]:.4f}, {p[1]:.4f}, {p[2]:.4f}) m: '
                                f'reached in {duration:.2f} s', throttle_duration_sec=1.0)
 
-    def _measured_pose(self):
-        q, _ = self._input.cache.arrays()
-        return rd.frame_pose(self.model, q, self.frame)
+    def _reference_empty(self):
+        return self._reference.empty
 
-    def _ensure_reference(self, now_ns):
-        """Hold the measured pose if nothing is desired yet; False while there is no complete state."""
-        if not self._input.complete:
-            return False
-        if self._reference.empty:
-            self._reference.hold(self._measured_pose(), now_ns * 1e-9)
-        return True
-
-    def _hold_here(self, now_ns=None):
-        now_ns = self.get_clock().now().nanoseconds if now_ns is None else now_ns
-        self._reference.hold(self._measured_pose(), now_ns * 1e-9)
-
-    def _on_discontinuity(self, description):
-        if self.enabled and self.model is not None and self.frame is not None:
-            self._hold_here()
-            self._throttle.warn('state/discontinuity',
-                                f'{description}: target dropped, holding the pose of this state')
-
-    def _on_hold(self, request, response):
-        if not self.enabled:
-            response.success, response.message = False, 'the controller is disabled'
-        elif self.model is None or self.frame is None or not self._input.complete:
-            response.success, response.message = False, 'no complete joint state (or no tip frame) yet'
-        else:
-            self._hold_here()
-            p = self._reference.goal[:3, 3]
-            response.success = True
-            response.message = f'holding the pose at ({p[0]:.4f}, {p[1]:.4f}, {p[2]:.4f}) m'
-            self.get_logger().info(response.message)
-        return response
+    def _hold(self, state, now_ns, reason=None):
+        """Hold the frame's pose at the measured ``state`` from now_ns on."""
+        self._reference.hold(rd.frame_pose(self.model, state.q, self.frame), now_ns * 1e-9)
+        p = self._reference.goal[:3, 3]
+        return f'holding the pose at ({p[0]:.4f}, {p[1]:.4f}, {p[2]:.4f}) m'
 
     def _drop_reference(self, reason=None):
         self._reference.clear()

@@ -37,6 +37,7 @@ from tf2_msgs.msg import TFMessage
 
 from robot_dynamics_ros.dynamics.kinematic_tree import KinematicTree
 from robot_dynamics_ros.logic.input_guard import bounded, short_list
+from robot_dynamics_ros.logic.stamps import stamp_ns
 from robot_dynamics_ros.logic.state_publishing import StatePublishing
 from robot_dynamics_ros.nodes.common import WarningThrottle, describe, run_node
 from robot_dynamics_ros.nodes.conversions import quaternion_xyzw
@@ -139,7 +140,7 @@ class StatePublisher(Node):
                                 f'{short_list(bad)}')
             return
         stamp = msg.header.stamp
-        transforms = self.publishing.update(names, values.tolist(), stamp.sec * 1_000_000_000 + stamp.nanosec)
+        transforms = self.publishing.update(names, values.tolist(), stamp_ns(stamp))
         if transforms:
             self._tf_pub.publish(TFMessage(transforms=[
                 transform_message(parent, child, T, stamp, self._prefix) for parent, child, T in transforms]))

@@ -74,7 +74,6 @@ from robot_dynamics_ros.nodes.common import (
     run_node,
 )
 from robot_dynamics_ros.nodes.controller import COMPUTE_ERRORS, Controller, stamp
-from robot_dynamics_ros.nodes.conversions import index_map
 from robot_dynamics_ros.nodes.pose_target import PoseTarget
 
 __all__ = ['TaskSpaceController', 'main', 'task_gains']
@@ -102,7 +101,6 @@ class TaskSpaceController(PoseTarget, Controller):
 
     def __init__(self, node_name='task_space_controller', **kwargs):
         super().__init__(node_name, 'pose', **kwargs)
-        self._to_order = self._to_model = None
         # self._gains (Controller): the law's keyword arguments while the parameters fit, else None
         self._posture = None            # nullspace_posture in model order, None when empty
         self._first_q = None            # the first measured position (the posture by default)
@@ -194,43 +192,21 @@ class TaskSpaceController(PoseTarget, Controller):
             return rd.task_space_control(model, q, qd, T, damping=1e-3, nullspace_q=q, nullspace_kp=1.0)
         return law, lambda q, qd: rd.gravity_torques(model, q)
 
-    def _on_model(self, model, joint_order):
-        self.model = model
-        self.joint_order = joint_order
-        self._stale = False
+    def _use_model(self, model):
         self._first_q = None
-        self._throttle.reset()
-        self._input.reset(model)
         if model is None:
             self._reference.clear()
-            self.frame, self._controllable, self._gains = None, False, None
+            self.frame, self._controllable = None, False
             return
-        self._to_order = index_map(model.joint_names, joint_order)
-        self._to_model = index_map(joint_order, model.joint_names)
-        self._command.reset(model, self._to_order)
         self._set_frame(model, 'task-space control')
         self._error_msg.header.frame_id = self.frame or ''
         self._update_gains()
 
-    # -- services ---------------------------------------------------------------------------
-    def _disable(self):
-        """Disabled: g(q) now (and for every joint state); what to log."""
-        if self.model is not None and self._input.complete:
-            self._publish_gravity()
-        return 'disabled: publishing g(q) for every joint state'
-
     # -- control ----------------------------------------------------------------------------
-    def _idle(self):
-        """Disabled, or no tip frame (not ``_controllable``): g(q)."""
-        self._publish_gravity()
-
-    def _unfit_gains(self):
-        self._throttle.warn('gains', 'the gains do not fit the model: gravity torques only')
-        self._publish_gravity()
-
-    def _control(self, now_ns, q, qd):
-        """The task-space law toward the profile's pose at now_ns (after Controller._step's opening);
-        the two diagnostic outputs."""
+    def _control(self, state, now_ns):
+        """The task-space law toward the profile's pose at now_ns from the measured ``state`` (after
+        Controller._step's opening); the two diagnostic outputs."""
+        q, qd = state.q, state.qd
         T_des, V_des, Vdot_des = self._reference.sample(now_ns * 1e-9)
         if self._first_q is None:
             self._first_q = q.copy()
@@ -242,7 +218,7 @@ class TaskSpaceController(PoseTarget, Controller):
         except COMPUTE_ERRORS as exc:
             self._throttle.warn('compute/law', f'cannot compute the task-space law ({exc}): publishing '
                                                'the gravity torques')
-            self._publish_gravity()
+            self._publish_gravity(state)
             return
         if not self._command.publish(tau, q, qd):
             return

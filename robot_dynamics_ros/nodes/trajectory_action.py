@@ -40,6 +40,7 @@ from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.parameter import Parameter
 
+from robot_dynamics_ros.logic.stamps import stamp_ns
 from robot_dynamics_ros.logic.trajectory_goal import (
     ErrorCode,
     GoalError,
@@ -320,9 +321,9 @@ class TrajectoryAction:
         points = trajectory.points
         if not points:
             raise GoalError(ErrorCode.INVALID_GOAL, 'the trajectory has no points')
-        stamp_ns = trajectory.header.stamp.sec * 1_000_000_000 + trajectory.header.stamp.nanosec
+        start_stamp_ns = stamp_ns(trajectory.header.stamp)
         last = points[-1].time_from_start
-        error = old_stamp_error(stamp_ns, last.sec + last.nanosec * 1e-9,
+        error = old_stamp_error(start_stamp_ns, last.sec + last.nanosec * 1e-9,
                                 node.get_clock().now().nanoseconds)
         if error:
             raise error
@@ -333,7 +334,7 @@ class TrajectoryAction:
             [(t.name, t.position, t.velocity, t.acceleration) for t in goal.path_tolerance],
             [(t.name, t.position, t.velocity, t.acceleration) for t in goal.goal_tolerance],
             goal.goal_time_tolerance.sec + goal.goal_time_tolerance.nanosec * 1e-9)
-        node.follow(trajectory, stamp_ns, run)
+        node.follow(trajectory, start_stamp_ns, run)
 
     def refuse(self, run, exc):
         """The controller could not schedule ``run``'s trajectory: ``exc`` (a ValueError) says why."""
