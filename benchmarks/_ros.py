@@ -313,43 +313,60 @@ def _send_holding_goal(probe, node_name, seconds, timeout=10.0):
     return sent.result(), None
 
 
+def _round_trip_node(kind, env):
+    """(module, parameters, the probe's log it answers into, topic, env) of measure_round_trip's node."""
+    # The controllers: no start-up check of the effort convention (the probe's efforts are zeros, for
+    # the estimator: a 'full' profile would read them as a contradiction and command nothing).
+    if kind in ("controller", "controller_goal"):
+        return ("robot_dynamics_ros.nodes.computed_torque_node",
+                _node_params({"kp": "[0.0]", "kd": "[0.0]", "control_rate": "0.0",
+                              "check_effort_convention": "false"}),
+                "commands", "/effort_controller/commands", env)
+    if kind == "task_space":
+        # kp = kd = 0 at rest: τ = J^T Λ J M^-1 g + (1 - J^T Λ J M^-1) g = g(q_k), decoded like the
+        # joint controller's command (the whole law is still computed: one task_space_control call,
+        # the frame's pose and the pose error's logarithm)
+        return ("robot_dynamics_ros.nodes.task_space_controller",
+                _node_params({"kp": "[0.0]", "kd": "[0.0]", "control_rate": "0.0",
+                              "tip_link": "panda_link8", "check_effort_convention": "false"}),
+                "commands", "/effort_controller/commands", env)
+    if kind == "echo":
+        # rclpy's floor: a node that only republishes the state (_echo_node.py), same executor and loop
+        env = dict(env, PYTHONPATH=os.pathsep.join(p for p in (str(Path(__file__).resolve().parent),
+                                                               env.get("PYTHONPATH", "")) if p))
+        return "_echo_node", {}, "echoes", "/echo/joint_states", env
+    if kind == "estimator":
+        return ("robot_dynamics_ros.nodes.external_torque_estimator", _node_params(), "estimates",
+                "/external_torque_estimator/external_torques", env)
+    return ("robot_dynamics_ros.nodes.dynamics_node", _node_params(), "gravity",
+            "/dynamics_node/gravity_torques", env)
+
+
+def _first_answers(decoded):
+    """{state k: the time its first answer arrived (ns)} of the (t_ns, k or None) answers, and the
+    counts of the undecoded, duplicate and out-of-order ones."""
+    first, out_of_order, undecoded, duplicates, last = {}, 0, 0, 0, -1
+    for t_ns, k in decoded:
+        if k is None:
+            undecoded += 1
+            continue
+        if k in first:
+            duplicates += 1
+            continue
+        if k < last:
+            out_of_order += 1
+        last = max(last, k)
+        first[k] = t_ns
+    return first, {"undecoded": undecoded, "out_of_order": out_of_order, "duplicates": duplicates}
+
+
 def measure_round_trip(probe, kind, env, log_dir, duration, warmup=1.0, drain=0.5, timeout=30.0):
     """kind 'controller' (computed_torque_node), 'controller_goal' (the same, with a goal active),
     'task_space' (task_space_controller), 'dynamics' (dynamics_node), 'estimator'
     (external_torque_estimator) or 'echo' (_echo_node: rclpy's floor) at 1 kHz."""
     probe.publishing = True
-    if kind in ("controller", "controller_goal"):
-        module = "robot_dynamics_ros.nodes.computed_torque_node"
-        params = _node_params({"kp": "[0.0]", "kd": "[0.0]", "control_rate": "0.0"})
-        log = probe.commands
-        topic = "/effort_controller/commands"
-    elif kind == "task_space":
-        # kp = kd = 0 at rest: τ = J^T Λ J M^-1 g + (1 - J^T Λ J M^-1) g = g(q_k), decoded like the
-        # joint controller's command (the whole law is still computed: one task_space_control call,
-        # the frame's pose and the pose error's logarithm)
-        module = "robot_dynamics_ros.nodes.task_space_controller"
-        params = _node_params({"kp": "[0.0]", "kd": "[0.0]", "control_rate": "0.0",
-                               "tip_link": "panda_link8"})
-        log = probe.commands
-        topic = "/effort_controller/commands"
-    elif kind == "echo":
-        # rclpy's floor: a node that only republishes the state (_echo_node.py), same executor and loop
-        module = "_echo_node"
-        params = {}
-        log = probe.echoes
-        topic = "/echo/joint_states"
-        env = dict(env, PYTHONPATH=os.pathsep.join(p for p in (str(Path(__file__).resolve().parent),
-                                                               env.get("PYTHONPATH", "")) if p))
-    elif kind == "estimator":
-        module = "robot_dynamics_ros.nodes.external_torque_estimator"
-        params = _node_params()
-        log = probe.estimates
-        topic = "/external_torque_estimator/external_torques"
-    else:
-        module = "robot_dynamics_ros.nodes.dynamics_node"
-        params = _node_params()
-        log = probe.gravity
-        topic = "/dynamics_node/gravity_torques"
+    module, params, log_name, topic, env = _round_trip_node(kind, env)
+    log = getattr(probe, log_name)
     probe.spin(0.3)         # (what the previous node sent still arrives: it must not count as this one's)
     log.clear()
     node = NodeProcess(module, params, env, log_dir)
@@ -383,18 +400,7 @@ def measure_round_trip(probe, kind, env, log_dir, duration, warmup=1.0, drain=0.
     else:
         decoded = [(t, _stamp_seq(sec, ns)) for t, sec, ns in received]
         method = "header stamp copied by the node"
-    first, out_of_order, undecoded, duplicates, last = {}, 0, 0, 0, -1
-    for t_ns, k in decoded:
-        if k is None:
-            undecoded += 1
-            continue
-        if k in first:
-            duplicates += 1
-            continue
-        if k < last:
-            out_of_order += 1
-        last = max(last, k)
-        first[k] = t_ns
+    first, counts = _first_answers(decoded)
     rts = [first[k] - probe.send_ns[k] for k in range(s0, s1) if k in first]
     missing = [k for k in range(s0, s1) if k not in first]
     bursts = np.split(np.asarray(missing), np.flatnonzero(np.diff(missing) != 1) + 1) if missing else []
@@ -402,9 +408,37 @@ def measure_round_trip(probe, kind, env, log_dir, duration, warmup=1.0, drain=0.
     result.update(
         method=method, window_s=wall, sent=sent, publish_rate_hz=sent / wall, answered=len(rts),
         lost=sent - len(rts), lost_bursts=len(bursts), longest_lost_burst=max(map(len, bursts), default=0),
-        undecoded=undecoded, out_of_order=out_of_order, duplicates=duplicates,
-        cpu_percent=100.0 * (c1 - c0) / wall, node_alive_at_end=alive, **_stats_ms(rts))
+        **counts, cpu_percent=100.0 * (c1 - c0) / wall, node_alive_at_end=alive, **_stats_ms(rts))
     return result
+
+
+def _tool_target(model, q, offset):
+    """A PoseStamped of the tool0 pose at ``q`` moved by ``offset`` (m, base frame)."""
+    from geometry_msgs.msg import PoseStamped
+
+    from robot_dynamics_ros import dynamics as rd
+    from robot_dynamics_ros.nodes.conversions import set_pose
+
+    T_goal = rd.frame_pose(model, q, "tool0")
+    T_goal[:3, 3] += offset
+    goal = PoseStamped()
+    set_pose(goal.pose, T_goal)
+    return goal
+
+
+def _mpc_diagnostics(window):
+    """From mpc_controller's /diagnostics values in the window: the median re-plan rate, the median
+    and worst p99 solve time, the median and worst p99 compute time per joint state (None: none
+    reported)."""
+    def values(key):
+        return [float(v[key]) for v in window if v.get(key, "-") not in ("-", "")]
+    rates, medians, p99s = values("replan rate (Hz)"), values("solve median (ms)"), values("solve p99 (ms)")
+    steps, steps99 = values("compute time median (ms)"), values("compute time p99 (ms)")
+    return dict(replan_rate_hz=float(np.median(rates)) if rates else None,
+                solve_median_ms=float(np.median(medians)) if medians else None,
+                solve_p99_ms=float(np.max(p99s)) if p99s else None,
+                step_median_ms=float(np.median(steps)) if steps else None,
+                step_p99_ms=float(np.max(steps99)) if steps99 else None)
 
 
 def measure_mpc(probe, env, log_dir, duration, warmup=2.0, gap=0.03, timeout=60.0):
@@ -425,7 +459,6 @@ def measure_mpc(probe, env, log_dir, duration, warmup=2.0, gap=0.03, timeout=60.
     from geometry_msgs.msg import PoseStamped
 
     from robot_dynamics_ros import dynamics as rd
-    from robot_dynamics_ros.nodes.conversions import set_pose
 
     probe.publishing = False        # (the Panda states of the other nodes' runs)
     urdf = Path(__file__).resolve().parents[1] / "urdf" / "ur5e.urdf"
@@ -466,11 +499,7 @@ def measure_mpc(probe, env, log_dir, duration, warmup=2.0, gap=0.03, timeout=60.
         if not probe.spin_until(lambda: bool(probe.commands) or not proc.alive(), timeout):
             result["error"] = f"no command within {timeout} s; log tail:\n{proc.tail()}"
             return result
-        T_goal = rd.frame_pose(model, q0, "tool0")
-        T_goal[:3, 3] += (0.1, 0.0, 0.0)
-        goal = PoseStamped()
-        set_pose(goal.pose, T_goal)
-        target.publish(goal)
+        target.publish(_tool_target(model, q0, (0.1, 0.0, 0.0)))
         probe.spin(warmup)
         quiet()
         n0, s0, d0 = len(probe.commands), len(sends), len(diagnostics)
@@ -487,20 +516,9 @@ def measure_mpc(probe, env, log_dir, duration, warmup=2.0, gap=0.03, timeout=60.
         node.destroy_publisher(pub)
         node.destroy_publisher(target)
     wall = (w1 - w0) * 1e-9
-    window = diagnostics[d0:d1]
-
-    def values(key):
-        return [float(v[key]) for v in window if v.get(key, "-") not in ("-", "")]
-    rates, medians, p99s = values("replan rate (Hz)"), values("solve median (ms)"), values("solve p99 (ms)")
-    steps, steps99 = values("compute time median (ms)"), values("compute time p99 (ms)")
     sent, answered = s1 - s0, n1 - n0
     result.update(window_s=wall, sent=sent, answered=answered, paired=sent == answered,
-                  replan_rate_hz=float(np.median(rates)) if rates else None,
-                  solve_median_ms=float(np.median(medians)) if medians else None,
-                  solve_p99_ms=float(np.max(p99s)) if p99s else None,
-                  step_median_ms=float(np.median(steps)) if steps else None,
-                  step_p99_ms=float(np.max(steps99)) if steps99 else None,
-                  cpu_percent=100.0 * (c1 - c0) / wall)
+                  **_mpc_diagnostics(diagnostics[d0:d1]), cpu_percent=100.0 * (c1 - c0) / wall)
     if sent == answered:
         rts = [probe.commands[n0 + j][0] - sends[s0 + j] for j in range(sent)]
         result.update(_stats_ms(rts))

@@ -75,6 +75,37 @@ def free_port():
         return s.getsockname()[1]
 
 
+def _open_page(browser, port):
+    """The viewer's page in a new tab of ``browser``, once its server answers (30 s at most) and its
+    3D canvas is there."""
+    page = browser.new_page(viewport={'width': 1000, 'height': 700})
+    deadline = time.monotonic() + 30.0
+    while True:
+        try:
+            page.goto(f'http://127.0.0.1:{port}/')
+            break
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+    page.wait_for_selector('canvas', timeout=30000)
+    return page
+
+
+def _mean_of(window, key):
+    """The mean of the numeric values of ``key`` in the diagnostic statuses of ``window`` (None:
+    none)."""
+    values = []
+    for status in window:
+        for kv in status.values:
+            if kv.key == key:
+                try:
+                    values.append(float(kv.value))
+                except ValueError:
+                    pass
+    return sum(values) / len(values) if values else None
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--seconds', type=float, default=20.0)
@@ -114,17 +145,7 @@ def main():
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path='/usr/bin/chromium', headless=True,
                                                  args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={'width': 1000, 'height': 700})
-            deadline = time.monotonic() + 30.0
-            while True:
-                try:
-                    page.goto(f'http://127.0.0.1:{port}/')
-                    break
-                except Exception:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.5)
-            page.wait_for_selector('canvas', timeout=30000)
+            _open_page(browser, port)
             time.sleep(options.warm_up)
             cpu0, t0, n0 = cpu_seconds(viewer.pid), time.monotonic(), len(statuses)
             time.sleep(options.seconds)
@@ -144,23 +165,12 @@ def main():
         probe.destroy_node()
         rclpy.shutdown()
 
-    def mean_of(key):
-        values = []
-        for status in window:
-            for kv in status.values:
-                if kv.key == key:
-                    try:
-                        values.append(float(kv.value))
-                    except ValueError:
-                        pass
-        return sum(values) / len(values) if values else None
-
     result = {
         'cpu_percent_of_core': round(100.0 * (cpu1 - cpu0) / (t1 - t0), 1),
-        'frames_per_second': mean_of('frame rate (Hz)'),
-        'joint_states_rate': mean_of('input rate (Hz)'),
-        'latest_state_lag_ms': mean_of('latest state lag (ms)'),
-        'render_time_median_ms': mean_of('compute time median (ms)'),
+        'frames_per_second': _mean_of(window, 'frame rate (Hz)'),
+        'joint_states_rate': _mean_of(window, 'input rate (Hz)'),
+        'latest_state_lag_ms': _mean_of(window, 'latest state lag (ms)'),
+        'render_time_median_ms': _mean_of(window, 'compute time median (ms)'),
         'frame_rate_set': options.frame_rate,
         'publish_rate_set': options.rate,
         'seconds': options.seconds,

@@ -872,6 +872,52 @@ def section_sim_core(opts):
 # ----------------------------------------------------------------------------------------------
 # ROS
 
+def _print_ready(rd_):
+    """The node start-up table of the ROS section."""
+    runs = ", ".join(f"{t:.3f}" for t in rd_["runs_s"])
+    first = rd_.get("first_start_s")
+    table(["node", "ready s (median)", "runs s", "target", "met", "uncounted first start s"],
+          [("dynamics_node", f"{rd_['median_s']:.3f}" if rd_["median_s"] else "-", runs, "< 1 s",
+            verdict(rd_["met"]), "-" if first is None else f"{first:.3f}")],
+          "Node start-up, warm cache: process start -> first /dynamics_node/gravity_torques "
+          "(/joint_states already flowing at 1 kHz; one uncounted start first)")
+    for note in rd_["notes"]:
+        print("  " + note)
+
+
+def _print_mpc(m):
+    """The MPC controller's table of the ROS section."""
+    if "error" in m:
+        print(f"\nmpc_controller: {m['error'].splitlines()[0]}")
+    else:
+        def f(x, fmt):
+            return "-" if x is None else format(x, fmt)
+        table(["node", "re-plan Hz", "target", "met", "solve median ms", "solve p99 ms", "step median ms",
+               "step p99 ms", "commands / states", "round trip median ms", "p99 ms", "max ms",
+               "node CPU %"],
+              [("mpc_controller (UR5e, 50 knots)", f(m["replan_rate_hz"], ".1f"), ">= 100",
+                verdict(m["replan_met"]), f(m["solve_median_ms"], ".2f"), f(m["solve_p99_ms"], ".2f"),
+                f(m["step_median_ms"], ".3f"), f(m["step_p99_ms"], ".3f"),
+                f"{m['answered']} / {m['sent']}", f(m.get("median_ms"), ".3f"), f(m.get("p99_ms"), ".3f"),
+                f(m.get("max_ms"), ".2f"), f"{m['cpu_percent']:.1f}")],
+              "MPC controller under /joint_states at 1 kHz, moving to a target 10 cm away "
+              "(its /diagnostics; step: the compute time per joint state, the re-plans run in a thread "
+              "beside it; round trip: commands paired with states by order)")
+
+
+def _print_simulator(s):
+    """The simulator node's table of the ROS section."""
+    if "error" in s:
+        print(f"\nsimulator_node: {s['error']}")
+    else:
+        table(["node", "window s", "simulated s", "x real time", "target", "met", "node CPU %"],
+              [("simulator_node", f"{s['wall_s']:.2f}", f"{s['simulated_s']:.2f}",
+                f"{s['speed_x_real_time']:.1f}", ">= 5", verdict(s["met"]), f"{s['cpu_percent']:.0f}")],
+              "Simulator node: rk4, dt = 1 ms, real_time_factor 0, publish_rate 1000, publish_clock "
+              "(simulated time from /clock per wall second)")
+        print(f"  {s['note']}")
+
+
 def print_ros(r):
     if "skipped" in r:
         print(f"\nROS sections skipped: {r['skipped']}")
@@ -880,16 +926,7 @@ def print_ros(r):
         if key in r:
             print(f"\n{key.replace('_', ' ')}: {r[key]}")
     if "ready" in r:
-        rd_ = r["ready"]
-        runs = ", ".join(f"{t:.3f}" for t in rd_["runs_s"])
-        first = rd_.get("first_start_s")
-        table(["node", "ready s (median)", "runs s", "target", "met", "uncounted first start s"],
-              [("dynamics_node", f"{rd_['median_s']:.3f}" if rd_["median_s"] else "-", runs, "< 1 s",
-                verdict(rd_["met"]), "-" if first is None else f"{first:.3f}")],
-              "Node start-up, warm cache: process start -> first /dynamics_node/gravity_torques "
-              "(/joint_states already flowing at 1 kHz; one uncounted start first)")
-        for note in rd_["notes"]:
-            print("  " + note)
+        _print_ready(r["ready"])
     rows = []
     for key in ("echo", "controller", "controller_goal", "task_space", "dynamics", "estimator"):
         if key not in r:
@@ -906,24 +943,8 @@ def print_ros(r):
                      f"{x.get('median_ms', float('nan')):.3f}", f"{x.get('p99_ms', float('nan')):.3f}",
                      f"{x.get('max_ms', float('nan')):.2f}", f"{x['cpu_percent']:.1f}", f"{x['ready_s']:.2f}",
                      f"{x['out_of_order']}/{x['duplicates']}/{x['undecoded']}"))
-    m = r.get("mpc")
-    if m is not None:
-        if "error" in m:
-            print(f"\nmpc_controller: {m['error'].splitlines()[0]}")
-        else:
-            def f(x, fmt):
-                return "-" if x is None else format(x, fmt)
-            table(["node", "re-plan Hz", "target", "met", "solve median ms", "solve p99 ms", "step median ms",
-                   "step p99 ms", "commands / states", "round trip median ms", "p99 ms", "max ms",
-                   "node CPU %"],
-                  [("mpc_controller (UR5e, 50 knots)", f(m["replan_rate_hz"], ".1f"), ">= 100",
-                    verdict(m["replan_met"]), f(m["solve_median_ms"], ".2f"), f(m["solve_p99_ms"], ".2f"),
-                    f(m["step_median_ms"], ".3f"), f(m["step_p99_ms"], ".3f"),
-                    f"{m['answered']} / {m['sent']}", f(m.get("median_ms"), ".3f"), f(m.get("p99_ms"), ".3f"),
-                    f(m.get("max_ms"), ".2f"), f"{m['cpu_percent']:.1f}")],
-                  "MPC controller under /joint_states at 1 kHz, moving to a target 10 cm away "
-                  "(its /diagnostics; step: the compute time per joint state, the re-plans run in a thread "
-                  "beside it; round trip: commands paired with states by order)")
+    if r.get("mpc") is not None:
+        _print_mpc(r["mpc"])
     if rows:
         table(["output", "window s", "rate Hz", "sent", "lost (bursts, longest)", "median ms", "p99 ms",
                "max ms", "node CPU %", "ready s", "disorder/dup/undecoded"], rows,
@@ -933,16 +954,7 @@ def print_ros(r):
               "M, Λ each message); external_torque_estimator: k from the copied header stamp (also\n  "
               "publishes the tip wrench each message). See benchmarks/README.md.")
     if "simulator" in r:
-        s = r["simulator"]
-        if "error" in s:
-            print(f"\nsimulator_node: {s['error']}")
-        else:
-            table(["node", "window s", "simulated s", "x real time", "target", "met", "node CPU %"],
-                  [("simulator_node", f"{s['wall_s']:.2f}", f"{s['simulated_s']:.2f}",
-                    f"{s['speed_x_real_time']:.1f}", ">= 5", verdict(s["met"]), f"{s['cpu_percent']:.0f}")],
-                  "Simulator node: rk4, dt = 1 ms, real_time_factor 0, publish_rate 1000, publish_clock "
-                  "(simulated time from /clock per wall second)")
-            print(f"  {s['note']}")
+        _print_simulator(r["simulator"])
 
 
 def section_viewer(opts):
@@ -1061,10 +1073,10 @@ def meta(opts):
             "options": vars(opts), "method": METHOD}
 
 
-def summary(res):
+def _ratio_rows(res):
+    """The summary's rows of the per-call ratios against Pinocchio (and Crocoddyl for the OCP)."""
     rows = []
-    s = res.get("single", {}).get("robots", {})
-    for rob, d in s.items():
+    for rob, d in res.get("single", {}).get("robots", {}).items():
         for fn, r in d["results"].items():
             rows.append(("single", f"{rob} {fn}", rat(r.get("ratio")), f"<= {SINGLE_TARGET:g}",
                          verdict(r.get("met"))))
@@ -1082,6 +1094,12 @@ def summary(res):
             for fn, r in d["results"].items():
                 rows.append((section, f"{rob} {fn}", rat(r.get("ratio")), f"<= {r.get('target'):g}",
                              verdict(r.get("met"))))
+    return rows
+
+
+def _identification_rows(res):
+    """The summary's rows of the identification times."""
+    rows = []
     for fn, r in res.get("identification", {}).get("results", {}).items():
         rows.append(("identification", f"Panda {fn}, {IDENTIFY_SAMPLES} samples", ms(r.get("ours_s")) + " ms",
                      f"<= {IDENTIFY_TARGET_S * 1e3:g} ms", verdict(r.get("met"))))
@@ -1090,6 +1108,13 @@ def summary(res):
         if name.startswith("identify_robot"):
             rows.append(("robot_identification", f"Panda {name}, {robot['samples']} samples",
                          f"{r['seconds']:.2f} s", f"<= {ROBOT_IDENTIFY_TARGET_S:g} s", verdict(r["met"])))
+    return rows
+
+
+def _node_rows(res):
+    """The summary's rows of start-up, simulation speed, the MPC's re-plan rate, the viewer and the
+    MuJoCo engine."""
+    rows = []
     ros = res.get("ros", {})
     if "ready" in ros:
         rows.append(("startup", "dynamics_node ready (warm)", f"{ros['ready']['median_s']:.3f} s"
@@ -1113,6 +1138,11 @@ def summary(res):
     if "simulator" in ros and "error" not in ros["simulator"]:
         rows.append(("sim", "simulator_node", f"{ros['simulator']['speed_x_real_time']:.1f}x", ">= 5x",
                      verdict(ros["simulator"]["met"])))
+    return rows
+
+
+def summary(res):
+    rows = _ratio_rows(res) + _identification_rows(res) + _node_rows(res)
     if rows:
         met = sum(r[-1] == "yes" for r in rows)
         table(["section", "item", "value", "target", "met"], rows,
@@ -1163,6 +1193,66 @@ def parse(argv):
     return opts
 
 
+def _guarded(res, name, fn, *a):
+    """res[name] = fn(*a), and its time in res["timing_s"]; an exception is reported and kept as
+    res[name]["error"]: one broken section must not lose the others."""
+    t0 = time.perf_counter()
+    try:
+        res[name] = fn(*a)
+    except Exception as exc:
+        import traceback
+        traceback.print_exc()
+        res[name] = {"error": f"{type(exc).__name__}: {exc}"}
+        print(f"\n{name}: FAILED: {res[name]['error']}", flush=True)
+    res.setdefault("timing_s", {})[name] = time.perf_counter() - t0
+
+
+def _run_batch(opts, res):
+    """The batch section (and with 2 BLAS threads), then its table."""
+    _guarded(res, "batch", section_batch, opts)
+    if not opts.quiet and not opts.no_2threads:
+        _guarded(res, "batch_2threads", batch_two_threads, opts)
+    if "error" not in res["batch"]:
+        print_batch(res["batch"], res.get("batch_2threads"))
+
+
+def _run_ros(opts, res):
+    """The node sections (_ros.py: start-up, round trips, MPC) and the simulator node, then their tables."""
+    import _ros
+    _guarded(res, "ros", lambda: _ros.run(opts.domain_id, duration=opts.duration,
+                                          sim_duration=opts.sim_duration, ready_runs=opts.ready_runs,
+                                          do_node="node" in opts.only, do_sim="sim" in opts.only))
+    if "error" not in res["ros"]:
+        print_ros(res["ros"])
+
+
+def _section(key, section):
+    """What runs a section whose results are res[key] = section(opts), guarded."""
+    return lambda opts, res: _guarded(res, key, section, opts)
+
+
+# The sections in the order they run, each when one of its names is chosen (--only): (those names,
+# what runs it with (opts, res)).
+RUN_ORDER = (
+    (("single",), _section("single", section_single)),
+    (("batch",), _run_batch),
+    (("contact",), _section("contact", section_contact)),
+    (("task_space",), _section("task_space", section_task_space)),
+    (("feedforward",), _section("feedforward", section_feedforward)),
+    (("identification",), _section("identification", section_identification)),
+    (("robot_identification",), _section("robot_identification", section_robot_identification)),
+    (("derivatives",), _section("derivatives", section_derivatives)),
+    (("ocp",), _section("ocp", section_ocp)),
+    (("scaling",), _section("scaling", section_scaling)),
+    (("startup",), _section("startup", section_startup)),
+    (("sim",), _section("sim", section_sim_core)),
+    (("node", "sim"), _run_ros),
+    (("node",), _section("node_callback", section_node_callback)),
+    (("viewer",), _section("viewer", section_viewer)),
+    (("mujoco_engine",), _section("mujoco_engine", section_mujoco_engine)),
+)
+
+
 def main(argv=None):
     opts = parse(sys.argv[1:] if argv is None else argv)
     if opts.quiet:
@@ -1175,59 +1265,9 @@ def main(argv=None):
           f"load {res['meta']['loadavg_start'][0]:.2f} | "
           f"{'quick' if opts.quick else 'full'} run: {','.join(opts.only)}")
     print(f"Method: {METHOD}", flush=True)
-
-    def guarded(name, fn, *a):
-        t0 = time.perf_counter()
-        try:
-            res[name] = fn(*a)
-        except Exception as exc:   # one broken section must not lose the others
-            import traceback
-            traceback.print_exc()
-            res[name] = {"error": f"{type(exc).__name__}: {exc}"}
-            print(f"\n{name}: FAILED: {res[name]['error']}", flush=True)
-        res.setdefault("timing_s", {})[name] = time.perf_counter() - t0
-
-    if "single" in opts.only:
-        guarded("single", section_single, opts)
-    if "batch" in opts.only:
-        guarded("batch", section_batch, opts)
-        if not opts.quiet and not opts.no_2threads:
-            guarded("batch_2threads", batch_two_threads, opts)
-        if "error" not in res["batch"]:
-            print_batch(res["batch"], res.get("batch_2threads"))
-    if "contact" in opts.only:
-        guarded("contact", section_contact, opts)
-    if "task_space" in opts.only:
-        guarded("task_space", section_task_space, opts)
-    if "feedforward" in opts.only:
-        guarded("feedforward", section_feedforward, opts)
-    if "identification" in opts.only:
-        guarded("identification", section_identification, opts)
-    if "robot_identification" in opts.only:
-        guarded("robot_identification", section_robot_identification, opts)
-    if "derivatives" in opts.only:
-        guarded("derivatives", section_derivatives, opts)
-    if "ocp" in opts.only:
-        guarded("ocp", section_ocp, opts)
-    if "scaling" in opts.only:
-        guarded("scaling", section_scaling, opts)
-    if "startup" in opts.only:
-        guarded("startup", section_startup, opts)
-    if "sim" in opts.only:
-        guarded("sim", section_sim_core, opts)
-    if "node" in opts.only or "sim" in opts.only:
-        import _ros
-        guarded("ros", lambda: _ros.run(opts.domain_id, duration=opts.duration,
-                                        sim_duration=opts.sim_duration, ready_runs=opts.ready_runs,
-                                        do_node="node" in opts.only, do_sim="sim" in opts.only))
-        if "error" not in res["ros"]:
-            print_ros(res["ros"])
-    if "node" in opts.only:
-        guarded("node_callback", section_node_callback, opts)
-    if "viewer" in opts.only:
-        guarded("viewer", section_viewer, opts)
-    if "mujoco_engine" in opts.only:
-        guarded("mujoco_engine", section_mujoco_engine, opts)
+    for sections, run in RUN_ORDER:
+        if any(section in opts.only for section in sections):
+            run(opts, res)
     res["summary"] = summary(res)
     res["meta"]["loadavg_end"] = os.getloadavg()
     res["meta"]["total_s"] = time.perf_counter() - t_start

@@ -163,9 +163,6 @@ class NodeFacts:
 
     @staticmethod
     def _facts(node, defaults):
-        from rclpy.action.graph import get_action_server_names_and_types_by_node
-        from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
-
         private = f'{_NAMESPACE}/{node.get_name()}/'
 
         def relative(topic):
@@ -176,41 +173,19 @@ class NodeFacts:
                 return topic[len(_NAMESPACE) + 1:]
             return topic
 
-        def qos(profile):
-            notes = []
-            if profile.durability == DurabilityPolicy.TRANSIENT_LOCAL:
-                notes.append('transient local')
-            if profile.reliability == ReliabilityPolicy.BEST_EFFORT:
-                notes.append('best effort')
-            return ', '.join(notes)
-
-        def type_name(t):
-            return t.__module__.split('.')[0] + '/' + ('srv' if hasattr(t, 'Request') else 'msg') \
-                + '/' + t.__name__
-
         interfaces = []
         for sub in node.subscriptions:
-            interfaces.append(('subscribes', relative(sub.topic_name), type_name(sub.msg_type),
-                               qos(sub.qos_profile)))
+            interfaces.append(('subscribes', relative(sub.topic_name), _type_name(sub.msg_type),
+                               _qos_notes(sub.qos_profile)))
         for pub in node.publishers:
             if pub.topic_name not in _BUILTIN_TOPICS:
-                interfaces.append(('publishes', relative(pub.topic_name), type_name(pub.msg_type),
-                                   qos(pub.qos_profile)))
+                interfaces.append(('publishes', relative(pub.topic_name), _type_name(pub.msg_type),
+                                   _qos_notes(pub.qos_profile)))
         for srv in node.services:
             name = node.resolve_service_name(srv.srv_name)
             if not name.endswith(_BUILTIN_SERVICES):
-                interfaces.append(('service', relative(name), type_name(srv.srv_type), ''))
-        # rclpy keeps no action server's name: the ROS graph has it (the node's own entities, there
-        # at once in practice; waited for a little in case the graph lags).
-        servers = [w for w in node.waitables if type(w).__name__ == 'ActionServer']
-        for _attempt in range(100):
-            actions = get_action_server_names_and_types_by_node(node, node.get_name(), node.get_namespace())
-            if len(actions) >= len(servers):
-                break
-            time.sleep(0.02)
-        else:
-            raise RuntimeError(f'{len(servers)} action server(s), {len(actions)} in the ROS graph')
-        for action, types in actions:
+                interfaces.append(('service', relative(name), _type_name(srv.srv_type), ''))
+        for action, types in _action_servers(node):
             interfaces.append(('action', relative(action), ', '.join(types), ''))
 
         names = sorted(node._parameters)
@@ -220,6 +195,38 @@ class NodeFacts:
             parameters.append(dict(name=name, type=_type_label(node.get_parameter(name), descriptor, value),
                                    default=value, descriptor=descriptor))
         return {'interfaces': interfaces, 'parameters': parameters}
+
+
+def _qos_notes(profile):
+    """What a topic's QoS profile has that differs from the default (reliable, volatile)."""
+    from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
+
+    notes = []
+    if profile.durability == DurabilityPolicy.TRANSIENT_LOCAL:
+        notes.append('transient local')
+    if profile.reliability == ReliabilityPolicy.BEST_EFFORT:
+        notes.append('best effort')
+    return ', '.join(notes)
+
+
+def _type_name(t):
+    """package/msg/Name (or srv) of a message or service class."""
+    return t.__module__.split('.')[0] + '/' + ('srv' if hasattr(t, 'Request') else 'msg') + '/' + t.__name__
+
+
+def _action_servers(node):
+    """[(action name, [types])] of the node's action servers. rclpy keeps no action server's name: the
+    ROS graph has it (the node's own entities, there at once in practice; waited for a little in case
+    the graph lags)."""
+    from rclpy.action.graph import get_action_server_names_and_types_by_node
+
+    servers = [w for w in node.waitables if type(w).__name__ == 'ActionServer']
+    for _attempt in range(100):
+        actions = get_action_server_names_and_types_by_node(node, node.get_name(), node.get_namespace())
+        if len(actions) >= len(servers):
+            return actions
+        time.sleep(0.02)
+    raise RuntimeError(f'{len(servers)} action server(s), {len(actions)} in the ROS graph')
 
 
 def _type_label(parameter, descriptor, value):
