@@ -47,6 +47,13 @@ def test_the_demos_are_a_console_script():
     assert _console_scripts()['demo'] == 'robot_dynamics_ros.demos.__main__:main'
 
 
+def test_every_console_script_is_an_executable_of_the_prefix():
+    """After the set-up (tools/bootstrap.sh) each is where `ros2 run` looks: <prefix>/lib/<package>."""
+    lib = Path(sys.prefix) / 'lib' / 'robot_dynamics_ros'
+    missing = [name for name in _console_scripts() if not os.access(lib / name, os.X_OK)]
+    assert not missing, f'not executables in {lib}: {missing}'
+
+
 @pytest.mark.parametrize('module', [*(f'robot_dynamics_ros.cli.{tool}' for tool in TOOLS),
                                     'robot_dynamics_ros.demos'])
 def test_command_lines_answer_help(module):
