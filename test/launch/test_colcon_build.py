@@ -1,5 +1,5 @@
-"""`colcon build` of the package installs the five executables and the share files, and leaves the
-installed kernels compiled.
+"""`colcon build` of the package installs the executables (the nodes, the tools, the demos) and the share
+files, and leaves the installed kernels compiled.
 
 Skipped where colcon is not installed (`make colcon` installs it: requirements/colcon.txt).
 Builds a copy of the package in a temporary directory, against the ROS 2 in this environment.
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = 'robot_dynamics_ros'
 EXECUTABLES = ['dynamics_node', 'computed_torque_controller', 'simulator_node', 'external_torque_estimator',
                'task_space_controller', 'mpc_controller', 'trajectory_feedforward',
-               'bringup', 'demo']
+               'state_publisher', 'viewer', 'bringup', 'identify', 'precompile', 'view', 'demo']
 SOURCES = ['package.xml', 'setup.py', 'setup.cfg', 'resource', PACKAGE, 'launch', 'config',
            'urdf']
 
