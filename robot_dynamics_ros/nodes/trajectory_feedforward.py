@@ -163,10 +163,11 @@ class TrajectoryFeedforward(Node):
             raise GoalError(ErrorCode.INVALID_GOAL, 'the trajectory has no points')
         q_rest = np.zeros(self.model.nq)
         if len(names) < self.model.nq:
-            if not self._input.complete:
+            state = self._input.latest()
+            if state is None:
                 raise GoalError(ErrorCode.INVALID_GOAL, 'a goal for some joints needs the others\' '
                                                         'positions: no complete joint state yet')
-            q_rest = self._input.cache.arrays()[0]
+            q_rest = state.q
         key = tuple(names)
         plan = self._plans.get(key)
         if plan is None:
