@@ -444,6 +444,10 @@ class SimulatorNode(Node):
         if self._mujoco:
             self._mujoco.publish_contacts(self.sim.engine, self.model, self.joint_order, o, stamp)
 
+    def destroy_node(self):
+        self._source.close()        # the model builder's thread (logic/background_job)
+        return super().destroy_node()
+
 
 def main(args=None):
     run_node(SimulatorNode, args)
