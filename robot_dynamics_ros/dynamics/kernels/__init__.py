@@ -16,6 +16,8 @@
     time_step.py    friction and the Euler / semi-implicit Euler / RK4 steps            (§9.3)
     rnea_derivatives.py  ∂τ/∂(q, q̇) by the differentiated RNEA, ∂q̈/∂(q, q̇, τ) from it
     linearize.py    discrete-time linearisation of a step along a trajectory
+    ddp.py          box-FDDP's passes over the knots of a reaching task (costs, backward and forward pass)
+    box_qp.py       the box-constrained QP of a DDP knot's control step (projected Newton)
     momentum.py     generalized momentum and the momentum observer
     regressor.py    the joint-torque regressor Y(q, q̇, q̈)
     task_space_law.py  the task-space control law

@@ -19,13 +19,11 @@ coordinates, C_r = G^T C(q, G q̇_r) G (C_r[c_i, c_j] += m_i m_j C_ij): then c_r
 velocity (= sum_i G_ik G^T (∂M/∂q_i) G).
 """
 from .jit import inline
-from .kinematics import body_poses_in_base, body_twist_in_base
+from .kinematics import body_poses_in_base, body_twist_in_base, pose_in_base
 from .layout import (
     W_BC_BASE,
     W_GC_BASE,
-    W_P_BASE,
     W_PHI_BASE,
-    W_R_BASE,
     W_S_BASE,
     W_SDOT_BASE,
     W_V_BASE,
@@ -39,7 +37,7 @@ from .layout import (
     parent,
     run_start,
 )
-from .rows import row3, row6, row9
+from .rows import row6
 from .spatial_algebra import (
     add6,
     add_skew,
@@ -53,6 +51,14 @@ from .spatial_algebra import (
 
 
 @inline
+def composite_inertias(w, i):
+    """(G^c_i, B^c_i): the composite spatial inertia and the composite Coriolis factor of the subtree at
+    body i, in {0}, as views of its workspace row (W_GC_BASE, W_BC_BASE; 36 each, row-major); the body's
+    own G_i and B_i until composites_in_base has summed the children in."""
+    return w[i, W_GC_BASE:W_GC_BASE + 36], w[i, W_BC_BASE:W_BC_BASE + 36]
+
+
+@inline
 def coriolis_factor(w, i):
     """B_i = 1/2 (-[ad_V]^T G - G [ad_V] - adbar(G V)) into W_BC_BASE, V = V_i and G = G_i in {0}
     (W_V_BASE, W_GC_BASE).
@@ -62,8 +68,7 @@ def coriolis_factor(w, i):
     Y[r, 0:3] = G[r, 0:3] x w + G[r, 3:6] x v,   Y[r, 3:6] = G[r, 3:6] x w;  B = -1/2 (Y + Y^T) - 1/2 adbar(P)
     with adbar(P) = [[[m], [f]], [[f], 0]] for P = G V = (m, f).
     """
-    G = w[i, W_GC_BASE:W_GC_BASE + 36]
-    B = w[i, W_BC_BASE:W_BC_BASE + 36]
+    G, B = composite_inertias(w, i)
     wx, wy, wz, vx, vy, vz = row6(w, i, W_V_BASE)
     for r in range(6):                         # B = Y first
         a0, a1, a2 = G[6 * r], G[6 * r + 1], G[6 * r + 2]
@@ -93,8 +98,8 @@ def composites_in_base(mb, w, qd, mimic):
     n = n_bodies(mb)
     for i in range(n):
         body_twist_in_base(mb, w, i, body_rate(mb, qd, i, mimic))
-        set_inertia_matrix(w, i, W_GC_BASE, moved_inertia(row9(w, i, W_R_BASE), row3(w, i, W_P_BASE),
-                                                          body_inertia(mb, i)))          # G^c_i = G_i ...
+        R_0i, p_0i = pose_in_base(w, i)
+        set_inertia_matrix(w, i, W_GC_BASE, moved_inertia(R_0i, p_0i, body_inertia(mb, i)))  # G^c_i = G_i ...
         coriolis_factor(w, i)                                                            # B^c_i = B_i ...
     for i in range(n - 1, -1, -1):                                                  # ... + the children's
         lam = parent(mb, i)
@@ -135,8 +140,7 @@ def composite_pairs(mb, w, C, scale, transposed, derivatives, dtau_dq):
     mimic = has_mimic(mb)
     C[:, :] = 0.0
     for i in range(n):
-        Gc = w[i, W_GC_BASE:W_GC_BASE + 36]
-        Bc = w[i, W_BC_BASE:W_BC_BASE + 36]
+        Gc, Bc = composite_inertias(w, i)
         S_i, Sdot_i = row6(w, i, W_S_BASE), row6(w, i, W_SDOT_BASE)
         GcS = matrix_times(Gc, S_i)                     # G^c_i S_i (= (S_i^T G^c_i)^T: G^c symmetric)
         BcTS = matrix_transpose_times(Bc, S_i)          # B^c_i^T S_i

@@ -1,6 +1,6 @@
 """Optimal control of a reaching task by feasibility-driven differential dynamic programming (FDDP,
 Mastalli et al., ICRA 2020), with box limits on the torques (box-FDDP: the control step of each knot
-from a box-constrained quadratic program, Tassa et al., ICRA 2014). The loops over the knots; the
+from a box-constrained quadratic program, Tassa et al., ICRA 2014: box_qp.py). The loops over the knots; the
 iteration (regularisation, line search, stopping) is dynamics/optimal_control.py's.
 
 State x = (q, q̇) (2n), control u = τ (n), knots t = 0..N-1 and the terminal knot N. Dynamics: the
@@ -33,10 +33,11 @@ translation (3)].
 """
 import numpy as np
 
+from .box_qp import box_qp, gather_free, scatter_free
 from .frame_jacobians import jacobian
 from .jit import inline
 from .kinematics import REF_BODY, body_poses_in_base, frame_pose
-from .linalg import cholesky_in_place, cholesky_solve_in_place
+from .linalg import cholesky_solve_in_place
 from .linearize import STATUS_OK as LINEARIZE_OK, linearize_step
 from .log_jacobian import log_jacobian
 from .spatial_algebra import compose, log_transform
@@ -155,105 +156,17 @@ def derivatives(mb, w, P, frame, x_ref, xs, us, A, B, Lx, Lu, Lqq, T, r, Jb, Jlo
     return STATUS_OK
 
 
-# ---- the control step of a knot: a box-constrained quadratic program ------------------------------------
-@inline
-def box_value(H, g, x):
-    """½ x^T H x + g^T x."""
-    n = g.shape[0]
-    v = 0.0
-    for i in range(n):
-        s = 0.0
-        for j in range(n):
-            s += H[i, j] * x[j]
-        v += x[i] * (0.5 * s + g[i])
-    return v
-
-
-@inline
-def free_factor(H, free, L):
-    """The Cholesky factor of H's rows and columns where free (packed to the first m rows and columns
-    of L); returns m, or -1 when that block is not positive definite."""
-    n = free.shape[0]
-    m = 0
-    for i in range(n):
-        if free[i]:
-            mc = 0
-            for j in range(n):
-                if free[j]:
-                    L[m, mc] = H[i, j]
-                    mc += 1
-            m += 1
-    if not cholesky_in_place(L, m):
-        return -1
-    return m
-
-
-@inline
-def box_qp(H, g, lo, hi, limited, x, free, L, grad, step_, trial, rhs):
-    """x = argmin ½ x^T H x + g^T x over lo ≤ x ≤ hi (any x when not limited) by projected Newton
-    steps on the free variables (those not held at a bound by their gradient), from x = 0 clamped;
-    free marks them at the end and L holds the Cholesky factor of H on them. Returns the number of free
-    variables, or -1 when H is not positive definite on them."""
-    n = g.shape[0]
-    for i in range(n):
-        x[i] = min(max(0.0, lo[i]), hi[i]) if limited else 0.0
-    for _ in range(50):
-        for i in range(n):
-            s = g[i]
-            for j in range(n):
-                s += H[i, j] * x[j]
-            grad[i] = s
-            free[i] = not limited or not ((x[i] <= lo[i] and s > 0.0) or (x[i] >= hi[i] and s < 0.0))
-        m = free_factor(H, free, L)
-        if m < 0:
-            return -1
-        gnorm = 0.0
-        c = 0
-        for i in range(n):
-            if free[i]:
-                rhs[c] = -grad[i]
-                gnorm += grad[i] * grad[i]
-                c += 1
-        if gnorm < 1e-24:
-            return m
-        cholesky_solve_in_place(L, m, rhs)
-        c = 0
-        for i in range(n):
-            if free[i]:
-                step_[i] = rhs[c]
-                c += 1
-            else:
-                step_[i] = 0.0
-        if not limited:
-            for i in range(n):
-                x[i] += step_[i]
-            return m
-        value = box_value(H, g, x)
-        slope = 0.0
-        for i in range(n):
-            slope += grad[i] * step_[i]
-        alpha = 1.0
-        accepted = False
-        while alpha > 1e-10:
-            for i in range(n):
-                trial[i] = min(max(x[i] + alpha * step_[i], lo[i]), hi[i])
-            if box_value(H, g, trial) <= value + 1e-4 * alpha * slope:
-                accepted = True
-                break
-            alpha *= 0.5
-        if not accepted:
-            return m
-        done = True
-        for i in range(n):
-            if trial[i] != x[i]:
-                done = False
-            x[i] = trial[i]
-        if done:
-            return m
-    return free_factor(H, free, L)
-
-
 # ---- backward pass ---------------------------------------------------------------------------------------
+@inline
+def terminal_value(Lx_N, Lqq_N, Vx_N, Vxx_N):
+    """V_N = l_N: V_x = l_x, V_xx = the goal's q-block of l_xx, zeros elsewhere (no state cost at N)."""
+    n = Lqq_N.shape[0]
+    for i in range(2 * n):
+        Vx_N[i] = Lx_N[i]
+        for j in range(2 * n):
+            Vxx_N[i, j] = Lqq_N[i, j] if i < n and j < n else 0.0
+
+
 @inline
 def add_gap_term(Vxx_t, f_t, Vx_t):
     """V_x += V_xx f̄ at a knot whose gap f̄ is open (FDDP: the value's gradient at the defect's end)."""
@@ -265,120 +178,144 @@ def add_gap_term(Vxx_t, f_t, Vx_t):
 
 
 @inline
-def backward_pass(P, limited, u_lo, u_hi, us, A, B, Lx, Lu, Lqq, fs, feasible, reg, Vx, Vxx, k, K, Qu, Quuk,
-                  free, Qx, Qxx, Quu, Qux, VA, VB, L, lo, hi, grad, step_, trial, rhs):
-    """The Riccati recursion of the module docstring from t = N-1 down to 0. Returns (STATUS_OK, 0), or
-    (STATUS_NOT_POSITIVE, t) when Q_uu (with μ = reg) is not positive definite at knot t."""
-    N, n = us.shape
+def value_products(dt, At, Bt, Vxx1, W, VA, SH):
+    """The products of the next knot's V_xx' with the step's Jacobians, by the symplectic Euler step's
+    structure: A = [[1, 0], [0, 0]] + E G, B = E H, E = [dt 1; 1] (2n x n), with G = ∂q̇⁺/∂x = A's lower
+    rows (n x 2n) and H = ∂q̇⁺/∂u = B's lower rows (n x n):
+
+        W = V_xx' E (2n x n),   V_xx' A = [V_xx'[:, :n], 0] + W G   (into VA),
+        Y = E^T V_xx' A = dt (V_xx'A)[:n] + (V_xx'A)[n:]             (over VA's lower rows),
+        S H = (E^T V_xx' E) H,  S = dt W[:n] + W[n:]                 (into SH)
+
+    about half the multiply-adds of the dense products. Each product runs along rows (an inner loop over
+    contiguous columns, which LLVM vectorises)."""
+    n = Bt.shape[1]
+    nx = 2 * n
+    for i in range(nx):
+        for j in range(n):
+            W[i, j] = dt * Vxx1[i, j] + Vxx1[i, n + j]
+    for i in range(nx):                                                   # V_xx' A = [V_xx'[:, :n], 0] + W G
+        for j in range(n):
+            VA[i, j] = Vxx1[i, j]
+            VA[i, n + j] = 0.0
+        for c in range(n):
+            w_ic = W[i, c]
+            for j in range(nx):
+                VA[i, j] += w_ic * At[n + c, j]
+    for i in range(n):                                                    # Y = dt (V_xx'A)[:n] + (V_xx'A)[n:]
+        for j in range(nx):
+            VA[n + i, j] += dt * VA[i, j]
+    for i in range(n):                                                    # S H, S = dt W[:n] + W[n:]
+        for j in range(n):
+            SH[i, j] = 0.0
+        for c in range(n):
+            s_ic = dt * W[i, c] + W[n + i, c]
+            for j in range(n):
+                SH[i, j] += s_ic * Bt[n + c, j]
+
+
+@inline
+def q_function(P, reg, Lx_t, Lu_t, Lqq_t, At, Bt, Vx1, VA, SH, Qx, Qxx, Qu_t, Quu, Qux):
+    """The knot's Q terms (module docstring) from l_x, l_u, the goal's block of l_xx and the products of
+    value_products (V_xx' A in VA, Y over its lower rows, S H in SH), with
+    y = E^T V_x' = dt V_x'[:n] + V_x'[n:]:
+
+        Q_x = l_x + [V_x'[:n]; 0] + G^T y,             Q_xx = l_xx + [(V_xx' A)[:n]; 0] + G^T Y,
+        Q_u = l_u + H^T y,   Q_uu = l_uu + μ 1 + H^T S H,   Q_ux = H^T Y          (μ = reg)
+    """
+    n = Bt.shape[1]
     nx = 2 * n
     dt = P[P_DT]
     x_weight, u_weight = dt * P[P_STATE], dt * P[P_CONTROL]
-    for i in range(nx):
-        Vx[N, i] = Lx[N, i]
+    Y = VA[n:]
+    for i in range(nx):                                   # l_x, l_xx, [V_x'[:n]; 0], [(V_xx'A)[:n]; 0]
+        Qx[i] = Lx_t[i] + (Vx1[i] if i < n else 0.0)
         for j in range(nx):
-            Vxx[N, i, j] = Lqq[N, i, j] if i < n and j < n else 0.0
+            Qxx[i, j] = ((Lqq_t[i, j] if i < n and j < n else 0.0) + (x_weight if i == j else 0.0)
+                         + (VA[i, j] if i < n else 0.0))
+    for i in range(n):                                                    # l_u, l_uu + μ
+        Qu_t[i] = Lu_t[i]
+        for j in range(n):
+            Quu[i, j] = u_weight + reg if i == j else 0.0
+        for j in range(nx):
+            Qux[i, j] = 0.0
+    for c in range(n):                                    # + G^T y, G^T Y; H^T y, H^T Y, H^T S H
+        y_c = dt * Vx1[c] + Vx1[n + c]
+        for i in range(nx):
+            g = At[n + c, i]
+            Qx[i] += g * y_c
+            for j in range(nx):
+                Qxx[i, j] += g * Y[c, j]
+        for i in range(n):
+            h = Bt[n + c, i]
+            Qu_t[i] += h * y_c
+            for j in range(nx):
+                Qux[i, j] += h * Y[c, j]
+            for j in range(n):
+                Quu[i, j] += h * SH[c, j]
+
+
+@inline
+def feedback_gain(Qux, free_t, L, m, rhs, K_t):
+    """K = -Q_uu,ff^-1 Q_ux,f on the free rows, 0 on the clamped ones (L: Q_uu,ff's Cholesky factor from
+    the box QP), one column of K at a time."""
+    for j in range(Qux.shape[1]):
+        gather_free(Qux[:, j], free_t, -1.0, rhs)
+        cholesky_solve_in_place(L, m, rhs)
+        scatter_free(rhs, free_t, K_t[:, j])
+
+
+@inline
+def value_update(Qx, Qxx, Qu_t, Quu, Qux, k_t, K_t, Quuk_t, grad, Vx_t, Vxx_t):
+    """V_x = Q_x + K^T (Q_uu k + Q_u) + Q_ux^T k,  V_xx = Q_xx + Q_ux^T K (with K = -Q_uu,ff^-1 Q_ux,f on
+    the free rows and 0 on the clamped ones, K^T Q_uu K + K^T Q_ux = 0), made symmetric to rounding;
+    Q_uu k into Quuk_t (grad: scratch)."""
+    n, nx = Qux.shape
+    for i in range(n):                                                    # Q_uu k (and + Q_u in grad)
+        s = 0.0
+        for j in range(n):
+            s += Quu[i, j] * k_t[j]
+        Quuk_t[i] = s
+        grad[i] = s + Qu_t[i]
+    for i in range(nx):
+        Vx_t[i] = Qx[i]
+        for j in range(nx):
+            Vxx_t[i, j] = Qxx[i, j]
+    for c in range(n):
+        g, kc = grad[c], k_t[c]
+        for i in range(nx):
+            Vx_t[i] += K_t[c, i] * g + Qux[c, i] * kc
+            a = Qux[c, i]
+            for j in range(nx):
+                Vxx_t[i, j] += a * K_t[c, j]
+    for i in range(nx):                                                   # symmetric to rounding
+        for j in range(i + 1, nx):
+            v = 0.5 * (Vxx_t[i, j] + Vxx_t[j, i])
+            Vxx_t[i, j] = v
+            Vxx_t[j, i] = v
+
+
+@inline
+def backward_pass(P, limited, u_lo, u_hi, us, A, B, Lx, Lu, Lqq, fs, feasible, reg, Vx, Vxx, k, K, Qu, Quuk,
+                  free, Qx, Qxx, Quu, Qux, VA, VB, L, lo, hi, grad, step_, trial, rhs):
+    """The Riccati recursion of the module docstring from t = N-1 down to 0. Returns (STATUS_OK, 0), or
+    (STATUS_NOT_POSITIVE, t) when Q_uu (with μ = reg) is not positive definite at knot t. Scratch: VB holds
+    W and L holds S H (value_products) before L holds the box QP's factor."""
+    N, n = us.shape
+    terminal_value(Lx[N], Lqq[N], Vx[N], Vxx[N])
     if not feasible:
         add_gap_term(Vxx[N], fs[N], Vx[N])
     for t in range(N - 1, -1, -1):
-        # The symplectic Euler step's structure: A = [[1, 0], [0, 0]] + E G, B = E H, E = [dt 1; 1] (2n x n),
-        # with G = ∂q̇⁺/∂x = A's lower rows (n x 2n) and H = ∂q̇⁺/∂u = B's lower rows (n x n). With
-        # W = V_xx' E (2n x n), Y = E^T V_xx' A (n x 2n), y = E^T V_x', S = E^T V_xx' E:
-        #   V_xx' A = [V_xx'[:, :n], 0] + W G,   A^T V_xx' A = [(V_xx' A)[:n]; 0] + G^T Y,
-        #   B^T V_xx' A = H^T Y,   B^T V_xx' B = H^T S H,   A^T V_x' = [V_x'[:n]; 0] + G^T y,
-        #   B^T V_x' = H^T y:
-        # about half the multiply-adds of the dense products. Each product runs along rows (an inner
-        # loop over contiguous columns, which LLVM vectorises).
-        At, Bt, Vx1, Vxx1 = A[t], B[t], Vx[t + 1], Vxx[t + 1]
-        W, Y, SH = VB, VA[n:], L                      # scratch: W in VB, Y over V_xx'A's lower rows
-        for i in range(nx):
-            for j in range(n):
-                W[i, j] = dt * Vxx1[i, j] + Vxx1[i, n + j]
-        for i in range(nx):                                               # V_xx' A = [V_xx'[:, :n], 0] + W G
-            for j in range(n):
-                VA[i, j] = Vxx1[i, j]
-                VA[i, n + j] = 0.0
-            for c in range(n):
-                w_ic = W[i, c]
-                for j in range(nx):
-                    VA[i, j] += w_ic * At[n + c, j]
-        for i in range(n):                                                # Y = dt (V_xx'A)[:n] + (V_xx'A)[n:]
-            for j in range(nx):
-                Y[i, j] += dt * VA[i, j]
-        for i in range(n):                                                # S H, S = dt W[:n] + W[n:]
-            for j in range(n):
-                SH[i, j] = 0.0
-            for c in range(n):
-                s_ic = dt * W[i, c] + W[n + i, c]
-                for j in range(n):
-                    SH[i, j] += s_ic * Bt[n + c, j]
-        for i in range(nx):                                   # l_x, l_xx, [V_x'[:n]; 0], [(V_xx'A)[:n]; 0]
-            Qx[i] = Lx[t, i] + (Vx1[i] if i < n else 0.0)
-            for j in range(nx):
-                Qxx[i, j] = ((Lqq[t, i, j] if i < n and j < n else 0.0) + (x_weight if i == j else 0.0)
-                             + (VA[i, j] if i < n else 0.0))
-        for i in range(n):                                                # l_u, l_uu + μ
-            Qu[t, i] = Lu[t, i]
-            for j in range(n):
-                Quu[i, j] = u_weight + reg if i == j else 0.0
-            for j in range(nx):
-                Qux[i, j] = 0.0
+        value_products(P[P_DT], A[t], B[t], Vxx[t + 1], VB, VA, L)
+        q_function(P, reg, Lx[t], Lu[t], Lqq[t], A[t], B[t], Vx[t + 1], VA, L, Qx, Qxx, Qu[t], Quu, Qux)
+        for i in range(n):                                      # k's box: u_lo ≤ ū + k ≤ u_hi
             lo[i] = u_lo[i] - us[t, i]
             hi[i] = u_hi[i] - us[t, i]
-        for c in range(n):                                    # + G^T y, G^T Y; H^T y, H^T Y, H^T S H
-            y_c = dt * Vx1[c] + Vx1[n + c]
-            for i in range(nx):
-                g = At[n + c, i]
-                Qx[i] += g * y_c
-                for j in range(nx):
-                    Qxx[i, j] += g * Y[c, j]
-            for i in range(n):
-                h = Bt[n + c, i]
-                Qu[t, i] += h * y_c
-                for j in range(nx):
-                    Qux[i, j] += h * Y[c, j]
-                for j in range(n):
-                    Quu[i, j] += h * SH[c, j]
         m = box_qp(Quu, Qu[t], lo, hi, limited, k[t], free[t], L, grad, step_, trial, rhs)
         if m < 0:
             return STATUS_NOT_POSITIVE, t
-        for j in range(nx):                                               # K: free rows, -Q_uu,ff^-1 Q_ux,f
-            c = 0
-            for i in range(n):
-                if free[t, i]:
-                    rhs[c] = -Qux[i, j]
-                    c += 1
-            cholesky_solve_in_place(L, m, rhs)
-            c = 0
-            for i in range(n):
-                if free[t, i]:
-                    K[t, i, j] = rhs[c]
-                    c += 1
-                else:
-                    K[t, i, j] = 0.0
-        for i in range(n):                                                # Q_uu k (and + Q_u in grad)
-            s = 0.0
-            for j in range(n):
-                s += Quu[i, j] * k[t, j]
-            Quuk[t, i] = s
-            grad[i] = s + Qu[t, i]
-        # V_x = Q_x + K^T (Q_uu k + Q_u) + Q_ux^T k;  V_xx = Q_xx + Q_ux^T K (with K = -Q_uu,ff^-1 Q_ux,f on
-        # the free rows and 0 on the clamped ones, K^T Q_uu K + K^T Q_ux = 0)
-        for i in range(nx):
-            Vx[t, i] = Qx[i]
-            for j in range(nx):
-                Vxx[t, i, j] = Qxx[i, j]
-        for c in range(n):
-            g, kc = grad[c], k[t, c]
-            for i in range(nx):
-                Vx[t, i] += K[t, c, i] * g + Qux[c, i] * kc
-                a = Qux[c, i]
-                for j in range(nx):
-                    Vxx[t, i, j] += a * K[t, c, j]
-        for i in range(nx):                                               # symmetric to rounding
-            for j in range(i + 1, nx):
-                v = 0.5 * (Vxx[t, i, j] + Vxx[t, j, i])
-                Vxx[t, i, j] = v
-                Vxx[t, j, i] = v
+        feedback_gain(Qux, free[t], L, m, rhs, K[t])
+        value_update(Qx, Qxx, Qu[t], Quu, Qux, k[t], K[t], Quuk[t], grad, Vx[t], Vxx[t])
         if not feasible:
             add_gap_term(Vxx[t], fs[t], Vx[t])
     return STATUS_OK, 0

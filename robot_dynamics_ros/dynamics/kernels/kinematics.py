@@ -72,6 +72,13 @@ def joint_transform(mb, i, q_i):
 
 
 @inline
+def pose_in_base(w, i):
+    """T_{0i} of body i as (R_0i, row-major 9-tuple; p_0i, 3-tuple), read from its workspace row, where
+    body_pose_in_base left it."""
+    return row9(w, i, W_R_BASE), row3(w, i, W_P_BASE)
+
+
+@inline
 def body_pose_in_base(mb, w, i, q_i):
     """Body i's joint transform T_{λ(i),i} (W_*_PARENT), its pose T_{0i} (W_*_BASE) and its screw
     axis S_i in {0} (W_S_BASE), from its parent's pose (eq. 9.37)."""
@@ -80,7 +87,8 @@ def body_pose_in_base(mb, w, i, q_i):
     set_row3(w, i, W_P_PARENT, p)
     lam = parent(mb, i)
     if lam >= 0:
-        R0, p0 = compose(row9(w, lam, W_R_BASE), row3(w, lam, W_P_BASE), R, p)      # T_0λ T_λi (9.37)
+        R_0lam, p_0lam = pose_in_base(w, lam)
+        R0, p0 = compose(R_0lam, p_0lam, R, p)                                          # T_0λ T_λi (9.37)
     else:
         R0, p0 = R, p
     set_row9(w, i, W_R_BASE, R0)
@@ -115,7 +123,8 @@ def frame_pose(mb, w, f, T):
     R_bf = row9(mb, r, FCOL_R)
     p_bf = row3(mb, r, FCOL_P)
     if b >= 0:
-        R, p = compose(row9(w, b, W_R_BASE), row3(w, b, W_P_BASE), R_bf, p_bf)          # T_0b T_bf
+        R_0b, p_0b = pose_in_base(w, b)
+        R, p = compose(R_0b, p_0b, R_bf, p_bf)                                          # T_0b T_bf
     else:
         R, p = R_bf, p_bf
     T[0, 0], T[0, 1], T[0, 2], T[0, 3] = R[0], R[1], R[2], p[0]

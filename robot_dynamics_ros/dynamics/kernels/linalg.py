@@ -78,34 +78,54 @@ def task_space_inertia_from_cholesky(L, n, J, damping, Y, Lam_inv, unit, Lam):
 @inline
 def inverse_from_cholesky(A, n, X):
     """A[:n, :n] = M^-1 (full, symmetric) from the Cholesky factor L of M in A's lower triangle, with
-    X = L^-1 (n x n scratch, lower triangle, zeros above): M^-1 = L^-T L^-1 = X^T X. Each loop runs along
-    rows, so its innermost loop is contiguous (vectorised), and takes four rows of X at a time, so that
-    each pass over a row does four multiply-adds per element; n³/3 multiply-adds in all."""
+    X = L^-1 (n x n scratch, lower triangle, zeros above): M^-1 = L^-T L^-1 = X^T X, n³/3 multiply-adds in
+    all. Each loop of the two steps runs along rows, so its innermost loop is contiguous (vectorised), and
+    takes four rows of X at a time, so that each pass over a row does four multiply-adds per element."""
+    lower_triangular_inverse(A, n, X)
+    gram_of_lower_triangular(X, n, A)
+
+
+@inline
+def lower_triangular_inverse(L, n, X):
+    """X = L^-1 (n x n, lower triangular, zeros above) of the lower triangle L of L[:n, :n], row by row
+    (X L = 1 read along row r):
+
+        X[r, r] = 1 / L[r, r],   X[r, :r] = -(L[r, :r] X[:r, :r]) / L[r, r]
+    """
     for r in range(n):
         for c in range(n):
             X[r, c] = 0.0
-    for r in range(n):              # row r of X = L^-1: X[r, :r] = -(L[r, :r] X[:r, :r]) / L[r, r]
+    for r in range(n):
         X[r, r] = 1.0
         k = 0
         while k < r:
             if k + 4 <= r:
-                a0, a1, a2, a3 = A[r, k], A[r, k + 1], A[r, k + 2], A[r, k + 3]
+                a0, a1, a2, a3 = L[r, k], L[r, k + 1], L[r, k + 2], L[r, k + 3]
                 for c in range(k + 4):
                     X[r, c] -= a0 * X[k, c] + a1 * X[k + 1, c] + a2 * X[k + 2, c] + a3 * X[k + 3, c]
                 k += 4
             else:
-                a = A[r, k]
+                a = L[r, k]
                 for c in range(k + 1):
                     X[r, c] -= a * X[k, c]
                 k += 1
-        d = 1.0 / A[r, r]
+        d = 1.0 / L[r, r]
         for c in range(r + 1):
             X[r, c] *= d
+
+
+@inline
+def gram_of_lower_triangular(X, n, A):
+    """A[:n, :n] = X^T X (full, symmetric) of a lower triangular X (n x n): the lower triangle
+
+        A[r, c] = sum_{k >= r} X[k, r] X[k, c]      (c <= r)
+
+    summed four rows k of X at a time, then mirrored to the upper one."""
     for r in range(n):
         for c in range(n):
             A[r, c] = 0.0
     k = 0
-    while k < n:                # M^-1[r, c] = sum_k X[k, r] X[k, c], lower triangle (c <= r <= k)
+    while k < n:
         if k + 4 <= n:
             for r in range(k + 4):
                 b0, b1, b2, b3 = X[k, r], X[k + 1, r], X[k + 2, r], X[k + 3, r]

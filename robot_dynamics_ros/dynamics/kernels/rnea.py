@@ -63,6 +63,16 @@ def parent_acceleration(mb, w, lam, use_gravity):
 
 
 @inline
+def add_tip_wrench(mb, w, frame, f_tip):
+    """F_b += [Ad_{T_bf^-1}]^T F_tip in {b}: the tip wrench f_tip (given in frame f's coordinates) added to
+    the wrench of the body b that carries frame f (none when f is fixed to the base), before the
+    backward pass of eq. 9.56 carries it to the joints."""
+    b = frame_body(mb, frame)
+    if b >= 0:
+        set_row6(w, b, W_F_BODY, add6(row6(w, b, W_F_BODY), frame_wrench_in_body(mb, frame, f_tip)))
+
+
+@inline
 def rnea(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, poses_known=False):
     """τ = M(q) q̈ + c(q, q̇) + g(q) + J^T F_tip into tau, by recursive Newton-Euler (eqs. 9.53-9.57).
 
@@ -106,9 +116,7 @@ def rnea(mb, w, q, qd, qdd, use_qd, use_qdd, use_gravity, frame, f_tip, tau, pos
             set_row6(w, i, W_F_BODY, add6(row6(w, i, W_F_BODY),
                                           neg_ad_transpose(V_i, inertia_times(G_i, V_i))))    # (9.56)
     if frame >= 0:
-        b = frame_body(mb, frame)
-        if b >= 0:
-            set_row6(w, b, W_F_BODY, add6(row6(w, b, W_F_BODY), frame_wrench_in_body(mb, frame, f_tip)))
+        add_tip_wrench(mb, w, frame, f_tip)
     if mimic:                   # τ_r = G^T τ is accumulated
         for c in range(tau.shape[0]):
             tau[c] = 0.0

@@ -42,17 +42,13 @@ Forward dynamics q̈ = FD(q, q̇, τ) solves ID(q, q̇, q̈) = τ, so ∂q̈/∂
 and ∂q̈/∂τ = M⁻¹: q̈ = M⁻¹ (τ − b) by M's Cholesky factor M = L L^T, M⁻¹ = L^−T L⁻¹ from L⁻¹ (linalg.py),
 then the inverse dynamics derivatives at q̈ and the two products.
 """
-from .christoffel import composite_pairs, composites_in_base
+from .christoffel import composite_inertias, composite_pairs, composites_in_base
 from .crba import crba
 from .jit import inline
-from .kinematics import body_poses_in_base
+from .kinematics import body_poses_in_base, pose_in_base
 from .layout import (
-    W_BC_BASE,
     W_F_BODY,
-    W_GC_BASE,
-    W_P_BASE,
     W_PHI_BASE,
-    W_R_BASE,
     W_S_BASE,
     W_SDOT_BASE,
     W_V_BASE,
@@ -67,7 +63,7 @@ from .layout import (
 )
 from .linalg import cholesky_in_place, cholesky_solve_in_place, inverse_from_cholesky, row_products
 from .rnea import parent_acceleration, rnea
-from .rows import row3, row6, row9, set_row6
+from .rows import row6, set_row6
 from .spatial_algebra import (
     ZERO6,
     ad,
@@ -93,7 +89,7 @@ def inverse_dynamics_derivatives(mb, w, q, qd, qdd, frame, f_tip, tau, dtau_dq, 
     rnea(mb, w, q, qd, qdd, True, True, True, frame, f_tip, tau, True)                 # V̇_i, F_i in {i}
     composites_in_base(mb, w, qd, mimic)                                   # V_i, ψ_i, G^c_i, B^c_i
     for i in range(n):
-        R, p = row9(w, i, W_R_BASE), row3(w, i, W_P_BASE)
+        R, p = pose_in_base(w, i)
         set_row6(w, i, W_VDOT_BASE, adjoint(R, p, row6(w, i, W_VDOT_BODY)))           # V̇_i in {0}
         lam = parent(mb, i)
         Vdot_lam = row6(w, lam, W_VDOT_BASE) if lam >= 0 else parent_acceleration(mb, w, lam, True)
@@ -102,8 +98,7 @@ def inverse_dynamics_derivatives(mb, w, q, qd, qdd, frame, f_tip, tau, dtau_dq, 
         phi_i = add6(ad(Vdot_lam, S_i), ad(V_lam, psi_i))                              # φ_i
         set_row6(w, i, W_PHI_BASE, phi_i)
         F_i = adjoint_inverse_transpose(R, p, row6(w, i, W_F_BODY))                   # F_i in {0}
-        Gc = w[i, W_GC_BASE:W_GC_BASE + 36]
-        Bc = w[i, W_BC_BASE:W_BC_BASE + 36]
+        Gc, Bc = composite_inertias(w, i)
         set_row6(w, i, W_Y_BASE, add6(add6(neg_ad_transpose(S_i, F_i), matrix_times(Gc, phi_i)),
                                       scale6(matrix_times(Bc, psi_i), 2.0)))   # Y_i = −[ad_{S_i}]^T F_i
         #                                                                        + G^c_i φ_i + 2 B^c_i ψ_i
