@@ -10,7 +10,7 @@ used before) checks it: the same required attributes and elements, value types, 
 transmission formats and "ParseError in <path>: <reason>" messages (test_urdf_loader compares the two
 on every example-robot-data URDF). Reading it here is several times faster (doc/performance.md,
 "Design measurements"). Beyond urdf_parser_py, duplicate link or joint names, joints that form a
-cycle and origins at model.MAX_LENGTH (1e6 m) or farther are refused. All of load_urdf is O(n) in the
+cycle and origins at model_checks.MAX_LENGTH (1e6 m) or farther are refused. All of load_urdf is O(n) in the
 number of links, mostly vectorised.
 """
 from __future__ import annotations
@@ -22,7 +22,9 @@ from xml.etree import ElementTree
 import numpy as np
 
 from . import _checks
-from .model import MAX_LENGTH, Model, check_inertia, lump_inertias, resolve_mimic
+from .inertia import check_inertia, lump_inertias
+from .model import Model, resolve_mimic
+from .model_checks import MAX_LENGTH
 from .spatial import exp_twist, rpy_to_rotation
 
 _MOVING = ("revolute", "continuous", "prismatic")
@@ -495,7 +497,7 @@ def load_urdf(source, *, root_link=None, tip_link=None, locked_joints=None, grav
     in the root frame. Revolute, continuous and prismatic joints move; fixed joints are merged;
     floating and planar joints, bad inertias, duplicate names, cycles, unknown names and arguments of
     the wrong kind raise ValueError naming the element or argument, and so does a kept joint that
-    would make the mass matrix singular (it moves no mass: lock it). Model's bounds apply (model.py).
+    would make the mass matrix singular (it moves no mass: lock it). Model's bounds apply (model_checks.py).
 
     Mimic joints (mimic=True): a moving joint with <mimic joint="B" multiplier="m" offset="o"/> has no
     coordinate of its own, q = m q_B + o (multiplier default 1, offset 0); q, the limits and every
