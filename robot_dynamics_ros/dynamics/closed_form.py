@@ -8,9 +8,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _checks
+from .inertia import spatial_inertia
 from .kernels import entries as _k
 from .model import Data, Model
-from .spatial import ad, adjoint, inverse_transform, spatial_inertia
+from .spatial import ad, adjoint, inverse_transform
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,9 @@ from numpy.typing import ArrayLike
 
 from . import _checks
 from .consistency import PIN_ORDER, pseudo_inertia, pseudo_inertia_expression, solve
+from .inertia import check_inertia, lump_inertias, parallel_axis, rigid_body_error, triangle_error
 from .kernels import entries as _k
-from .model import Data, Model, check_inertia, lump_inertias, parallel_axis
+from .model import Data, Model
 
 __all__ = ["joint_torque_regressor", "joint_torque_regressor_trajectory", "inertial_parameters",
            "with_inertial_parameters", "with_payload", "identify_payload", "identify_payload_from_log",
@@ -76,28 +77,6 @@ def inertial_parameters(model: Model) -> np.ndarray:
     return pi.reshape(-1)
 
 
-def _consistency_error(mass, inertia_com):
-    """Why (mass, rotational inertia about the com) is no rigid body, or None: mass > 0, I_c positive
-    definite and its principal moments satisfying the triangle inequalities (each at most the sum of the
-    other two: a body's mass lies somewhere in space)."""
-    if not mass > 0.0:
-        return f"mass must be > 0, got {mass:g} kg"
-    moments = np.linalg.eigvalsh(0.5 * (inertia_com + inertia_com.T))
-    if not moments[0] > 0.0:
-        return (f"rotational inertia about the centre of mass is not positive definite (principal moments "
-                f"{moments})")
-    return _triangle_error(moments)
-
-
-def _triangle_error(moments):
-    """Why principal moments (ascending) are no body's, or None: the largest at most the sum of the
-    other two (equal for a thin rod or plate)."""
-    if moments[2] > moments[0] + moments[1] + 1e-12 * moments[2]:
-        return (f"principal moments {moments} violate the triangle inequality (the largest exceeds the "
-                "sum of the other two)")
-    return None
-
-
 def with_inertial_parameters(model: Model, pi: ArrayLike) -> Model:
     """A new Model with the inertial parameters π (10 n_bodies,; inertial_parameters' layout) instead of
     the model's. A body's ten zeros leave it massless; any other parameters must be a rigid body (mass > 0,
@@ -117,7 +96,7 @@ def with_inertial_parameters(model: Model, pi: ArrayLike) -> Model:
         I_o = blocks[j, 4:][_PIN_ORDER]
         com[j] = blocks[j, 1:4] / mass[j] if mass[j] > 0 else np.nan
         inertia_com[j] = I_o - parallel_axis(mass[j:j + 1], com[j:j + 1])[0] if mass[j] > 0 else I_o
-        problem = _consistency_error(mass[j], inertia_com[j])
+        problem = rigid_body_error(mass[j], inertia_com[j])
         if problem:
             raise ValueError(f"pi: body {j} ({model.link_names[j]!r}): {problem}")
     return model.replace(mass=mass, com=com, inertia_com=inertia_com)
@@ -140,7 +119,7 @@ def with_payload(model: Model, mass: float, com: ArrayLike, inertia: ArrayLike |
     `com` (3,) its centre of mass in the frame's coordinates (m), `inertia` (3, 3) its rotational inertia
     about the centre of mass in the frame's axes (kg m²; None = a point mass; positive semi-definite, its
     principal moments satisfying the triangle inequalities, else a ValueError). It is lumped onto the body
-    that carries the frame (parallel-axis theorem: model.lump_inertias). Mass 0 returns the model itself
+    that carries the frame (parallel-axis theorem: inertia.lump_inertias). Mass 0 returns the model itself
     (nothing added, nothing removed)."""
     mass = _checks.scalar(mass, "mass", minimum=0.0)
     com = _checks.real_array(com, "com", "3 numbers")
@@ -155,7 +134,7 @@ def with_payload(model: Model, mass: float, com: ArrayLike, inertia: ArrayLike |
             raise ValueError(f"inertia must be a 3x3 matrix (kg m^2 about the centre of mass), got shape "
                              f"{inertia.shape}")
         check_inertia(lambda k: "inertia", [mass], inertia[None])
-        error = _triangle_error(np.linalg.eigvalsh(inertia))
+        error = triangle_error(np.linalg.eigvalsh(inertia))
         if error is not None:
             raise ValueError(f"inertia: {error}")
     body, R, p = _frame_in_body(model, frame)

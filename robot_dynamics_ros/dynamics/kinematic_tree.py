@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .model import resolve_mimic
-from .urdf import _by_name, _origins, _unit_axes, _urdf_root, joint_motion, parse_document
+from .urdf.parse import parse_document
+from .urdf.tree import by_name, joint_motion, origins, unit_axes, urdf_root
 
 __all__ = ["Geometry", "TreeJoint", "TreeLink", "KinematicTree", "MOVING_JOINT_TYPES"]
 
@@ -96,7 +97,7 @@ def _geometry(element, link_name, kind, materials):
     if material is not None:
         rgba = material.get("color") or materials.get(material["name"])
     values = {key: geometry.get(key) for key in ("size", "radius", "length", "filename")}
-    origin = _origins([element], lambda _: f"link {link_name!r}: {kind}")[0]
+    origin = origins([element], lambda _: f"link {link_name!r}: {kind}")[0]
     values = {key: tuple(value) if isinstance(value, list) else value for key, value in values.items()}
     return Geometry(shape=geometry["shape"], origin=origin, rgba=None if rgba is None else tuple(rgba),
                     scale=tuple(geometry.get("scale") or (1.0, 1.0, 1.0)), **values)
@@ -108,7 +109,7 @@ def _link(element, materials):
     mass, com, inertia = 0.0, np.zeros(3), np.zeros((3, 3))
     if inertial is not None:
         mass = float(inertial["mass"])
-        T = _origins([inertial], lambda _: f"link {name!r}: inertial")[0]
+        T = origins([inertial], lambda _: f"link {name!r}: inertial")[0]
         com = T[:3, 3].copy()
         values = inertial["inertia"] or dict.fromkeys(("ixx", "ixy", "ixz", "iyy", "iyz", "izz"), 0.0)
         I_axes = np.array([[values["ixx"], values["ixy"], values["ixz"]],
@@ -149,8 +150,8 @@ class KinematicTree:
         """The tree of a URDF file path or XML string."""
         link_list, joint_list, material_list = parse_document(source)
         materials = {m["name"]: m["color"] for m in material_list if m.get("color") is not None}
-        links = _by_name(link_list, "link")
-        joints = _by_name(joint_list, "joint")
+        links = by_name(link_list, "link")
+        joints = by_name(joint_list, "joint")
         parent_joint, children = {}, {name: [] for name in links}
         for joint in joint_list:
             for end in ("parent", "child"):
@@ -162,7 +163,7 @@ class KinematicTree:
                                  f"({parent_joint[joint['child']]['name']!r} and {joint['name']!r})")
             parent_joint[joint["child"]] = joint
             children[joint["parent"]].append(joint)
-        root = _urdf_root(links, parent_joint, children)
+        root = urdf_root(links, parent_joint, children)
         order, stack = [], list(reversed(children[root]))
         while stack:                                   # depth first, children in file order
             joint = stack.pop()
@@ -177,11 +178,11 @@ class KinematicTree:
                 raise ValueError(f"joint {name!r} mimics joint {followed!r}, which the URDF does not have")
         moving = [j["name"] for j in order if j["type"] in MOVING_JOINT_TYPES]
         resolved = resolve_mimic(mimic, moving)
-        origins = _origins(order, lambda k: f"joint {order[k]['name']!r}") if order else []
+        joint_origins = origins(order, lambda k: f"joint {order[k]['name']!r}") if order else []
         moving_joints = [j for j in order if j["type"] in MOVING_JOINT_TYPES]
         # (only a moving joint's axis is read: a fixed joint may have any, even 0 0 0)
-        axes = dict(zip(moving, _unit_axes(moving_joints))) if moving_joints else {}
-        tree_joints = [TreeJoint(j["name"], j["type"], j["parent"], j["child"], origins[k],
+        axes = dict(zip(moving, unit_axes(moving_joints))) if moving_joints else {}
+        tree_joints = [TreeJoint(j["name"], j["type"], j["parent"], j["child"], joint_origins[k],
                                  axes.get(j["name"], _X_AXIS), resolved.get(j["name"]))
                        for k, j in enumerate(order)]
         tree_links = {name: _link(element, materials) for name, element in links.items()}

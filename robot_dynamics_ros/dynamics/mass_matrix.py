@@ -9,10 +9,10 @@ from numpy import empty  # (not np.empty: one attribute lookup less per call)
 from numpy.typing import ArrayLike
 
 from . import _checks
+from .inertia import spatial_inertia
 from .jacobians import body_jacobians
 from .kernels import entries as _k
 from .model import Data, Model
-from .spatial import spatial_inertia
 
 
 @_checks.kernel_arguments("q")

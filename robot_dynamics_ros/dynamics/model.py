@@ -18,25 +18,8 @@ origin of {i}, so that  G_i = [[I_o, [h]], [[h]^T, m 1]].
 The compiled kernels read the model as one packed float64 array (few arguments per compiled call);
 `Model` is the readable, immutable front of that array.
 
-A Model refuses (ValueError naming the joint, link or frame) numbers that mean nothing physically
-or overflow the recursions (an origin at 1e300 m made ABA return NaN while M^-1 gave 100): every
-number finite; tree transforms and frame placements rigid (|R^T R - 1| <= 1e-6, det R > 0) with
-|p| < MAX_LENGTH = 1e6 m; centres of mass |c| < 1e6 m; masses 0 <= m <= MAX_MASS = 1e12 kg;
-rotational inertias symmetric, positive semi-definite (within 1e-12 relative) with entries at most
-MAX_INERTIA = 1e24 kg m^2; |gravity| <= MAX_GRAVITY = 1e6 m/s^2; joint names unique. No robot comes
-near the bounds. The triangle inequality of the principal moments is not required: real URDFs break
-it (ANYmal's and HyQ's point-like links carry inertia about one axis only).
-
-M(q) must be positive definite. Construction checks it at q = 0 by the pivots of the articulated-
-body algorithm, D_i = S_i^T G^A_i S_i + a_i (a_i: the joint's armature; det M = prod D_i; G^A_i is the
-articulated inertia of the
-subtree at i): a pivot at most PIVOT_RTOL = 1e-10 times the trace of the matching 3x3 block of G^A_i
-(rotational for a revolute joint, translational for a prismatic one) names joint i. det M(q) is
-analytic in q, so M is either singular for every q -- a joint that moves only massless bodies,
-bodies with no inertia about its axis, or only what other joints already move (two coaxial joints
-with nothing between them) -- which this finds, or singular on a measure-zero set of
-configurations (massless gimbal links at gimbal lock), which it finds only if q = 0 is in that set.
-Cost O(n).
+A Model refuses numbers that mean nothing physically or overflow the recursions, and a mass matrix
+singular at q = 0 (ValueError naming the joint, link or frame): model_checks.py says which, and how.
 """
 from __future__ import annotations
 
@@ -45,6 +28,7 @@ from types import MappingProxyType
 import numpy as np
 
 from . import _checks
+from .inertia import check_inertia, parallel_axis
 
 # The packed layout lives in the kernel package that reads it, so that changing it invalidates numba's
 # on-disk cache (keyed on the kernel package's source: kernels/jit/cache.py).
@@ -74,20 +58,19 @@ from .kernels.layout import (
     PRISMATIC,
     REVOLUTE,
 )
+from .model_checks import (
+    check_bodies,
+    check_frames,
+    check_gravity,
+    check_limits,
+    check_mass_matrix,
+)
 
 
 def _frozen(a, dtype=float):
     a = np.array(a, dtype=dtype)
     a.setflags(write=False)
     return a
-
-
-#: Bounds of a model's numbers (SI); see the module docstring.
-MAX_LENGTH = 1e6                            # m: |translation| of transforms, |centre of mass|
-MAX_MASS = 1e12                             # kg, per body
-MAX_INERTIA = MAX_MASS * MAX_LENGTH ** 2    # kg m^2: |entries| of a rotational inertia
-MAX_GRAVITY = 1e6                           # m/s^2
-PIVOT_RTOL = 1e-10                          # M(0) singular when D_i <= PIVOT_RTOL * (scale of G^A_i)
 
 
 class Model:
@@ -168,12 +151,7 @@ class Model:
         set_(self, "frame_placement", _frozen(frame_placement).reshape(-1, 4, 4))
         set_(self, "root_link", root_link)
         set_(self, "tip_frame", tip_frame)
-        gravity = np.asarray(gravity, dtype=float)
-        bounded = gravity.shape == (3,) and np.all(np.abs(gravity) <= MAX_GRAVITY)    # False for NaN too
-        if not bounded or np.linalg.norm(gravity) > MAX_GRAVITY:
-            raise ValueError(f"gravity must be a finite 3-vector (base frame) of at most {MAX_GRAVITY:g} "
-                             f"m/s^2, got {gravity.tolist()!r}")
-        set_(self, "gravity", _frozen(gravity))
+        set_(self, "gravity", _frozen(check_gravity(gravity)))
         inf = np.full(n, np.inf)
         set_(self, "_body_limits", dict(
             lower=_frozen(-inf if lower is None else lower), upper=_frozen(inf if upper is None else upper),
@@ -190,7 +168,7 @@ class Model:
         packed = self._pack()
         packed.setflags(write=False)
         set_(self, "_packed", packed)
-        self._check_mass_matrix()
+        check_mass_matrix(self, Data(self).buffer)     # M(0) positive definite: the ABA's pivots
         set_(self, "_data", Data(self))
 
     def _set_coordinates(self, mimic):
@@ -311,63 +289,12 @@ class Model:
 
     # -- construction ---------------------------------------------------------------------------
     def _validate(self):
-        """The checks of the module docstring, except M's (after packing), on the per-body arrays.
+        """The checks of model_checks.py, except M's (after packing), on the per-body arrays.
         Vectorised: O(n)."""
-        n = self.n_bodies
-        if not (len(self.body_joint_types) == len(self.link_names) == len(self.parent) == n):
-            raise ValueError("joint_names, joint_types, link_names and parent must have one entry per joint")
-        bad = np.flatnonzero((self.parent < -1) | (self.parent >= np.arange(n)))
-        if bad.size:
-            i = int(bad[0])
-            raise ValueError(f"parent[{i}] = {self.parent[i]}: bodies must be topologically ordered "
-                             "(parent < child)")
-        for name, t in zip(self.body_joint_names, self.body_joint_types):
-            if t not in ("revolute", "continuous", "prismatic"):
-                raise ValueError(f"joint {name!r}: unsupported type {t!r}")
-        _check_unique(self.body_joint_names, "joint")
-        _check_unique(self.frame_names, "frame")
-        norms = np.linalg.norm(self.axis, axis=1)
-        if n and not np.allclose(norms, 1.0, atol=1e-9):
-            bad = self.body_joint_names[int(np.argmax(np.abs(norms - 1.0)))]
-            raise ValueError(f"joint {bad!r}: axis must be a unit vector")
-        for arr, what in ((self.T_tree, "T_tree"), (self.mass, "mass"), (self.com, "com"),
-                          (self.inertia_com, "inertia_com"), (self.frame_placement, "frame_placement")):
-            if not np.all(np.isfinite(arr)):
-                raise ValueError(f"{what} must be finite")
-        check_transforms(lambda i: f"joint {self.body_joint_names[i]!r}: tree transform T_tree[{i}]",
-                         self.T_tree)
-        check_transforms(lambda f: f"frame {self.frame_names[f]!r}: placement", self.frame_placement)
-        with np.errstate(over="ignore"):
-            far = np.flatnonzero(np.linalg.norm(self.com, axis=1) >= MAX_LENGTH)
-        if far.size:
-            raise ValueError(f"link {self.link_names[far[0]]!r}: centre of mass must lie within "
-                             f"{MAX_LENGTH:g} m of the body frame, got {self.com[far[0]].tolist()}")
+        check_bodies(self)
         check_inertia(lambda i: f"link {self.link_names[i]!r}", self.mass, self.inertia_com)
-        fb = self.frame_body
-        if len(fb) != len(self.frame_names) or np.any((fb < -1) | (fb >= n)):
-            raise ValueError("frame_body must hold one body index in [-1, n) per frame")
-        if self.tip_frame not in self._frame_index:
-            raise ValueError(f"tip frame {self.tip_frame!r} is not a frame of the model")
-        b = self._body_limits
-        for values, what in ((b["damping"], "damping"), (b["friction"], "friction"),
-                             (b["velocity_limit"], "velocity limit"), (b["effort_limit"], "effort limit")):
-            if values.shape != (n,) or np.any(np.isnan(values)) or np.any(values < 0):
-                bad = [name for name, v in zip(self.body_joint_names, np.atleast_1d(values)) if not v >= 0]
-                name = bad[0] if bad else '?'
-                raise ValueError(f"joint {name!r}: {what} must be non-negative (one per joint)")
-        armature = b["armature"]
-        if armature.shape != (n,) or not np.all((armature >= 0) & (armature <= MAX_INERTIA)):
-            bad = [name for name, v in zip(self.body_joint_names, np.atleast_1d(armature))
-                   if not 0 <= v <= MAX_INERTIA]
-            name = bad[0] if bad else "?"
-            raise ValueError(f"joint {name!r}: armature must be a finite non-negative number "
-                             f"of at most {MAX_INERTIA:g} (kg m^2 or kg; one per joint)")
-        for key in ("lower", "upper"):
-            if b[key].shape != (n,) or np.any(np.isnan(b[key])):
-                raise ValueError(f"{key} position limits must be numbers (one per joint)")
-        if np.any(b["lower"] > b["upper"]):
-            bad = self.body_joint_names[int(np.argmax(b["lower"] > b["upper"]))]
-            raise ValueError(f"joint {bad!r}: lower position limit exceeds upper limit")
+        check_frames(self)
+        check_limits(self.body_joint_names, self._body_limits)
 
     def _pack(self):
         """The packed array of the kernels. Each body frame is re-expressed in a frame turned by C_i
@@ -407,75 +334,6 @@ class Model:
         frames[:, FCOL_R:FCOL_R + 9] = (CbT @ self.frame_placement[:, :3, :3]).reshape(nf, 9)
         frames[:, FCOL_P:FCOL_P + 3] = (CbT @ self.frame_placement[:, :3, 3:])[:, :, 0]
         return packed
-
-    def _check_mass_matrix(self):
-        """ValueError naming the joint(s) whose articulated-body pivot D_i = S_i^T G^A_i S_i + a_i is
-        numerically zero at q = 0 (module docstring): pass 2 of the ABA (kernels/aba.py) at q = 0
-        in the packed body frames, where S_i = e_z angular (revolute) or linear (prismatic).
-
-          G^A_i = G_i + sum over children c of X_c^T G^a_c X_c,   G^a_c = G^A_c - U_c U_c^T / D_c,
-          U_c = G^A_c S_c,   X_c = Ad_{T_{c,lambda(c)}} = [[R^T, 0], [-R^T [p], R^T]] for T_tree,c = (R, p).
-
-        With mimic joints this checks the full-body M (every body joint free): M_r = G^T M G is then
-        positive definite too (G has full column rank); a mimicking joint that moves no mass is
-        refused although M_r might be regular (conservative).
-        """
-        n = self.n_bodies
-        if n == 0:
-            return
-        rows = self._packed[:n]
-        m, h = rows[:, COL_MASS], rows[:, COL_H:COL_H + 3]
-        GA = np.zeros((n, 6, 6))                            # G_i = [[I_o, [h]], [[h]^T, m 1]] in {i}
-        GA[:, :3, :3] = rows[:, COL_IO:COL_IO + 9].reshape(n, 3, 3)
-        GA[:, :3, 3:] = _skew(h)
-        GA[:, 3:, :3] = -_skew(h)
-        GA[:, 3:, 3:] = m[:, None, None] * np.eye(3)
-        RT = rows[:, COL_R:COL_R + 9].reshape(n, 3, 3).transpose(0, 2, 1)
-        X = np.zeros((n, 6, 6))
-        X[:, :3, :3] = X[:, 3:, 3:] = RT
-        X[:, 3:, :3] = -RT @ _skew(rows[:, COL_P:COL_P + 3])
-        k_of = np.where(rows[:, COL_TYPE] == PRISMATIC, 5, 2).tolist()
-        armature = rows[:, COL_ARMATURE].tolist()
-        parent = self.parent.tolist()
-        singular = []
-        XT = X.transpose(0, 2, 1)
-        for i in range(n - 1, -1, -1):
-            k = k_of[i]
-            A = GA[i]
-            D = A[k, k] + armature[i]                       # D_i = S_i^T G^A_i S_i + a_i
-            b = k - 2                                       # the block of S_i: rotational or translational
-            if D > PIVOT_RTOL * (A[b, b] + A[b + 1, b + 1] + A[b + 2, b + 2] + armature[i]):
-                U = A[:, k]
-                A = A - U[:, None] * (U / D)                # G^a_i = G^A_i - U U^T / D
-            else:
-                singular.append(i)                          # D_i = 0: nothing to take out of G^A_i
-            if parent[i] >= 0:
-                GA[parent[i]] += XT[i] @ A @ X[i]
-        if singular:
-            self._raise_singular(sorted(singular), GA)
-
-    def _raise_singular(self, singular, GA):
-        """The ValueError of _check_mass_matrix, saying why joint singular[0] (the one nearest the base)
-        moves nothing: a massless subtree, or inertia that other joints already move."""
-        mass = self.mass.copy()                            # subtree sums, leaves first (parent < child)
-        inertia = np.abs(self.inertia_com).sum(axis=(1, 2))
-        for i, p in reversed(list(enumerate(self.parent.tolist()))):
-            if p >= 0:
-                mass[p] += mass[i]
-                inertia[p] += inertia[i]
-        i = singular[0]
-        k = 5 if self.body_joint_types[i] == "prismatic" else 2
-        name, link = self.body_joint_names[i], self.link_names[i]
-        others = ", ".join(repr(self.body_joint_names[j]) for j in singular[1:4])
-        also = f" (also {others})" if others else ""
-        if mass[i] == 0 and (k == 5 or inertia[i] == 0):
-            why = f"moves no mass (link {link!r} and everything after it are massless)"
-        else:
-            why = (f"moves no inertia about its axis that the joints after it do not already move "
-                   f"(link {link!r} and everything after it; articulated-body pivot D = {GA[i, k, k]:.3g} "
-                   "at q = 0)")
-        raise ValueError(f"joint {name!r} {why}: the mass matrix would be singular{also}. Lock the joint "
-                         "(load_urdf's locked_joints) or give those links mass and inertia")
 
     def replace(self, **changes):
         """A new Model with some constructor arguments changed (e.g. gravity): the constructor's
@@ -543,22 +401,6 @@ def resolve_mimic(mimic, joint_names):
     return resolved
 
 
-def _check_unique(names, what):
-    seen = set()
-    for name in names:
-        if name in seen:
-            raise ValueError(f"duplicate {what} name {name!r}: {what} names must be unique")
-        seen.add(name)
-
-
-def _skew(x):
-    """[x] of each row of x (k, 3): (k, 3, 3)."""
-    S = np.zeros(x.shape[:-1] + (3, 3))
-    S[..., 0, 1], S[..., 0, 2], S[..., 1, 2] = -x[..., 2], x[..., 1], -x[..., 0]
-    S[..., 1, 0], S[..., 2, 0], S[..., 2, 1] = x[..., 2], -x[..., 1], x[..., 0]
-    return S
-
-
 def _rotations_to_z(axes):
     """Rotations C_i with C_i e_z = a_i (unit axes a_i, (n, 3) -> (n, 3, 3)); the identity for
     a = e_z, axis permutations for the other coordinate axes."""
@@ -569,90 +411,6 @@ def _rotations_to_z(axes):
     C = np.stack([x, np.cross(a, x), a], axis=2)
     C[np.isclose(a, (0.0, 0.0, 1.0)).all(axis=1)] = np.eye(3)
     return C
-
-
-def _first(bad):
-    return int(np.flatnonzero(bad)[0])
-
-
-def check_transforms(label, T):
-    """ValueError naming label(i) unless every T[i] (k, 4, 4) is a rigid transform: finite, last row
-    (0, 0, 0, 1), rotation orthonormal within 1e-6 with det +1, |translation| < MAX_LENGTH (m)."""
-    T = np.asarray(T, dtype=float).reshape(-1, 4, 4)
-    if not T.size:
-        return
-    finite = np.isfinite(T).all(axis=(1, 2))
-    if not finite.all():
-        raise ValueError(f"{label(_first(~finite))} must be finite")
-    R = T[:, :3, :3]
-    error = np.abs(R.transpose(0, 2, 1) @ R - np.eye(3)).max(axis=(1, 2))
-    last_row = np.abs(T[:, 3] - (0.0, 0.0, 0.0, 1.0)).max(axis=1)
-    bad = (error > 1e-6) | (np.linalg.det(R) <= 0) | (last_row > 1e-9)
-    if bad.any():
-        i = _first(bad)
-        raise ValueError(f"{label(i)} must be a rigid transform (rotation with R^T R = 1 and det R = +1, "
-                         f"last row 0 0 0 1), got {T[i].tolist()}")
-    with np.errstate(over="ignore"):            # |1e300| overflows to inf: refused below
-        distance = np.linalg.norm(T[:, :3, 3], axis=1)
-    if np.any(distance >= MAX_LENGTH):
-        i = _first(distance >= MAX_LENGTH)
-        raise ValueError(f"{label(i)}: translation must be shorter than {MAX_LENGTH:g} m, "
-                         f"got {T[i, :3, 3].tolist()}")
-
-
-def parallel_axis(mass, com):
-    """m ([c]^T [c]) = m (|c|² 1 − c c^T) for each (mass (k,), com (k, 3)): (k, 3, 3), what moving a
-    rotational inertia from the centre of mass c to the origin adds (I_o = I_c + m [c]^T [c])."""
-    cc = np.einsum("ij,ij->i", com, com)[:, None, None]
-    return mass[:, None, None] * (cc * np.eye(3) - com[:, :, None] * com[:, None, :])
-
-
-def _sum_per_body(body, values, n):
-    """(n, ...) sums of the rows of values (k, ...) with the same body index body[k], added in row order
-    (np.add.at's result; bincount is its fast form)."""
-    flat = values.reshape(len(values), int(np.prod(values.shape[1:])))
-    sums = [np.bincount(body, weights=flat[:, j], minlength=n) for j in range(flat.shape[1])]
-    return np.stack(sums, axis=1).reshape((n,) + values.shape[1:])
-
-
-def lump_inertias(body, mass, com, inertia_com, n):
-    """(mass (n,), com (n, 3), inertia about the com (n, 3, 3)) of n bodies made of k rigid parts: part k
-    (mass[k], its centre of mass com[k] and rotational inertia about it inertia_com[k], both in body[k]'s
-    frame) belongs to body body[k]. About each body's origin the parts add: m = Σ m_k, h = Σ m_k c_k,
-    I_o = Σ (I_c,k + m_k ([c_k]^T [c_k])) (parallel axis), then c = h / m and I_c = I_o − m ([c]^T [c])."""
-    total = _sum_per_body(body, mass, n)
-    first_moment = _sum_per_body(body, mass[:, None] * com, n)
-    second = _sum_per_body(body, inertia_com + parallel_axis(mass, com), n)
-    centre = np.zeros((n, 3))
-    np.divide(first_moment, total[:, None], out=centre, where=total[:, None] > 0)
-    about_com = second - parallel_axis(total, centre)
-    return total, centre, 0.5 * (about_com + about_com.transpose(0, 2, 1))
-
-
-def check_inertia(label, mass, inertia):
-    """ValueError naming label(i) unless every mass[i] (kg) is finite with 0 <= m <= MAX_MASS and every
-    rotational inertia[i] (3x3, kg m^2) is finite, symmetric, positive semi-definite (smallest
-    eigenvalue >= -1e-12 max(1, |I|max)) with entries at most MAX_INERTIA. mass (k,), inertia (k, 3, 3)."""
-    mass = np.asarray(mass, dtype=float).reshape(-1)
-    inertia = np.asarray(inertia, dtype=float).reshape(-1, 3, 3)
-    bad = ~(np.isfinite(mass) & (mass >= 0) & (mass <= MAX_MASS))
-    if bad.any():
-        i = _first(bad)
-        raise ValueError(f"{label(i)}: mass must be a finite non-negative number of at most {MAX_MASS:g} kg, "
-                         f"got {mass[i]}")
-    finite = np.isfinite(inertia).all(axis=(1, 2))
-    bad = ~(finite & np.isclose(inertia, inertia.transpose(0, 2, 1), atol=1e-12).all(axis=(1, 2)))
-    if bad.any():
-        raise ValueError(f"{label(_first(bad))}: inertia tensor must be finite and symmetric")
-    largest = np.abs(inertia).max(axis=(1, 2), initial=0.0)
-    if np.any(largest > MAX_INERTIA):
-        raise ValueError(f"{label(_first(largest > MAX_INERTIA))}: inertia tensor entries must be at most "
-                         f"{MAX_INERTIA:g} kg m^2")
-    eig = np.linalg.eigvalsh(inertia) if len(inertia) else np.zeros((0, 3))
-    bad = eig[:, 0] < -1e-12 * np.maximum(1.0, largest)
-    if bad.any():
-        i = _first(bad)
-        raise ValueError(f"{label(i)}: inertia tensor is not positive semi-definite (eigenvalues {eig[i]})")
 
 
 class Data:

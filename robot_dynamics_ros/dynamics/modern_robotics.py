@@ -1,9 +1,11 @@
 """The textbook's own parameterisation (eqs. 9.35–9.52): Mlist, Glist, Slist ↔ Model."""
 import numpy as np
 
+from .inertia import split_spatial_inertia
 from .jacobians import frame_pose
 from .kernels import entries as _k
-from .model import Model, check_inertia, check_transforms
+from .model import Model
+from .model_checks import check_transforms
 from .spatial import adjoint, inverse_transform, transform
 
 
@@ -16,7 +18,7 @@ def from_modern_robotics(Mlist, Glist, Slist, gravity=(0.0, 0.0, -9.81)):
     prismatic (ω = 0, |v| = 1). gravity: in the base frame. ValueError naming the element for a
     non-finite entry, an Mlist entry that is not a rigid transform, a spatial inertia that is not one
     (or not physically valid: mass >= 0, I_c positive semi-definite), anything beyond Model's bounds
-    (model.py: |p| < 1e6 m, m <= 1e12 kg), and a model whose mass matrix would be singular (e.g. an
+    (model_checks.py: |p| < 1e6 m, m <= 1e12 kg), and a model whose mass matrix would be singular (e.g. an
     all-zero Glist: the joints move no mass).
 
     Each joint's body frame is {i} moved along the joint axis's perpendicular to a point on the axis
@@ -60,7 +62,7 @@ def from_modern_robotics(Mlist, Glist, Slist, gravity=(0.0, 0.0, -9.81)):
         T_tree.append(transform(np.eye(3), -previous_offset) @ Mlist[i] @ transform(np.eye(3), r))
         offsets.append(r)
         previous_offset = r
-        m, c, Ic = _split_inertia(Glist[i], i)
+        m, c, Ic = split_spatial_inertia(Glist[i], f"Glist[{i}]")
         mass.append(m)
         com.append(c - r)
         inertia.append(Ic)
@@ -75,26 +77,6 @@ def from_modern_robotics(Mlist, Glist, Slist, gravity=(0.0, 0.0, -9.81)):
                  inertia_com=np.array(inertia).reshape(n, 3, 3), frame_names=frame_names,
                  frame_body=frame_body, frame_placement=np.array(frame_placement), root_link="base",
                  tip_frame="end_effector", gravity=gravity)
-
-
-def _split_inertia(G, i):
-    """(m, c, I_c) of a spatial inertia G = [[I_c − m[c]², m[c]], [−m[c], m 1]] (about a frame's origin),
-    checked as Model checks a body's (model.check_inertia)."""
-    if not np.all(np.isfinite(G)):
-        raise ValueError(f"Glist[{i}] must be finite")
-    if not np.allclose(G, G.T, atol=1e-9):
-        raise ValueError(f"Glist[{i}] must be symmetric")
-    m = G[3, 3]
-    if not np.allclose(G[3:, 3:], m * np.eye(3), atol=1e-9) or m < 0:
-        raise ValueError(f"Glist[{i}]: lower-right block must be m·1 with m >= 0")
-    mc_skew = G[:3, 3:]
-    if not np.allclose(mc_skew, -mc_skew.T, atol=1e-9):
-        raise ValueError(f"Glist[{i}]: upper-right block must be m[c] (skew-symmetric)")
-    c = np.array([mc_skew[2, 1], mc_skew[0, 2], mc_skew[1, 0]]) / m if m > 0 else np.zeros(3)
-    Ic = G[:3, :3] - m * (c @ c * np.eye(3) - np.outer(c, c))
-    Ic = 0.5 * (Ic + Ic.T)
-    check_inertia(lambda _: f"Glist[{i}]", [m], [Ic])
-    return m, c, Ic
 
 
 def to_modern_robotics(model):

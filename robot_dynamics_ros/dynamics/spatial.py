@@ -87,18 +87,6 @@ def ad(V):
     return A
 
 
-def spatial_inertia(mass, com, inertia_com):
-    """G in a frame whose origin is off the centre of mass c:
-    G = Ad_{T_cb}^T diag(I_c, m 1) Ad_{T_cb} = [[I_c - m[c]^2, m[c]], [-m[c], m 1]] (eq. 9.41 moved)."""
-    C = skew(com)
-    G = np.zeros((6, 6))
-    G[:3, :3] = inertia_com - mass * C @ C
-    G[:3, 3:] = mass * C
-    G[3:, :3] = -mass * C
-    G[3:, 3:] = mass * np.eye(3)
-    return G
-
-
 def exp_twist(S, theta):
     """e^{[S] theta} for a screw axis S = (w, v) with |w| = 1 or (w = 0, |v| = 1) (eq. 3.88)."""
     return exp_coordinates(np.asarray(S, dtype=np.float64) * theta)

@@ -12,7 +12,7 @@ from xml.etree import ElementTree
 import numpy as np
 
 from .model import Model
-from .urdf import _parse
+from .urdf.parse import links_and_joints
 
 __all__ = ["write_urdf"]
 
@@ -67,7 +67,7 @@ def write_urdf(model: Model, source_urdf: str | os.PathLike, path: str | os.Path
         raise ValueError(f"path must be a file path (str or os.PathLike), got {type(path).__name__}")
     text = _read_source(source_urdf)
     try:
-        _parse(text)                                # the checks load_urdf makes of the XML
+        links_and_joints(text)                      # the checks load_urdf makes of the XML
     except ValueError as e:
         raise ValueError(f"source_urdf: {e}") from None
     builder = _Builder()

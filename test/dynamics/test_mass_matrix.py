@@ -3,8 +3,8 @@ the closed form 9.82); K = ½ q̇ᵀ M q̇. Exact identities: relative residual 
 import numpy as np
 
 from robot_dynamics_ros import dynamics as rd
+from robot_dynamics_ros.dynamics.inertia import spatial_inertia
 from robot_dynamics_ros.dynamics.jacobians import body_jacobians
-from robot_dynamics_ros.dynamics.spatial import spatial_inertia
 
 from _residuals import EXACT, assert_close, torque_scale
 

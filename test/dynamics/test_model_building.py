@@ -317,6 +317,20 @@ def test_joint_that_makes_the_mass_matrix_singular_raises_naming_it(urdf, joint)
         np.linalg.cholesky(rd.mass_matrix(rest, np.full(rest.nq, 0.4)))
 
 
+def test_every_singular_joint_is_named_the_one_nearest_the_base_first():
+    """A joint that moves nothing above another one, beside a regular branch: a zero pivot's U U^T / D
+    (NaN) spoils its ancestors' pivots in the ABA, so the check runs it again with that joint's pivot
+    taken out (model_checks.check_mass_matrix): the regular joint is not named, both singular ones are."""
+    urdf = _robot(_link("base"), _link("arm"), _link("m1", mass=0.0, inertia=(0, 0, 0)),
+                  _link("m2", mass=0.0, inertia=(0, 0, 0)), _link("side"),
+                  _joint("j0", "base", "arm"), _joint("j1", "arm", "m1", axis="1 0 0"),
+                  _joint("j2", "m1", "m2", kind="prismatic"), _joint("j3", "arm", "side", axis="0 1 0"))
+    with pytest.raises(ValueError, match=r"^joint 'j1' moves no mass .*singular \(also 'j2'\)\. Lock"):
+        rd.load_urdf(urdf)
+    model = rd.load_urdf(urdf, locked_joints={"j1": 0.0, "j2": 0.0})
+    assert model.joint_names == ("j0", "j3")
+
+
 NOT_SINGULAR = {
     # a universal joint: a massless cross between two orthogonal axes, then a body
     "massless-cross": _robot(_link("base"), _link("cross", mass=0.0, inertia=(0, 0, 0)), _link("b"),

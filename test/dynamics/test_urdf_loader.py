@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from robot_dynamics_ros import dynamics as rd
-from robot_dynamics_ros.dynamics import urdf as rd_urdf
+from robot_dynamics_ros.dynamics.urdf import parse as urdf_parse
 
 from _random_trees import (
     MOVING,
@@ -280,7 +280,7 @@ def assert_read_as_urdf_parser_py_reads(text):
     joints, origins, axes, limits and dynamics."""
     theirs = _read_by_urdf_parser_py(text)
     try:
-        ours = rd_urdf._parse(text)
+        ours = urdf_parse.links_and_joints(text)
     except ValueError as e:
         assert isinstance(theirs, Exception), f"only we refuse it: {e}"
         assert str(e).startswith("malformed URDF"), e
@@ -431,8 +431,8 @@ def test_reading_does_not_depend_on_where_the_xml_is_cut(monkeypatch, chunk):
     """_parse feeds the XML in chunks and reads each child of <robot> once it is complete: a cut
     anywhere (inside a tag, a name, a multi-byte character) reads the same."""
     text = SAMPLE.replace('name="sample"', 'name="sämple ✓"')
-    expected = rd_urdf._parse(text)
-    monkeypatch.setattr(rd_urdf, "_CHUNK", chunk)
-    assert rd_urdf._parse(text) == expected
+    expected = urdf_parse.links_and_joints(text)
+    monkeypatch.setattr(urdf_parse, "_CHUNK", chunk)
+    assert urdf_parse.links_and_joints(text) == expected
     with pytest.raises(ValueError, match="malformed URDF"):
-        rd_urdf._parse(text.replace("</robot>", ""))
+        urdf_parse.links_and_joints(text.replace("</robot>", ""))
