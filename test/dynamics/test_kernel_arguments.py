@@ -74,8 +74,9 @@ def test_an_error_not_of_the_arguments_is_raised_as_it_was(model):
     frame) comes through unchanged: the call again does not loop."""
     with pytest.raises(ValueError, match="unknown frame 'nope'"):
         rd.jacobian(model, [0.0] * model.nq, frame="nope")
+    another = rd.load_urdf(str(REPO / "urdf" / "ur5e.urdf"))
     with pytest.raises(ValueError, match="data must be a Data made for this model"):
-        rd.gravity_torques(model, [0.0] * model.nq, data=rd.Data(rd.load_urdf(str(REPO / "urdf" / "ur5e.urdf"))))
+        rd.gravity_torques(model, [0.0] * model.nq, data=rd.Data(another))
 
 
 def test_retry_args_converts_names_or_raises_the_kernels_error_again(model):
