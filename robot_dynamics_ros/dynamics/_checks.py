@@ -3,35 +3,36 @@ float64 vector of the right length in the one array object they read right (exac
 C-contiguous, aligned, native byte order: kernels/native.py); only then do these helpers find out
 what was wrong and say so, or convert what numpy converts without changing the values.
 
-Every public function that calls a kernel is written as its fast path only and declared with
-``kernel_arguments``, which names the arguments to convert when the kernel refuses them:
+Every public function that calls a kernel is written as its fast path inside one try statement, and
+its handler names the arguments to convert when the kernel refuses them:
 
-    @_checks.kernel_arguments("q", "qd")
     def coriolis_forces(model, q, qd, data=None):
         tau = empty(model.nq)
-        _k.coriolis(model._data.buffer if data is None else _checks.buffer(model, data), q, qd, tau)
+        try:
+            _k.coriolis(_checks.buffer(model, data), q, qd, tau)
+        except _checks.KERNEL_ERRORS as error:
+            q, qd = _checks.retry_args(model, error, (q, "q"), (qd, "qd"))
+            return coriolis_forces(model, q, qd, data)
         return tau
 
-so that a call with right arguments costs one kernel call and nothing else (no wrapper frame, no
-conversion): the decorator compiles the function again with its body inside
-``try: ... except KERNEL_ERRORS`` (Python's exceptions cost nothing until raised), whose handler
-converts each named argument (or raises a ValueError naming it) and calls the function again, or
-raises the kernel's error again when every argument already was right. The inline
-`model._data.buffer if data is None else` is buffer()'s None case spelled out: a call to buffer() on
-that path costs as much as a third of a small kernel call (doc/performance.md).
+so that a call with right arguments costs the kernel call and nothing else (no wrapper frame, no
+conversion: Python's exceptions cost nothing until raised). A refused call passes each named argument
+through vector(), which raises a ValueError naming the first that cannot be used, and calls the
+function again with the converted ones; when every argument already was right, retry_args raises the
+kernel's error again (not the input's: an unknown frame, a Data of another model, an overflow), so
+the second call cannot loop. buffer() is the workspace the kernels take, the one spelling of
+"`data`, or the model's default Data" (workspace() gives the Data itself); its call costs about 25 ns
+(doc/performance.md, "Design measurements").
 
 Every numeric argument goes through one conversion, real_array(): which forms are accepted and
 which refused is decided there (complex, text, booleans and masked entries are refused). Results:
-the kernels check theirs for overflow (kernels/entries.py); finite() checks those computed here in
+the kernels check theirs for overflow (kernels/entries/); finite() checks those computed here in
 Python. Together: any input either raises a ValueError naming an argument, or gives finite results
 equal to those of the same values as float64 arrays (test/dynamics/test_fuzz_core.py).
 """
 from __future__ import annotations
 
-import ast
-import inspect
 import numbers
-import textwrap
 
 import numpy as np
 from numba.core.errors import NumbaError
@@ -154,9 +155,9 @@ def retry_args(model, error, *specs, optional=("f_tip",)):
     return values
 
 
-def buffer(model, data):
-    """The kernels' buffer (packed model and workspace) of `data`, which must be a Data(model);
-    None: the model's own default Data.
+def workspace(model, data=None):
+    """The Data the kernels work in: `data`, which must be a Data(model), or the model's own default
+    Data when None.
 
     Thread safety of the default Data: every kernel is compiled without nogil (but the optimal-control
     passes, which take the problem's own Data, ReachingProblem.data), so it holds the GIL
@@ -168,10 +169,19 @@ def buffer(model, data):
     does NUMBA_DISABLE_JIT=1: the kernels then run as Python, and threads switch inside them.
     """
     if data is None:
-        return model._data.buffer
+        return model._data
     if getattr(data, "model", None) is not model:
         raise ValueError(f"data must be a Data made for this model (Data(model)), got {data!r}")
-    return data.buffer
+    return data
+
+
+def buffer(model, data=None):
+    """workspace(model, data).buffer: the one array a kernel takes for its Data (the packed model and
+    the workspace, kernels/layout.py). The default's case first, without a second call: this runs on
+    every call of a public function."""
+    if data is None:
+        return model._data.buffer
+    return workspace(model, data).buffer
 
 
 def choice(options, value, name):
@@ -207,79 +217,8 @@ def count(x, name):
 
 def finite(value, what, arguments):
     """value, or a ValueError when finite arguments gave a non-finite result (an overflow): the check
-    of results computed in Python; the kernels check theirs (kernels/entries.py)."""
+    of results computed in Python; the kernels check theirs (kernels/entries/)."""
     if not np.isfinite(value).all():
         raise ValueError(f"{what} overflowed: not finite for these finite {arguments} "
                          "(values too large for float64)")
     return value
-
-
-def kernel_arguments(*specs):
-    """Declare a public function's vector arguments, each a parameter name or (name, length): when the
-    function's body raises one of KERNEL_ERRORS (the kernel refused an argument), they are converted
-    by vector() (a ValueError naming the one that cannot be) and the function is called again; an
-    argument whose parameter defaults to None stays None. When none had to change, the body's error
-    is raised again (not the input's: an unknown frame, a singular matrix, an overflow). The
-    function (or method: its first parameter ``self``, the model ``self.model``) must not rebind a
-    parameter (checked here). Lengths default to model.nq."""
-    def declare(function):
-        return _with_argument_retry(function, [(s, None) if isinstance(s, str) else tuple(s) for s in specs])
-    return declare
-
-
-def _with_argument_retry(function, specs):
-    """`function` compiled again from its source with its body (after the docstring) inside the try
-    statement of kernel_arguments; the same otherwise (file, lines, defaults, docstring, annotations),
-    so tracebacks and the documentation point at its source."""
-    definition = ast.parse(textwrap.dedent(inspect.getsource(function))).body[0]
-    arguments = [*definition.args.posonlyargs, *definition.args.args, *definition.args.kwonlyargs]
-    parameters = [a.arg for a in arguments]
-    name = function.__name__
-    for argument, _ in specs:
-        if argument not in parameters:
-            raise TypeError(f"{name}: kernel_arguments names {argument!r}, which is not a parameter")
-    rebound = sorted({node.id for node in ast.walk(definition) if isinstance(node, ast.Name)
-                      and isinstance(node.ctx, ast.Store) and node.id in parameters})
-    if rebound:
-        raise TypeError(f"{name}: kernel_arguments needs the parameters left as passed; {rebound} rebound")
-    first, rest = parameters[0], parameters[1:]
-    defaults = dict(zip(reversed(parameters[:len(parameters) - len(definition.args.kwonlyargs)]),
-                        reversed(function.__defaults__ or ())))
-    defaults.update(function.__kwdefaults__ or {})
-    optional = tuple(a for a, _ in specs if a in defaults and defaults[a] is None)
-    spec_text = ", ".join(f"({a}, {a!r}" + ("" if n is None else f", {n}") + ")" for a, n in specs)
-    converted = ", ".join(a for a, _ in specs)
-    model, callee = ("self.model", f"self.{name}") if first == "self" else (first, name)
-    handler = ast.parse(textwrap.dedent(f"""
-        try:
-            pass
-        except _KERNEL_ERRORS as _error:
-            {converted}, = _retry_args({model}, _error, {spec_text}, optional={optional!r})
-            return {callee}({first}, {", ".join(f"{p}={p}" for p in rest)})
-        """)).body[0]
-    for node in ast.walk(handler):          # the handler's lines: the def line's (the decorator's code)
-        if hasattr(node, "lineno"):
-            node.lineno = node.end_lineno = definition.lineno
-    body = definition.body
-    has_docstring = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-    handler.body = body[1:] if has_docstring else body
-    ast.copy_location(handler, handler.body[0])
-    definition.body = body[:1] + [handler] if has_docstring else [handler]
-    # Defaults and annotations are the original function's objects (set below), not evaluated again.
-    definition.decorator_list, definition.returns = [], None
-    for argument in arguments:
-        argument.annotation = None
-    definition.args.defaults = [ast.Constant(None) for _ in definition.args.defaults]
-    definition.args.kw_defaults = [d and ast.Constant(None) for d in definition.args.kw_defaults]
-    factory = ast.parse("def _factory(_KERNEL_ERRORS, _retry_args):\n    pass").body[0]
-    factory.body = [definition, ast.Return(ast.Name(name, ast.Load()))]
-    module = ast.Module([factory], type_ignores=[])
-    ast.increment_lineno(module, function.__code__.co_firstlineno - 1)
-    ast.fix_missing_locations(module)
-    namespace = {}
-    exec(compile(module, function.__code__.co_filename, "exec"), function.__globals__, namespace)
-    compiled = namespace["_factory"](KERNEL_ERRORS, retry_args)
-    compiled.__defaults__, compiled.__kwdefaults__ = function.__defaults__, function.__kwdefaults__
-    compiled.__doc__, compiled.__annotations__ = function.__doc__, function.__annotations__
-    compiled.__qualname__, compiled.__module__ = function.__qualname__, function.__module__
-    return compiled

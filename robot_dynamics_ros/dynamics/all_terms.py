@@ -33,7 +33,15 @@ def _term_arrays(n: int) -> tuple:
             np.empty((4, 4)), np.empty((_state_terms.scratch_rows(n), max(n, 6))))
 
 
-@_checks.kernel_arguments("q", "qd")
+def _kept_term_arrays(data: Data) -> tuple:
+    """_term_arrays kept in `data` (made on its first use, then refilled by every call with it)."""
+    arrays = data.all_terms_arrays
+    if arrays is None:
+        arrays = _term_arrays(data.model.nq)
+        object.__setattr__(data, "all_terms_arrays", arrays)
+    return arrays
+
+
 def compute_all_terms(model: Model, q: ArrayLike, qd: ArrayLike, frame: str | None = None,
                       reference: str = "space", damping: float = 0.0, data: Data | None = None) -> AllTerms:
     """M(q), c(q, q̇) = C(q, q̇) q̇ and g(q), and with `frame` also J, Λ and η at that frame, from one
@@ -50,19 +58,16 @@ def compute_all_terms(model: Model, q: ArrayLike, qd: ArrayLike, frame: str | No
     them (no allocation per call); without, they are new arrays. ValueError for bad arguments, and,
     with a frame, when J M⁻¹ Jᵀ + damping·1 is singular (pass damping > 0).
     """
-    buf = _checks.buffer(model, data)
-    if data is None:
-        arrays = _term_arrays(model.nq)
-    else:
-        arrays = data.all_terms_arrays
-        if arrays is None:
-            arrays = _term_arrays(model.nq)
-            object.__setattr__(data, "all_terms_arrays", arrays)
-    frame_index = -1 if frame is None else model.frame_index(frame)
-    code = reference_code(reference)
-    damping_value = (damping if damping.__class__ is float and 0.0 <= damping < np.inf
-                     else _checks.scalar(damping, "damping", minimum=0.0))
-    status = _k.all_terms(buf, q, qd, frame_index, code, damping_value, *arrays)
+    try:
+        buf = _checks.buffer(model, data)
+        arrays = _term_arrays(model.nq) if data is None else _kept_term_arrays(data)
+        frame_index = -1 if frame is None else model.frame_index(frame)
+        damping_value = (damping if damping.__class__ is float and 0.0 <= damping < np.inf
+                         else _checks.scalar(damping, "damping", minimum=0.0))
+        status = _k.all_terms(buf, q, qd, frame_index, reference_code(reference), damping_value, *arrays)
+    except _checks.KERNEL_ERRORS as error:
+        q, qd = _checks.retry_args(model, error, (q, "q"), (qd, "qd"))
+        return compute_all_terms(model, q, qd, frame, reference, damping, data)
     if status == _state_terms.STATUS_M_NOT_POSITIVE_DEFINITE:
         raise ValueError(_k.NOT_POSITIVE_DEFINITE)
     if status == _state_terms.STATUS_TASK_SPACE_SINGULAR:

@@ -31,7 +31,6 @@ from .kernels import entries as _k
 from .model import Data, Model
 
 
-@_checks.kernel_arguments("q", "qd")
 def momentum_balance(model: Model, q: ArrayLike, qd: ArrayLike,
                      data: Data | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(p, β): the generalized momentum p = M(q) q̇ (n,), in N·m·s (N·s for prismatic joints), and
@@ -40,8 +39,11 @@ def momentum_balance(model: Model, q: ArrayLike, qd: ArrayLike,
     p_i = S_iᵀ h_i and (Cᵀ q̇)_i = Ṡ_iᵀ h_i with h_i the composite momentum of the subtree at body i,
     which RNEA with q̇ = 0, q̈ = q̇ leaves in its wrench recursion (kernels/momentum.py derives it)."""
     p, beta = empty(model.nq), empty(model.nq)
-    _k.momentum_balance(model._data.buffer if data is None else _checks.buffer(model, data), q, qd,
-                        p, beta)
+    try:
+        _k.momentum_balance(_checks.buffer(model, data), q, qd, p, beta)
+    except _checks.KERNEL_ERRORS as error:
+        q, qd = _checks.retry_args(model, error, (q, "q"), (qd, "qd"))
+        return momentum_balance(model, q, qd, data)
     return p, beta
 
 

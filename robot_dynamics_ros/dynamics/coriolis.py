@@ -10,7 +10,6 @@ from .kernels import entries as _k
 from .model import Data, Model
 
 
-@_checks.kernel_arguments("q", "qd")
 def coriolis_matrix(model: Model, q: ArrayLike, qd: ArrayLike, data: Data | None = None) -> np.ndarray:
     """C(q, q̇) (n, n) with C_ij = Σ_k Γ_ijk q̇_k (eq. 9.87): the Christoffel-consistent factorisation,
     so c = C q̇ (eq. 9.88) and Ṁ − 2C is skew-symmetric (Proposition 9.1; Ḃ − 2C in the notes).
@@ -20,19 +19,25 @@ def coriolis_matrix(model: Model, q: ArrayLike, qd: ArrayLike, data: Data | None
     q (rad or m), qd (rad/s or m/s): (n,); C q̇ is in N·m or N.
     """
     C = empty(model._square)
-    _k.coriolis_matrix(model._data.buffer if data is None else _checks.buffer(model, data), q, qd, C)
+    try:
+        _k.coriolis_matrix(_checks.buffer(model, data), q, qd, C)
+    except _checks.KERNEL_ERRORS as error:
+        q, qd = _checks.retry_args(model, error, (q, "q"), (qd, "qd"))
+        return coriolis_matrix(model, q, qd, data)
     return C
 
 
-@_checks.kernel_arguments("q")
 def mass_matrix_derivatives(model: Model, q: ArrayLike, data: Data | None = None) -> np.ndarray:
     """∂M/∂q_k for every k, shape (n, n, n) with [:, :, k] = ∂M/∂q_k.
 
     Since Ṁ = Σ_k (∂M/∂q_k) q̇_k = C(q, q̇) + C(q, q̇)ᵀ (Proposition 9.1) holds for every q̇ and both
     sides are linear in q̇, ∂M/∂q_k = C(q, e_k) + C(q, e_k)ᵀ: n Coriolis matrices (eq. 9.87), O(n³).
     """
-    return _k.mass_matrix_derivatives(model._data.buffer if data is None else _checks.buffer(model, data),
-                                      q)
+    try:
+        return _k.mass_matrix_derivatives(_checks.buffer(model, data), q)
+    except _checks.KERNEL_ERRORS as error:
+        (q,) = _checks.retry_args(model, error, (q, "q"))
+        return mass_matrix_derivatives(model, q, data)
 
 
 def christoffel_symbols(model: Model, q: ArrayLike, data: Data | None = None) -> np.ndarray:

@@ -27,7 +27,6 @@ __all__ = ["inverse_dynamics_derivatives", "forward_dynamics_derivatives", "line
            "linearize_trajectory"]
 
 
-@_checks.kernel_arguments("q", "qd", "qdd", ("f_tip", 6))
 def inverse_dynamics_derivatives(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike,
                                  f_tip: ArrayLike | None = None, frame: str | None = None,
                                  friction: Friction = None, data: Data | None = None):
@@ -39,11 +38,14 @@ def inverse_dynamics_derivatives(model: Model, q: ArrayLike, qd: ArrayLike, qdd:
     matrix."""
     n = model.nq
     tau, dtau_dq, dtau_dqd = empty(n), empty((n, n)), empty((n, n))
-    buf = model._data.buffer if data is None else _checks.buffer(model, data)
-    if f_tip is None:
-        _k.rnea_derivatives(buf, q, qd, qdd, -1, q, tau, dtau_dq, dtau_dqd)
-    else:
-        _k.rnea_derivatives(buf, q, qd, qdd, model.frame_index(frame), f_tip, tau, dtau_dq, dtau_dqd)
+    try:
+        frame_index, wrench = (-1, q) if f_tip is None else (model.frame_index(frame), f_tip)
+        _k.rnea_derivatives(_checks.buffer(model, data), q, qd, qdd, frame_index, wrench, tau, dtau_dq,
+                            dtau_dqd)
+    except _checks.KERNEL_ERRORS as error:
+        q, qd, qdd, f_tip = _checks.retry_args(model, error, (q, "q"), (qd, "qd"), (qdd, "qdd"),
+                                               (f_tip, "f_tip", 6))
+        return inverse_dynamics_derivatives(model, q, qd, qdd, f_tip, frame, friction, data)
     coefficients = friction_coefficients(model, friction)
     if coefficients is not None:
         dtau_dqd[np.diag_indices(n)] += coefficients[0]          # ∂(F_v q̇)/∂q̇; Coulomb: 0 for q̇ ≠ 0
@@ -67,16 +69,20 @@ def forward_dynamics_derivatives(model: Model, q: ArrayLike, qd: ArrayLike, tau:
     return dqdd_dq, dqdd_dqd, Minv
 
 
-@_checks.kernel_arguments("q", "qd", "tau", ("f_tip", 6))
 def _forward_dynamics_derivatives(model, q, qd, tau, f_tip, frame, data):
     """The compiled pass (kernels/rnea_derivatives.py) for a torque τ that already has friction taken out:
     (∂q̈/∂q, ∂q̈/∂q̇, M⁻¹)."""
     n = model.nq
     dqdd_dq, dqdd_dqd, Minv = empty((n, n)), empty((n, n)), empty((n, n))
-    buf = model._data.buffer if data is None else _checks.buffer(model, data)
-    scratch = _derivative_scratch(model, data)
-    frame_index, wrench = (-1, q) if f_tip is None else (model.frame_index(frame), f_tip)
-    _k.aba_derivatives(buf, q, qd, tau, frame_index, wrench, scratch, Minv, dqdd_dq, dqdd_dqd)
+    try:
+        buf = _checks.buffer(model, data)
+        frame_index, wrench = (-1, q) if f_tip is None else (model.frame_index(frame), f_tip)
+        _k.aba_derivatives(buf, q, qd, tau, frame_index, wrench, _derivative_scratch(model, data), Minv,
+                           dqdd_dq, dqdd_dqd)
+    except _checks.KERNEL_ERRORS as error:
+        q, qd, tau, f_tip = _checks.retry_args(model, error, (q, "q"), (qd, "qd"), (tau, "tau"),
+                                               (f_tip, "f_tip", 6))
+        return _forward_dynamics_derivatives(model, q, qd, tau, f_tip, frame, data)
     return dqdd_dq, dqdd_dqd, Minv
 
 
@@ -84,7 +90,7 @@ def _derivative_scratch(model, data):
     """The derivative pass's intermediate arrays as one (3n + 1, 2n) array (entries.aba_derivatives),
     kept in `data` (default: the model's Data) and refilled by every call: never returned, and a call
     holds the GIL throughout (Data's docstring)."""
-    data = model._data if data is None else data
+    data = _checks.workspace(model, data)
     scratch = data.derivative_scratch
     if scratch is None:
         scratch = np.zeros((3 * model.nq + 1, 2 * model.nq))
@@ -134,7 +140,7 @@ def _linearize(model, q, qd, tau, dt, method, data, state):
     the messages."""
     dt = _checks.scalar(dt, "dt", minimum=0.0)
     N, n = q.shape
-    buf = model._data.buffer if data is None else _checks.buffer(model, data)
+    buf = _checks.buffer(model, data)
     # A and B in one block: one allocation, and one large enough for numpy to ask for huge pages (it does
     # for 4 MiB and up), which a long horizon fills with a few page faults instead of one per 4 KiB.
     block = empty(N * 2 * n * 3 * n)

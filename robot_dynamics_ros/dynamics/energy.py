@@ -10,13 +10,16 @@ from .kernels import entries as _k
 from .model import Data, Model
 
 
-@_checks.kernel_arguments("q", "qd")
 def kinetic_energy(model: Model, q: ArrayLike, qd: ArrayLike, data: Data | None = None) -> float:
     """K = ½ q̇ᵀ M(q) q̇ (eq. 9.10) in J, equal to ½ Σ_i V_iᵀ G_i V_i (eq. 9.59) summed over the
     links' twists. The momentum M(q) q̇ comes from inverse dynamics with q̇ = 0, q̈ = q̇ and no
     gravity (eq. 9.81 with c = g = 0; momentum_balance): O(n) time and memory, M is never formed."""
     p = empty(model.nq)         # M(q) q̇
-    _k.momentum(model._data.buffer if data is None else _checks.buffer(model, data), q, qd, p)
+    try:
+        _k.momentum(_checks.buffer(model, data), q, qd, p)
+    except _checks.KERNEL_ERRORS as error:
+        q, qd = _checks.retry_args(model, error, (q, "q"), (qd, "qd"))
+        return kinetic_energy(model, q, qd, data)
     return float(_checks.finite(0.5 * (qd @ p), "kinetic energy", "q, qd"))
 
 

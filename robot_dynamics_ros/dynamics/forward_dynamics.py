@@ -24,7 +24,6 @@ def _net_torque(model, qd, tau, friction):
                           "tau minus friction torques", "tau, qd and friction coefficients")
 
 
-@_checks.kernel_arguments("q", "qd", "tau", ("f_tip", 6))
 def forward_dynamics(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike,
                      f_tip: ArrayLike | None = None, frame: str | None = None, friction: Friction = None,
                      data: Data | None = None) -> np.ndarray:
@@ -35,26 +34,34 @@ def forward_dynamics(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike,
     Returns q̈ (n,).
     """
     qdd = empty(model.nq)
-    net_tau = tau if friction is None else _net_torque(model, qd, tau, friction)
-    buf = model._data.buffer if data is None else _checks.buffer(model, data)
-    if f_tip is None:
-        _k.aba(buf, q, qd, net_tau, qdd)
-    else:
-        _k.aba_tip(buf, q, qd, net_tau, model.frame_index(frame), f_tip, qdd)
+    try:
+        net_tau = tau if friction is None else _net_torque(model, qd, tau, friction)
+        buf = _checks.buffer(model, data)
+        if f_tip is None:
+            _k.aba(buf, q, qd, net_tau, qdd)
+        else:
+            _k.aba_tip(buf, q, qd, net_tau, model.frame_index(frame), f_tip, qdd)
+    except _checks.KERNEL_ERRORS as error:      # a refused argument: a ValueError naming it, or converted
+        q, qd, tau, f_tip = _checks.retry_args(model, error, (q, "q"), (qd, "qd"), (tau, "tau"),
+                                               (f_tip, "f_tip", 6))
+        return forward_dynamics(model, q, qd, tau, f_tip, frame, friction, data)
     return qdd
 
 
-@_checks.kernel_arguments("q", "qd", "tau", ("f_tip", 6))
 def forward_dynamics_via_mass_matrix(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike,
                                      f_tip: ArrayLike | None = None, frame: str | None = None,
                                      friction: Friction = None, data: Data | None = None) -> np.ndarray:
     """q̈ (n,) from M(q) q̈ = τ − b(q, q̇) − Jᵀ F_tip (eqs. 9.89–9.90, the textbook's GetJointAccel):
     M by CRBA, b by RNEA, then a Cholesky solve M = L Lᵀ (no explicit inverse). Arguments as
     forward_dynamics."""
-    net_tau = tau if friction is None else _net_torque(model, qd, tau, friction)
-    fr, tip = (-1, _NO_WRENCH) if f_tip is None else (model.frame_index(frame), f_tip)
-    return _k.fd_via_mass_matrix(model._data.buffer if data is None else _checks.buffer(model, data),
-                                 q, qd, net_tau, fr, tip)
+    try:
+        net_tau = tau if friction is None else _net_torque(model, qd, tau, friction)
+        fr, tip = (-1, _NO_WRENCH) if f_tip is None else (model.frame_index(frame), f_tip)
+        return _k.fd_via_mass_matrix(_checks.buffer(model, data), q, qd, net_tau, fr, tip)
+    except _checks.KERNEL_ERRORS as error:
+        q, qd, tau, f_tip = _checks.retry_args(model, error, (q, "q"), (qd, "qd"), (tau, "tau"),
+                                               (f_tip, "f_tip", 6))
+        return forward_dynamics_via_mass_matrix(model, q, qd, tau, f_tip, frame, friction, data)
 
 
 def forward_dynamics_trajectory(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike,

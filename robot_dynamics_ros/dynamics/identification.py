@@ -30,7 +30,6 @@ FILTER_ORDER = 4        # its Butterworth order: gain 1/sqrt(1 + (f/f_c)^(2 FILT
 EDGE_PERIODS = 3        # cutoff periods dropped at each end of a log
 
 
-@_checks.kernel_arguments("q", "qd", "qdd")
 def joint_torque_regressor(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike,
                            data: Data | None = None) -> np.ndarray:
     """Y (n, 10 n_bodies) with τ = Y π (inverse_dynamics = Y @ inertial_parameters(model)): row i the
@@ -39,8 +38,11 @@ def joint_torque_regressor(model: Model, q: ArrayLike, qd: ArrayLike, qdd: Array
     (eqs. 9.53-9.55), then each body's wrench per unit parameter, F = G V̇ − [ad_V]^T G V, carried to
     its ancestors' joints (eqs. 9.56-9.57). With mimic joints the rows are the coordinates' (G^T Y)."""
     Y = empty((model.nq, 10 * model.n_bodies))
-    _k.joint_torque_regressor(model._data.buffer if data is None else _checks.buffer(model, data), q, qd,
-                              qdd, Y, empty(model.nq))
+    try:
+        _k.joint_torque_regressor(_checks.buffer(model, data), q, qd, qdd, Y, empty(model.nq))
+    except _checks.KERNEL_ERRORS as error:
+        q, qd, qdd = _checks.retry_args(model, error, (q, "q"), (qd, "qd"), (qdd, "qdd"))
+        return joint_torque_regressor(model, q, qd, qdd, data)
     return Y
 
 
@@ -186,7 +188,7 @@ def identify_payload(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, 
     body, R, p = _frame_in_body(model, frame)
     N = q.shape[0]
     Y_body, tau_model = empty((N, model.nq, 10)), empty((N, model.nq))
-    _k.body_regressor_batch(model._data.buffer, q, qd, qdd, body, Y_body, tau_model)    # one compiled loop
+    _k.body_regressor_batch(_checks.buffer(model), q, qd, qdd, body, Y_body, tau_model)    # one compiled loop
     Y = Y_body.reshape(N * model.nq, 10)
     residual = (tau - tau_model).reshape(-1)
     scale = np.linalg.norm(Y, axis=0)

@@ -32,13 +32,17 @@ def _extras(model, f_tip, frame, friction):
     return fr, tip, np.array(coefficients[0], dtype=float), np.array(coefficients[1], dtype=float)
 
 
-@_checks.kernel_arguments("q", "qd", "tau")
 def _step(model, q, qd, tau, dt, f_tip, frame, friction, data, method):
-    dt_value = _checks.scalar(dt, "dt", minimum=0.0)
-    fr, tip, fv, fs = _extras(model, f_tip, frame, friction)
-    buf = model._data.buffer if data is None else _checks.buffer(model, data)
+    """One step of `method` (the entries' METHOD_*): (q', q̇')."""
     q_next, qd_next, scratch = np.empty(model.nq), np.empty(model.nq), np.empty((8, model.nq))
-    _k.step(buf, q, qd, tau, dt_value, method, fr, tip, fv, fs, q_next, qd_next, scratch)
+    try:
+        dt_value = _checks.scalar(dt, "dt", minimum=0.0)
+        fr, tip, fv, fs = _extras(model, f_tip, frame, friction)
+        _k.step(_checks.buffer(model, data), q, qd, tau, dt_value, method, fr, tip, fv, fs, q_next, qd_next,
+                scratch)
+    except _checks.KERNEL_ERRORS as error:
+        q, qd, tau = _checks.retry_args(model, error, (q, "q"), (qd, "qd"), (tau, "tau"))
+        return _step(model, q, qd, tau, dt, f_tip, frame, friction, data, method)
     return q_next, qd_next
 
 

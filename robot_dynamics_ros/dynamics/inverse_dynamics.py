@@ -14,7 +14,6 @@ from .kernels import entries as _k
 from .model import Data, Model
 
 
-@_checks.kernel_arguments("q", "qd", "qdd", ("f_tip", 6))
 def inverse_dynamics(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike,
                      f_tip: ArrayLike | None = None, frame: str | None = None, friction: Friction = None,
                      data: Data | None = None) -> np.ndarray:
@@ -26,41 +25,55 @@ def inverse_dynamics(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike,
     torques F_v q̇ + F_s sgn(q̇) are added. Returns τ (n,).
     """
     tau = empty(model.nq)
-    buf = model._data.buffer if data is None else _checks.buffer(model, data)
-    if f_tip is None:
-        _k.rnea(buf, q, qd, qdd, tau)
-    else:
-        _k.rnea_tip(buf, q, qd, qdd, model.frame_index(frame), f_tip, tau)
+    try:
+        buf = _checks.buffer(model, data)
+        if f_tip is None:
+            _k.rnea(buf, q, qd, qdd, tau)
+        else:
+            _k.rnea_tip(buf, q, qd, qdd, model.frame_index(frame), f_tip, tau)
+    except _checks.KERNEL_ERRORS as error:      # a refused argument: a ValueError naming it, or converted
+        q, qd, qdd, f_tip = _checks.retry_args(model, error, (q, "q"), (qd, "qd"), (qdd, "qdd"),
+                                               (f_tip, "f_tip", 6))
+        return inverse_dynamics(model, q, qd, qdd, f_tip, frame, friction, data)
     if friction is not None:
         tau = _checks.finite(tau + applied_friction(model, qd, friction), "tau plus friction torques",
                              "q, qd, qdd and friction coefficients")
     return tau
 
 
-@_checks.kernel_arguments("q")
 def gravity_torques(model: Model, q: ArrayLike, data: Data | None = None) -> np.ndarray:
     """g(q) = ∂P/∂q (n,): the joint torques that hold the robot still against gravity (eq. 9.84),
     by recursive Newton–Euler with q̇ = q̈ = 0 (eqs. 9.53–9.57); gravity: model.gravity (m/s², root
     frame)."""
     tau = empty(model.nq)
-    _k.gravity(model._data.buffer if data is None else _checks.buffer(model, data), q, tau)
+    try:
+        _k.gravity(_checks.buffer(model, data), q, tau)
+    except _checks.KERNEL_ERRORS as error:
+        (q,) = _checks.retry_args(model, error, (q, "q"))
+        return gravity_torques(model, q, data)
     return tau
 
 
-@_checks.kernel_arguments("q", "qd")
 def coriolis_forces(model: Model, q: ArrayLike, qd: ArrayLike, data: Data | None = None) -> np.ndarray:
     """c(q, q̇) = C(q, q̇) q̇ (n,): Coriolis and centripetal torques (eqs. 9.83, 9.88), by recursive
     Newton–Euler with q̈ = 0 and no gravity. For the matrix C see coriolis_matrix."""
     tau = empty(model.nq)
-    _k.coriolis(model._data.buffer if data is None else _checks.buffer(model, data), q, qd, tau)
+    try:
+        _k.coriolis(_checks.buffer(model, data), q, qd, tau)
+    except _checks.KERNEL_ERRORS as error:
+        q, qd = _checks.retry_args(model, error, (q, "q"), (qd, "qd"))
+        return coriolis_forces(model, q, qd, data)
     return tau
 
 
-@_checks.kernel_arguments("q", "qd")
 def bias_forces(model: Model, q: ArrayLike, qd: ArrayLike, data: Data | None = None) -> np.ndarray:
     """b(q, q̇) = c(q, q̇) + g(q) (n,) (eq. 9.1), by recursive Newton–Euler with q̈ = 0 (eq. 9.89)."""
     tau = empty(model.nq)
-    _k.bias(model._data.buffer if data is None else _checks.buffer(model, data), q, qd, tau)
+    try:
+        _k.bias(_checks.buffer(model, data), q, qd, tau)
+    except _checks.KERNEL_ERRORS as error:
+        q, qd = _checks.retry_args(model, error, (q, "q"), (qd, "qd"))
+        return bias_forces(model, q, qd, data)
     return tau
 
 

@@ -20,17 +20,18 @@ def reference_code(reference):
     return _checks.choice(REFERENCES, reference, "reference")
 
 
-@_checks.kernel_arguments("q")
 def frame_pose(model: Model, q: ArrayLike, frame: str | None = None, data: Data | None = None) -> np.ndarray:
     """T_{0f}(q) (4, 4): pose of a named frame (default model.tip_frame) in the root frame {0}
     (eq. 9.37), position in m."""
     T = empty((4, 4))
-    _k.frame_pose(model._data.buffer if data is None else _checks.buffer(model, data), q,
-                  model.frame_index(frame), T)
+    try:
+        _k.frame_pose(_checks.buffer(model, data), q, model.frame_index(frame), T)
+    except _checks.KERNEL_ERRORS as error:
+        (q,) = _checks.retry_args(model, error, (q, "q"))
+        return frame_pose(model, q, frame, data)
     return T
 
 
-@_checks.kernel_arguments("q")
 def jacobian(model: Model, q: ArrayLike, frame: str | None = None, reference: str = "space",
              data: Data | None = None) -> np.ndarray:
     """J(q) (6, n) of a named frame (default model.tip_frame): V = J q̇ with V = (ω, v) angular first.
@@ -43,19 +44,25 @@ def jacobian(model: Model, q: ArrayLike, frame: str | None = None, reference: st
     the column of the joint it follows).
     """
     J = empty((6, model.nq))
-    _k.jacobian(model._data.buffer if data is None else _checks.buffer(model, data), q,
-                model.frame_index(frame), reference_code(reference), J)
+    try:
+        _k.jacobian(_checks.buffer(model, data), q, model.frame_index(frame), reference_code(reference), J)
+    except _checks.KERNEL_ERRORS as error:
+        (q,) = _checks.retry_args(model, error, (q, "q"))
+        return jacobian(model, q, frame, reference, data)
     return J
 
 
-@_checks.kernel_arguments("q", "qd")
 def jacobian_derivative(model: Model, q: ArrayLike, qd: ArrayLike, frame: str | None = None,
                         reference: str = "space", data: Data | None = None) -> np.ndarray:
     """J̇(q, q̇) (6, n) = dJ/dt of jacobian(model, q, frame, reference), so that the frame's
     acceleration is V̇ = J q̈ + J̇ q̇ in the same reference (eq. 9.92)."""
     dJ = empty((6, model.nq))
-    _k.jacobian_derivative(model._data.buffer if data is None else _checks.buffer(model, data), q, qd,
-                           model.frame_index(frame), reference_code(reference), dJ)
+    try:
+        _k.jacobian_derivative(_checks.buffer(model, data), q, qd, model.frame_index(frame),
+                               reference_code(reference), dJ)
+    except _checks.KERNEL_ERRORS as error:
+        q, qd = _checks.retry_args(model, error, (q, "q"), (qd, "qd"))
+        return jacobian_derivative(model, q, qd, frame, reference, data)
     return dJ
 
 

@@ -15,7 +15,6 @@ from .kernels import entries as _k
 from .model import Data, Model
 
 
-@_checks.kernel_arguments("q")
 def mass_matrix(model: Model, q: ArrayLike, data: Data | None = None) -> np.ndarray:
     """M(q) (n, n), symmetric positive definite (eq. 9.1), by the composite-rigid-body algorithm.
 
@@ -23,7 +22,11 @@ def mass_matrix(model: Model, q: ArrayLike, data: Data | None = None) -> np.ndar
     q: (n,) in model.joint_names order; rows and columns in the same order.
     """
     M = empty(model._square)
-    _k.crba(model._data.buffer if data is None else _checks.buffer(model, data), q, M)
+    try:
+        _k.crba(_checks.buffer(model, data), q, M)
+    except _checks.KERNEL_ERRORS as error:
+        (q,) = _checks.retry_args(model, error, (q, "q"))
+        return mass_matrix(model, q, data)
     return M
 
 

@@ -1,6 +1,7 @@
 """The textbook's own parameterisation (eqs. 9.35–9.52): Mlist, Glist, Slist ↔ Model."""
 import numpy as np
 
+from . import _checks
 from .inertia import split_spatial_inertia
 from .jacobians import frame_pose
 from .kernels import entries as _k
@@ -91,7 +92,7 @@ def to_modern_robotics(model):
                          f"{list(model.mimic)}")
     n = model.nq
     q0 = np.zeros(n)
-    T0 = _k.body_poses(model._data.buffer, q0)
+    T0 = _k.body_poses(_checks.buffer(model), q0)
     Slist = np.zeros((6, n))
     homes = []
     for i in range(n):

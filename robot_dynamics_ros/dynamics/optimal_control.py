@@ -225,79 +225,99 @@ def solve_optimal_control(problem: ReachingProblem, *, xs_init=None, us_init=Non
     tolerance = _checks.scalar(tolerance, "tolerance", minimum=0.0)
     if time_limit is not None:
         time_limit = _checks.scalar(time_limit, "time_limit", minimum=0.0)
-    model, N, n = problem.model, problem.horizon, problem.model.nq
-    xs = (np.tile(problem._x0, (N + 1, 1)) if xs_init is None
-          else _checks.array(model, xs_init, "xs_init", (N + 1, 2 * n)).copy())
-    us = (problem.quasi_static_controls() if us_init is None
-          else _checks.array(model, us_init, "us_init", (N, n)).copy())
+    xs, us = _initial_guess(problem, xs_init, us_init)
     a = problem._workspace()
-    buf, P, frame = problem.data.buffer, problem._packed, problem.frame_index
-    x0, x_ref = problem._x0, problem._x_ref
-    limited, u_lo, u_hi = problem.torque_limits, problem.u_lower, problem.u_upper
-    if limited:
-        np.clip(us, u_lo, u_hi, out=us)
-    fs, xs_try, us_try = a["fs"], a["xs_try"], a["us_try"]
+    fs = a["fs"]
     cost = problem._cost(xs, us, fs)
     feasible = not fs.any()
-    reg = REGULARIZATION_MIN
-    stop = np.inf
-    converged = False
-    iterations = 0
+    reg, stop, converged, iterations = REGULARIZATION_MIN, np.inf, False, 0
     backward = tuple(a[name] for name in ("Vx", "Vxx", "k", "K", "Qu", "Quuk", "free", "Qx", "Qxx", "Quu",
                                           "Qux", "VA", "VB", "L", "lo", "hi", "grad", "step", "trial", "rhs"))
     derivatives = tuple(a[name] for name in ("A", "B", "Lx", "Lu", "Lqq", "T", "r", "Jb", "Jlog", "Jr"))
-    Vx, Vxx, k, K, Qu, Quuk, free = backward[:7]
+    K, Qu, free = backward[3], backward[4], backward[6]
     while iterations < max_iterations:
         if time_limit is not None and time.perf_counter() - started > time_limit:
             break
-        if _k.ocp_derivatives(buf, P, frame, x_ref, xs, us, *derivatives, *a["linearize"]) != _ddp.STATUS_OK:
+        if _k.ocp_derivatives(problem.data.buffer, problem._packed, problem.frame_index, problem._x_ref, xs,
+                              us, *derivatives, *a["linearize"]) != _ddp.STATUS_OK:
             raise ValueError(f"{_k.NOT_POSITIVE_DEFINITE} along the trajectory: the model cannot be "
                              "simulated")
-        while True:
-            status, _ = _k.ocp_backward(P, limited, u_lo, u_hi, us, *derivatives[:5], fs, feasible, reg,
-                                        *backward)
-            if status == _ddp.STATUS_OK:
-                break
-            if reg >= REGULARIZATION_MAX:
-                return _solution(problem, xs, us, cost, iterations, False, K, started, stop, fs)
-            reg = min(reg * REGULARIZATION_FACTOR, REGULARIZATION_MAX)
+        reg = _backward_pass(problem, us, derivatives, fs, feasible, reg, backward)
+        if reg is None:             # Quu not positive definite even at the largest regularisation
+            return _solution(problem, xs, us, cost, iterations, False, K, started, stop, fs)
         iterations += 1
         stop = float(np.square(Qu[free]).sum())
         if feasible and stop < tolerance:
             converged = True
             break
-        # expected improvement of FDDP: d(α) = α (d_g + d_v) + ½ α² (d_q - 2 d_v) (d_v: the gaps' share)
-        d_g = -float(np.einsum("ti,ti->", Qu, k))
-        d_q = -float(np.einsum("ti,ti->", k, Quuk))
-        if not feasible:
-            d_g -= float(np.einsum("ti,ti->", Vx, fs))
-            d_q += float(np.einsum("ti,tij,tj->", fs, Vxx, fs))
-        accepted = None
-        for alpha in STEP_LENGTHS:
-            cost_try = _k.ocp_forward(buf, P, frame, x0, x_ref, limited, u_lo, u_hi, xs, us, fs, k, K, alpha,
-                                      feasible, xs_try, us_try, a["T"], a["r"], a["dx"], a["s"], a["zero"])
-            if not np.isfinite(cost_try):
-                continue
-            d_v = 0.0 if feasible else -float(np.einsum("ti,tij,tj->", fs, Vxx, xs - xs_try))
-            expected = alpha * (d_g + d_v + 0.5 * alpha * (d_q - 2.0 * d_v))
-            fall = cost - cost_try
-            if (d_g + d_v < GRADIENT_THRESHOLD or (fall > ACCEPT_STEP * expected if expected > 0.0
-                                                  else fall > ACCEPT_NEGATIVE_STEP * expected)):
-                accepted = alpha
-                break
-        if accepted is not None:
-            xs[:], us[:] = xs_try, us_try
+        alpha, cost_try = _line_search(problem, a, xs, us, fs, feasible, cost, backward)
+        if alpha is not None:
+            xs[:], us[:] = a["xs_try"], a["us_try"]
             cost = cost_try
-            if feasible or accepted == 1.0:
+            if feasible or alpha == 1.0:
                 feasible = True
                 fs[:] = 0.0
             else:
-                fs *= 1.0 - accepted          # the rollout closed the gaps by α
-        if accepted is not None and accepted > STEP_THRESHOLD:
+                fs *= 1.0 - alpha             # the rollout closed the gaps by α
+        if alpha is not None and alpha > STEP_THRESHOLD:
             reg = max(reg / REGULARIZATION_FACTOR, REGULARIZATION_MIN)
-        elif accepted is None or accepted == STEP_LENGTHS[-1]:
+        elif alpha is None or alpha == STEP_LENGTHS[-1]:
             reg = min(reg * REGULARIZATION_FACTOR, REGULARIZATION_MAX)
     return _solution(problem, xs, us, cost, iterations, converged, K, started, stop, fs)
+
+
+def _initial_guess(problem, xs_init, us_init):
+    """(xs, us): copies of the warm start, checked, or x0 at every knot and the quasi-static controls;
+    us clipped to the torque limits."""
+    model, N, n = problem.model, problem.horizon, problem.model.nq
+    xs = (np.tile(problem._x0, (N + 1, 1)) if xs_init is None
+          else _checks.array(model, xs_init, "xs_init", (N + 1, 2 * n)).copy())
+    us = (problem.quasi_static_controls() if us_init is None
+          else _checks.array(model, us_init, "us_init", (N, n)).copy())
+    if problem.torque_limits:
+        np.clip(us, problem.u_lower, problem.u_upper, out=us)
+    return xs, us
+
+
+def _backward_pass(problem, us, derivatives, fs, feasible, reg, backward):
+    """The backward pass into `backward` (gains k, K and the value function), at regularisation `reg`
+    raised tenfold until every Quu is positive definite: the regularisation it took, or None when even
+    REGULARIZATION_MAX was not enough."""
+    while True:
+        status, _ = _k.ocp_backward(problem._packed, problem.torque_limits, problem.u_lower, problem.u_upper,
+                                    us, *derivatives[:5], fs, feasible, reg, *backward)
+        if status == _ddp.STATUS_OK:
+            return reg
+        if reg >= REGULARIZATION_MAX:
+            return None
+        reg = min(reg * REGULARIZATION_FACTOR, REGULARIZATION_MAX)
+
+
+def _line_search(problem, a, xs, us, fs, feasible, cost, backward):
+    """(α, cost of the rollout at α) for the first step length in STEP_LENGTHS whose rollout (into
+    a["xs_try"], a["us_try"]) lowers the cost enough against FDDP's expected improvement
+    d(α) = α (d_g + d_v) + ½ α² (d_q − 2 d_v) (d_v: the gaps' share); (None, None) when none does."""
+    Vx, Vxx, k, K, Qu, Quuk = backward[:6]
+    d_g = -float(np.einsum("ti,ti->", Qu, k))
+    d_q = -float(np.einsum("ti,ti->", k, Quuk))
+    if not feasible:
+        d_g -= float(np.einsum("ti,ti->", Vx, fs))
+        d_q += float(np.einsum("ti,tij,tj->", fs, Vxx, fs))
+    xs_try = a["xs_try"]
+    for alpha in STEP_LENGTHS:
+        cost_try = _k.ocp_forward(problem.data.buffer, problem._packed, problem.frame_index, problem._x0,
+                                  problem._x_ref, problem.torque_limits, problem.u_lower, problem.u_upper, xs,
+                                  us, fs, k, K, alpha, feasible, xs_try, a["us_try"], a["T"], a["r"], a["dx"],
+                                  a["s"], a["zero"])
+        if not np.isfinite(cost_try):
+            continue
+        d_v = 0.0 if feasible else -float(np.einsum("ti,tij,tj->", fs, Vxx, xs - xs_try))
+        expected = alpha * (d_g + d_v + 0.5 * alpha * (d_q - 2.0 * d_v))
+        fall = cost - cost_try
+        if (d_g + d_v < GRADIENT_THRESHOLD or (fall > ACCEPT_STEP * expected if expected > 0.0
+                                              else fall > ACCEPT_NEGATIVE_STEP * expected)):
+            return alpha, cost_try
+    return None, None
 
 
 def _solution(problem, xs, us, cost, iterations, converged, K, started, stop, fs):

@@ -224,35 +224,9 @@ def identify_robot(model: Model, t: ArrayLike, q: ArrayLike, tau: ArrayLike, *, 
     Needs motion that excites the arm: every joint moving (a joint that never moves is a ValueError
     naming it), at several speeds in both directions; RobotEstimate.condition says how well. ValueError
     naming the argument for bad input (shapes, non-finite values, too few samples)."""
-    q_all = _states(model, q, "q")
-    tau_all = _states(model, tau, "tau")
-    t = _checks.real_array(t, "t", "an (N,) array of times in seconds")
-    if t.shape != (q_all.shape[0],) or tau_all.shape[0] != q_all.shape[0]:
-        raise ValueError(f"t, q and tau must have the same number of samples, got {t.shape}, "
-                         f"{q_all.shape[0]} and {tau_all.shape[0]}")
     prior_weight = _checks.scalar(prior_weight, "prior_weight", minimum=0.0)
-    if (qd is None) != (qdd is None):
-        raise ValueError("qd and qdd must be given together (exact data) or both left out (filtered from q)")
-    if qd is None:
-        q_fit, qd_fit, qdd_fit, tau_fit, sign_fit = filtered_log(model, t, q_all, tau_all, cutoff,
-                                                                 coulomb=True)
-        used_cutoff = float(cutoff)
-    else:
-        if not np.all(np.isfinite(t)) or not np.all(np.diff(t) > 0):
-            raise ValueError("t must be finite, strictly increasing times (s)")
-        qd_fit, qdd_fit = _states(model, qd, "qd"), _states(model, qdd, "qdd")
-        if not qd_fit.shape[0] == qdd_fit.shape[0] == q_all.shape[0]:
-            raise ValueError("qd and qdd must have as many samples as q")
-        q_fit, tau_fit, used_cutoff = q_all, tau_all, None
-        sign_fit = np.sign(qd_fit)
+    q_fit, qd_fit, qdd_fit, tau_fit, sign_fit, used_cutoff = _samples(model, t, q, tau, qd, qdd, cutoff)
     n = model.nq
-    span = q_fit.max(axis=0) - q_fit.min(axis=0)
-    still = np.flatnonzero(span < MOVE_ATOL)
-    if still.size:
-        name = model.joint_names[still[0]]
-        raise ValueError(f"q: joint {name!r} never moves (range {span[still[0]]:.3g} rad or m): its "
-                         "friction, offset and the inertia only it moves cannot be identified. Record a "
-                         "motion that moves every joint, or lock it (load_urdf's locked_joints)")
     bp = base_parameters(model, armature=armature)
     r = bp.count
     k_extra = 2 * bool(friction) + bool(offset)
@@ -274,24 +248,14 @@ def identify_robot(model: Model, t: ArrayLike, q: ArrayLike, tau: ArrayLike, *, 
     for j in range(n):
         A[:, j, r + k_extra * j:r + k_extra * (j + 1)] = extra[:, j]
     rows = moving(qd_fit) if friction else np.ones_like(qd_fit, dtype=bool)
-    A_rows, b_rows, joint_of_row = A[rows], target[rows], np.nonzero(rows)[1]
-    x = _least_squares(A_rows, b_rows)
-    residual = b_rows - A_rows @ x
-    sigma = np.array([np.sqrt(np.mean(residual[joint_of_row == j] ** 2)) if np.any(joint_of_row == j) else 1.0
-                      for j in range(n)])
-    scale_tau = np.sqrt(np.mean(target ** 2, axis=0)) + 1e-12
-    sigma = np.maximum(sigma, 1e-9 * scale_tau)
-    weights = 1.0 / sigma[joint_of_row]
-    W_A, W_b = A_rows * weights[:, None], b_rows * weights
+    W_A, W_b = _weighted_rows(A[rows], target[rows], np.nonzero(rows)[1], target, n)
     x, condition = _least_squares(W_A, W_b, condition=True)
     beta, extras = x[:r], x[r:].reshape(n, k_extra)
     method = "least squares"
-    pi_full = None
-    nonnegative = np.concatenate([extras[:, :2].reshape(-1)]) if friction else np.zeros(0)
     if consistent:
-        friction_ok = bool(np.all(nonnegative >= 0.0))
+        nonnegative = extras[:, :2].reshape(-1) if friction else np.zeros(0)
         pi_full = (consistent_parameters(model, bp.full_to_base, beta, armature=armature)
-                   if friction_ok else None)
+                   if bool(np.all(nonnegative >= 0.0)) else None)
         if pi_full is not None:
             method = "least squares, made consistent in the data's null space"
         else:
@@ -303,17 +267,64 @@ def identify_robot(model: Model, t: ArrayLike, q: ArrayLike, tau: ArrayLike, *, 
         pi_ref = _reference_parameters(model, armature)
         pi_full = pi_ref + np.linalg.lstsq(bp.full_to_base, beta - bp.full_to_base @ pi_ref, rcond=None)[0]
     estimate_model = _build_model(model, pi_full, extras, friction, armature)
-    offsets = extras[:, -1].copy() if offset else np.zeros(n)
     prediction = _predict_base(bp, beta, Y_b, extras, qd_fit, sign_fit, friction, offset)
     if not friction:
         prediction += model.damping * qd_fit + model.friction * sign_fit
     if not armature:
         prediction += model.armature * qdd_fit
-    residual_rms = np.sqrt(np.mean((tau_fit - prediction) ** 2, axis=0))
-    return RobotEstimate(model=estimate_model, offset=offsets, base_parameters=bp, base_values=beta,
-                         residual_rms=residual_rms, condition=condition, samples=N, cutoff=used_cutoff,
+    return RobotEstimate(model=estimate_model, offset=extras[:, -1].copy() if offset else np.zeros(n),
+                         base_parameters=bp, base_values=beta,
+                         residual_rms=np.sqrt(np.mean((tau_fit - prediction) ** 2, axis=0)),
+                         condition=condition, samples=N, cutoff=used_cutoff,
                          consistent=estimate_model is not None, method=method,
                          warnings=_motion_warnings(model, qd_fit))
+
+
+def _samples(model, t, q, tau, qd, qdd, cutoff):
+    """(q, q̇, q̈, τ, sgn q̇, cutoff) to fit, checked: filtered from the recording (filtered_log at
+    `cutoff`), or the exact qd and qdd as given (cutoff None); a ValueError naming a bad argument or a
+    joint that never moves."""
+    q_all = _states(model, q, "q")
+    tau_all = _states(model, tau, "tau")
+    t = _checks.real_array(t, "t", "an (N,) array of times in seconds")
+    if t.shape != (q_all.shape[0],) or tau_all.shape[0] != q_all.shape[0]:
+        raise ValueError(f"t, q and tau must have the same number of samples, got {t.shape}, "
+                         f"{q_all.shape[0]} and {tau_all.shape[0]}")
+    if (qd is None) != (qdd is None):
+        raise ValueError("qd and qdd must be given together (exact data) or both left out (filtered from q)")
+    if qd is None:
+        q_fit, qd_fit, qdd_fit, tau_fit, sign_fit = filtered_log(model, t, q_all, tau_all, cutoff,
+                                                                 coulomb=True)
+        used_cutoff = float(cutoff)
+    else:
+        if not np.all(np.isfinite(t)) or not np.all(np.diff(t) > 0):
+            raise ValueError("t must be finite, strictly increasing times (s)")
+        qd_fit, qdd_fit = _states(model, qd, "qd"), _states(model, qdd, "qdd")
+        if not qd_fit.shape[0] == qdd_fit.shape[0] == q_all.shape[0]:
+            raise ValueError("qd and qdd must have as many samples as q")
+        q_fit, tau_fit, used_cutoff = q_all, tau_all, None
+        sign_fit = np.sign(qd_fit)
+    span = q_fit.max(axis=0) - q_fit.min(axis=0)
+    still = np.flatnonzero(span < MOVE_ATOL)
+    if still.size:
+        name = model.joint_names[still[0]]
+        raise ValueError(f"q: joint {name!r} never moves (range {span[still[0]]:.3g} rad or m): its "
+                         "friction, offset and the inertia only it moves cannot be identified. Record a "
+                         "motion that moves every joint, or lock it (load_urdf's locked_joints)")
+    return q_fit, qd_fit, qdd_fit, tau_fit, sign_fit, used_cutoff
+
+
+def _weighted_rows(A_rows, b_rows, joint_of_row, target, n):
+    """(W A, W b): each row divided by its joint's residual RMS σ_j after an unweighted fit (so that
+    joints with noisier torques count less), σ_j at least 1e-9 of the joint's torque RMS."""
+    x = _least_squares(A_rows, b_rows)
+    residual = b_rows - A_rows @ x
+    sigma = np.array([np.sqrt(np.mean(residual[joint_of_row == j] ** 2)) if np.any(joint_of_row == j) else 1.0
+                      for j in range(n)])
+    scale_tau = np.sqrt(np.mean(target ** 2, axis=0)) + 1e-12
+    sigma = np.maximum(sigma, 1e-9 * scale_tau)
+    weights = 1.0 / sigma[joint_of_row]
+    return A_rows * weights[:, None], b_rows * weights
 
 
 def _motion_warnings(model, qd):

@@ -17,7 +17,6 @@ from .model import Data, Model
 _INF = float("inf")
 
 
-@_checks.kernel_arguments("q")
 def task_space_inertia(model: Model, q: ArrayLike, frame: str | None = None, reference: str = "space",
                        damping: float = 0.0, data: Data | None = None) -> np.ndarray:
     """Λ(q) = (J M⁻¹ Jᵀ + damping·1)⁻¹ (6, 6) at a frame, J = jacobian(model, q, frame, reference).
@@ -26,11 +25,15 @@ def task_space_inertia(model: Model, q: ArrayLike, frame: str | None = None, ref
     (n > 6). With fewer than six joints or at a singularity J M⁻¹ Jᵀ is singular: a ValueError asks
     for damping > 0 (damped least squares). Computed with two Cholesky factorisations, no inverse of M.
     """
-    damping_value = (damping if damping.__class__ is float and 0.0 <= damping < _INF
-                     else _checks.scalar(damping, "damping", minimum=0.0))
     Lam = empty((6, 6))
-    _k.task_space_inertia(model._data.buffer if data is None else _checks.buffer(model, data), q,
-                          model.frame_index(frame), reference_code(reference), damping_value, Lam)
+    try:
+        damping_value = (damping if damping.__class__ is float and 0.0 <= damping < _INF
+                         else _checks.scalar(damping, "damping", minimum=0.0))
+        _k.task_space_inertia(_checks.buffer(model, data), q, model.frame_index(frame),
+                              reference_code(reference), damping_value, Lam)
+    except _checks.KERNEL_ERRORS as error:
+        (q,) = _checks.retry_args(model, error, (q, "q"))
+        return task_space_inertia(model, q, frame, reference, damping, data)
     return Lam
 
 

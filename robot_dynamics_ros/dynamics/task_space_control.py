@@ -135,7 +135,7 @@ def _control_arrays(model, data):
     """The kernel's intermediate arrays (all_terms' M, c, g, J, Λ, η, T, scratch and a (6, max(n, 6))
     scratch), kept in `data` (default: the model's Data) and refilled by every call: they are never
     returned, and a call holds the GIL throughout (Data's docstring)."""
-    data = model._data if data is None else data
+    data = _checks.workspace(model, data)
     arrays = data.control_arrays
     if arrays is None:
         arrays = _term_arrays(model.nq) + (np.empty((6, max(model.nq, 6))),)

@@ -1,6 +1,8 @@
-"""_checks.kernel_arguments: the public functions' one error path (a bad argument -> a ValueError naming
-it; a good call -> nothing but the fast path)."""
+"""The public functions' one error path, written in each function (_checks' module docstring): the fast
+path inside ``try``; a refused argument -> a ValueError naming it, or converted and the call made again;
+a good call -> nothing but the fast path."""
 import dis
+import inspect
 import traceback
 from pathlib import Path
 
@@ -8,9 +10,17 @@ import numpy as np
 import pytest
 
 from robot_dynamics_ros import dynamics as rd
-from robot_dynamics_ros.dynamics import _checks
+from robot_dynamics_ros.dynamics import _checks, derivatives, integrators
 
 REPO = Path(__file__).resolve().parents[2]
+
+#: Every function that hands its vector arguments to a kernel unchecked (its fast path).
+FAST_PATHS = [rd.inverse_dynamics, rd.gravity_torques, rd.coriolis_forces, rd.bias_forces, rd.mass_matrix,
+              rd.forward_dynamics, rd.forward_dynamics_via_mass_matrix, rd.coriolis_matrix,
+              rd.mass_matrix_derivatives, rd.frame_pose, rd.jacobian, rd.jacobian_derivative,
+              rd.task_space_inertia, rd.compute_all_terms, rd.kinetic_energy, rd.momentum_balance,
+              rd.joint_torque_regressor, rd.inverse_dynamics_derivatives,
+              derivatives._forward_dynamics_derivatives, integrators._step]
 
 
 @pytest.fixture(scope="module")
@@ -18,18 +28,19 @@ def model():
     return rd.load_urdf(str(REPO / "urdf" / "ur5e.urdf"))
 
 
-def test_the_fast_path_is_the_function_itself(model):
-    """No wrapper frame: the public function's code is its own body inside one try statement, in its own
-    file and lines, with its own signature, defaults and docstring."""
-    code = rd.gravity_torques.__code__
-    assert code.co_filename.endswith("inverse_dynamics.py") and code.co_name == "gravity_torques"
-    cells = rd.gravity_torques.__closure__ or ()
-    assert all(cell.cell_contents in (_checks.KERNEL_ERRORS, _checks.retry_args, rd.gravity_torques)
-               for cell in cells)      # (the error path's: the conversions, and the call again)
-    calls = [i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_ATTR", "LOAD_METHOD")]
-    assert "gravity" in calls and "vector" not in calls
-    assert rd.inverse_dynamics.__defaults__ == (None, None, None, None)
-    assert "recursive Newton" in rd.gravity_torques.__doc__
+@pytest.mark.parametrize("function", FAST_PATHS, ids=lambda f: f.__name__)
+def test_the_function_in_the_file_is_the_function_that_runs(function):
+    """No wrapper and no recompiled copy: the module's function is the one its file defines (its own
+    code object, no closure), and before its handler it converts nothing."""
+    module = inspect.getmodule(function)
+    assert getattr(module, function.__name__) is function and inspect.unwrap(function) is function
+    assert function.__code__.co_filename == module.__file__ and function.__closure__ is None
+    source = inspect.getsource(function)
+    assert "except _checks.KERNEL_ERRORS as error:" in source and "_checks.retry_args(" in source
+    names = [i.argval for i in dis.get_instructions(function) if isinstance(i.argval, str)]
+    fast_path = names[:names.index("KERNEL_ERRORS")]
+    assert "retry_args" not in fast_path and "vector" not in fast_path
+    assert any(n in fast_path for n in ("_k", "_checks")), "the fast path calls the kernel itself"
 
 
 def test_a_converted_argument_gives_the_same_result(model):
@@ -39,6 +50,8 @@ def test_a_converted_argument_gives_the_same_result(model):
     np.testing.assert_array_equal(got, expected)
     np.testing.assert_array_equal(rd.forward_dynamics(model, list(q), q, list(expected)),
                                   rd.forward_dynamics(model, q, q, expected))
+    np.testing.assert_array_equal(rd.inverse_dynamics(model, q, q, q, f_tip=[1, 2, 3, 4, 5, 6]),
+                                  rd.inverse_dynamics(model, q, q, q, f_tip=np.arange(1.0, 7.0)))
 
 
 @pytest.mark.parametrize("call, name", [
@@ -57,20 +70,30 @@ def test_a_bad_argument_is_named_and_the_traceback_points_at_the_function(model,
 
 
 def test_an_error_not_of_the_arguments_is_raised_as_it_was(model):
-    """Every argument right, the kernel's own error (an unknown frame here) comes through unchanged."""
+    """Every argument right (here after converting the list once), the kernel's own error (an unknown
+    frame) comes through unchanged: the call again does not loop."""
     with pytest.raises(ValueError, match="unknown frame 'nope'"):
         rd.jacobian(model, [0.0] * model.nq, frame="nope")
+    another = rd.load_urdf(str(REPO / "urdf" / "ur5e.urdf"))
+    with pytest.raises(ValueError, match="data must be a Data made for this model"):
+        rd.gravity_torques(model, [0.0] * model.nq, data=rd.Data(another))
 
 
-def test_a_function_that_rebinds_a_named_parameter_is_refused():
-    def rebinds(model, q, data=None):
-        q = np.asarray(q)
-        return q
+def test_retry_args_converts_names_or_raises_the_kernels_error_again(model):
+    q = np.zeros(model.nq)
+    error = TypeError("the kernel's")
+    converted, f_tip = _checks.retry_args(model, error, (q.tolist(), "q"), (None, "f_tip", 6))
+    assert converted.dtype == np.float64 and converted.shape == q.shape and f_tip is None
+    with pytest.raises(TypeError, match="the kernel's"):
+        _checks.retry_args(model, error, (q, "q"), (None, "f_tip", 6))
+    with pytest.raises(ValueError, match=r"^qd must have shape \(6,\)"):
+        _checks.retry_args(model, error, (q, "q"), (q[:2], "qd"))
 
-    with pytest.raises(TypeError, match=r"rebound"):
-        _checks.kernel_arguments("q")(rebinds)
-    def takes_q(model, q):
-        return q
 
-    with pytest.raises(TypeError, match=r"'qd', which is not a parameter"):
-        _checks.kernel_arguments("qd")(takes_q)
+def test_the_workspace_is_the_models_default_or_a_data_of_that_model(model):
+    assert _checks.workspace(model) is model._data and _checks.buffer(model) is model._data.buffer
+    data = rd.Data(model)
+    assert _checks.workspace(model, data) is data and _checks.buffer(model, data) is data.buffer
+    for other in (rd.Data(rd.load_urdf(str(REPO / "urdf" / "ur5e.urdf"))), "data"):
+        with pytest.raises(ValueError, match="data must be a Data made for this model"):
+            _checks.buffer(model, other)

@@ -3,10 +3,12 @@ reading every array as the numbers it holds (kernels/native.py)."""
 from _fresh_python import run_python
 
 
-def test_a_reference_taken_before_the_first_call_keeps_one_dispatcher():
-    """`f = entries.crba` before the first call holds the lazy stand-in. Before 6f61bef every call
-    through it compiled (or loaded) a new dispatcher and rebound the module attribute; thousands of
-    calls crashed the interpreter. A fresh process, so that crba has not been called yet."""
+def test_the_name_is_the_dispatcher_that_runs_compiled_once_for_its_signature():
+    """`entries.crba` is numba's dispatcher from import on: the first call compiles (or loads) its one
+    declared signature, and the name keeps reaching that dispatcher; nothing rebinds it. Other argument
+    types are refused (TypeError), not compiled; thousands of calls through a reference taken before
+    the first call compile nothing more (before 6f61bef such calls compiled new dispatchers and crashed
+    the interpreter). A fresh process, so that crba has not been called yet."""
     run = run_python("""
         import numpy as np
         from robot_dynamics_ros import dynamics as rd
@@ -14,13 +16,18 @@ def test_a_reference_taken_before_the_first_call_keeps_one_dispatcher():
         from _random_trees import random_tree
         model = rd.load_urdf(random_tree(7, 5, chain=True).to_urdf())
         early = entries.crba
+        assert early.signatures == [], "nothing compiled at import"
         q, M = np.linspace(-1.0, 1.0, 5), np.empty((5, 5))
-        early(model._data.buffer, q, M)
-        compiled = entries.crba
-        assert compiled is not early, "the first call rebinds the module attribute"
+        try:
+            early(model._data.buffer, q.tolist(), M)
+            raise AssertionError("a list was accepted")
+        except TypeError:
+            pass
+        assert len(early.signatures) == 1 and entries.crba is early
         for _ in range(3000):
             early(model._data.buffer, q, M)
-        assert entries.crba is compiled, "a later call through the early reference compiled again"
+        assert entries.crba is early and len(early.signatures) == 1
+        assert entries.compile_entries(["crba"]) == ["crba"] and len(early.signatures) == 1
         assert np.allclose(M, rd.mass_matrix(model, q), rtol=0.0, atol=1e-12)
         print("ok")
     """)

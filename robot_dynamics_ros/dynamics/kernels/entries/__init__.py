@@ -1,6 +1,8 @@
 """The compiled entry points: the only kernels called from Python, one per public call.
 
-    declare.py        the entry decorator, argument types and the messages of the checks
+    declare.py        the entry decorator (each name is numba's dispatcher, compiled for its declared
+                      signature on its first call), the messages of the checks
+    signatures.py     the argument types of the signatures
     rigid_body.py     inverse and forward dynamics, M(q), the momentum and its observer, C(q, q̇), ∂M/∂q
     frames.py         poses, Jacobians, task-space inertia and control, all terms of a state, log(T)
     sensitivities.py  derivatives of the dynamics, linearisation, regressors

@@ -1,41 +1,58 @@
-"""Declaring the compiled entry points (jit.entry with an explicit signature, compiled on first use), their
+"""Declaring the compiled entry points (jit.entry, compiled for an explicit signature on first use), their
 argument types and the messages of their checks; the package docstring says what an entry point does."""
 import contextlib
 import sys
+import threading
 
 from numba.core import event
 
 from ..jit import entry as compiled_entry
 
 ENTRY_NAMES = []     # every entry point, in the order declared
+_SIGNATURES = {}     # name -> (its dispatcher, its declared signature), for compile_entries()
 
 
 def _entry(signature, allocates=False, nogil=False):
     """Declare a compiled entry point with an explicit signature, compiled (or loaded from numba's
     cache) on its first call, or by compile_entries(), rather than at import, so a process pays only
-    for the kernels it uses. The first call rebinds the module attribute to the compiled dispatcher:
-    later `entries.name` lookups reach it directly; a reference taken before (`f = entries.name`)
-    keeps reaching the same dispatcher. `allocates`: the entry point creates arrays (needs numba's
-    NRT); `nogil`: it releases the GIL while it runs (for work in a thread beside the control loop; its
-    callers give it arrays and a Data no other thread uses)."""
+    for the kernels it uses. The name is bound once, at import, to numba's dispatcher, the object
+    every call reaches: made without a signature (nothing compiled yet), with the hook numba calls when
+    no compiled signature matches a call (its ``_compile_for_args``) set to compile the declared
+    signature alone and turn compiling off, so the first call compiles it and any other argument types
+    raise numba's TypeError ("No matching definition") instead of compiling another specialisation.
+    `allocates`: the entry point creates arrays (needs numba's NRT); `nogil`: it releases the GIL while
+    it runs (for work in a thread beside the control loop; its callers give it arrays and a Data no
+    other thread uses). Under NUMBA_DISABLE_JIT=1 the name is the Python function itself."""
     def declare(fn):
-        compiled = None
-
-        def compile_now():
-            nonlocal compiled
-            if compiled is None:
-                with _compile_notice(fn.__name__):
-                    compiled = compiled_entry(signature, allocates, nogil)(fn)
-                setattr(sys.modules[__package__], fn.__name__, compiled)   # entries.<name>: the dispatcher
-            return compiled
-
-        def first_call(*args):
-            return (compiled if compiled is not None else compile_now())(*args)
-        first_call.__name__, first_call.__doc__, first_call.py_func = fn.__name__, fn.__doc__, fn
-        first_call.compile = compile_now
+        dispatcher = compiled_entry(None, allocates, nogil)(fn)
         ENTRY_NAMES.append(fn.__name__)
-        return first_call
+        if dispatcher is fn:            # NUMBA_DISABLE_JIT=1
+            return fn
+
+        def compile_for_call(*args, **kws):
+            """numba's hook for a call no compiled signature matches: compile the declared one and
+            return the dispatcher, which numba then calls with the same arguments (they match it, or
+            raise the TypeError)."""
+            return _compile_declared(dispatcher, signature)
+
+        dispatcher._compile_for_args = compile_for_call
+        _SIGNATURES[fn.__name__] = dispatcher, signature
+        return dispatcher
     return declare
+
+
+_COMPILING = threading.Lock()      # two threads' first calls: one compiles, the other waits for it
+
+
+def _compile_declared(dispatcher, signature):
+    """Compile (or load from the cache) `dispatcher` for `signature` unless it has been, and refuse
+    any other signature from then on; the dispatcher."""
+    with _COMPILING:
+        if not dispatcher.signatures:
+            with _compile_notice(dispatcher.py_func.__name__):
+                dispatcher.compile(signature)
+            dispatcher.disable_compile()
+    return dispatcher
 
 
 NOTICE = {"shown": False, "quiet": False}    # precompile sets quiet: it reports its own progress
@@ -76,9 +93,8 @@ def compile_entries(names=None):
     that no call compiles later. Returns the names."""
     names = ENTRY_NAMES if names is None else names
     for name in names:
-        entry = getattr(sys.modules[__package__], name)
-        if hasattr(entry, "compile"):
-            entry.compile()
+        if name in _SIGNATURES:         # (not under NUMBA_DISABLE_JIT=1: nothing to compile)
+            _compile_declared(*_SIGNATURES[name])
     return list(names)
 
 

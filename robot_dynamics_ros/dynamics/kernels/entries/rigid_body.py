@@ -44,21 +44,27 @@ from .declare import (
 from .signatures import _D, _F, _I, _M, _MI, _V, _VI
 
 
-# ---- inverse dynamics (rnea.py) ---------------------------------------------------------------------
+# ---- inverse and forward dynamics of one state (rnea.py; aba.py, or M_r with mimic joints) ---------------
 @inline
-def check_dynamics_arguments(d, q, qd, x, tip, f_tip):
-    """q, q̇ and x (q̈ or τ): vectors of the model's coordinates; f_tip a wrench (6,) when tip."""
+def one_state_dynamics(d, q, qd, x, forward, tip, frame, f_tip, out):
+    """out = τ = M q̈ + c + g for q̈ = x (RNEA), or, when forward, out = q̈ = FD(q, q̇, τ) for τ = x (ABA, or
+    through M_r with mimic joints); with the tip wrench F_tip at `frame` (+ J^T F_tip) when tip. forward
+    and tip are constants of the caller: their branches fold away."""
     check_vector(d, x, check_state(d, q, qd))
     if tip:
         check_vector(d, f_tip, 6)
-
-
-@inline
-def inverse_dynamics_entry(d, q, qd, qdd, tip, frame, f_tip, tau):
-    """τ = M q̈ + c + g (+ J^T F_tip at `frame` when tip, a constant of the caller)."""
-    check_dynamics_arguments(d, q, qd, qdd, tip, f_tip)
-    recursive_newton_euler(d, d, q, qd, qdd, True, True, True, frame, f_tip, tau)
-    if not all_finite(tau):
+    if not forward:
+        recursive_newton_euler(d, d, q, qd, x, True, True, True, frame, f_tip, out)
+    elif has_mimic(d):
+        if fd_mimic(d, d, q, qd, x, frame, f_tip, out) == FD_NOT_POSITIVE_DEFINITE:
+            raise ValueError(NOT_POSITIVE_DEFINITE)     # (FD_OVERFLOW: q̈ not finite, checked below)
+    else:
+        articulated_body(d, d, q, qd, x, frame, f_tip, out)
+    if not all_finite(out):     # (a constant message per raise: a computed one would need numba's NRT)
+        if forward and tip:
+            raise ValueError(OVERFLOW_QDD_TIP)
+        if forward:
+            raise ValueError(OVERFLOW_QDD)
         if tip:
             raise ValueError(OVERFLOW_TAU_TIP)
         raise ValueError(OVERFLOW_TAU)
@@ -67,15 +73,28 @@ def inverse_dynamics_entry(d, q, qd, qdd, tip, frame, f_tip, tau):
 @_entry(types.none(_D, _VI, _VI, _VI, _V))
 def rnea(d, q, qd, qdd, tau):
     """τ = M q̈ + c + g."""
-    inverse_dynamics_entry(d, q, qd, qdd, False, -1, q, tau)
+    one_state_dynamics(d, q, qd, qdd, False, False, -1, q, tau)
+
+
+@_entry(types.none(_D, _VI, _VI, _VI, _V))
+def aba(d, q, qd, tau, qdd):
+    """q̈ = FD(q, q̇, τ)."""
+    one_state_dynamics(d, q, qd, tau, True, False, -1, q, qdd)
 
 
 @_entry(types.none(_D, _VI, _VI, _VI, _I, _VI, _V))
 def rnea_tip(d, q, qd, qdd, frame, f_tip, tau):
     """τ = M q̈ + c + g + J^T F_tip with F_tip at `frame`."""
-    inverse_dynamics_entry(d, q, qd, qdd, True, frame, f_tip, tau)
+    one_state_dynamics(d, q, qd, qdd, False, True, frame, f_tip, tau)
 
 
+@_entry(types.none(_D, _VI, _VI, _VI, _I, _VI, _V))
+def aba_tip(d, q, qd, tau, frame, f_tip, qdd):
+    """q̈ = FD(q, q̇, τ) with F_tip at `frame`."""
+    one_state_dynamics(d, q, qd, tau, True, True, frame, f_tip, qdd)
+
+
+# ---- gravity and the bias terms (rnea.py) ------------------------------------------------------------
 @_entry(types.none(_D, _VI, _V))
 def gravity(d, q, tau):
     """g(q): RNEA with q̇ = q̈ = 0."""
@@ -204,35 +223,7 @@ def crba_batch(d, q, M):
         raise ValueError(OVERFLOW_M)
 
 
-# ---- forward dynamics (aba.py; crba.py + rnea.py + linalg.py) --------------------------------------------
-@inline
-def forward_dynamics_entry(d, q, qd, tau, tip, frame, f_tip, qdd):
-    """q̈ = FD(q, q̇, τ) (with F_tip at `frame` when tip, a constant of the caller): ABA, or through M_r
-    with mimic joints."""
-    check_dynamics_arguments(d, q, qd, tau, tip, f_tip)
-    if has_mimic(d):
-        if fd_mimic(d, d, q, qd, tau, frame, f_tip, qdd) == FD_NOT_POSITIVE_DEFINITE:
-            raise ValueError(NOT_POSITIVE_DEFINITE)     # (FD_OVERFLOW: qdd not finite, checked below)
-    else:
-        articulated_body(d, d, q, qd, tau, frame, f_tip, qdd)
-    if not all_finite(qdd):
-        if tip:
-            raise ValueError(OVERFLOW_QDD_TIP)
-        raise ValueError(OVERFLOW_QDD)
-
-
-@_entry(types.none(_D, _VI, _VI, _VI, _V))
-def aba(d, q, qd, tau, qdd):
-    """q̈ = FD(q, q̇, τ)."""
-    forward_dynamics_entry(d, q, qd, tau, False, -1, q, qdd)
-
-
-@_entry(types.none(_D, _VI, _VI, _VI, _I, _VI, _V))
-def aba_tip(d, q, qd, tau, frame, f_tip, qdd):
-    """q̈ = FD(q, q̇, τ) with F_tip at `frame`."""
-    forward_dynamics_entry(d, q, qd, tau, True, frame, f_tip, qdd)
-
-
+# ---- forward dynamics of many states, or through M (aba.py; crba.py + rnea.py + linalg.py) ------------
 @_entry(types.none(_D, _MI, _MI, _MI, _M))
 def aba_batch(d, q, qd, tau, qdd):
     """ABA over N states (rows) into qdd (N, n)."""
