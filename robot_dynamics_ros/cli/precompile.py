@@ -10,7 +10,7 @@ as its model is built. numba keeps the compiled code beside the kernel sources (
 machine's CPU: a later process loads it instead of compiling it (the times of both:
 doc/performance.md, section "Start-up").
 
-Each entry point (kernels/entries.py, explicit signatures) has exactly one compiled version, so
+Each entry point (kernels/entries/, explicit signatures) has exactly one compiled version, so
 compiling them all covers every call. They compile independently: worker processes take them one at
 a time, the longest first, so that the cores share the work.
 """

@@ -1,6 +1,6 @@
 """The array objects the entry points read: exact numpy.ndarray, aligned, native byte order.
 
-The explicit signatures (entries.py) ask for C-contiguous float64 arrays, but numba's dispatcher
+The explicit signatures (entries/) ask for C-contiguous float64 arrays, but numba's dispatcher
 cannot be trusted to hold an argument to them. It gives each argument a type code: for an aligned,
 writeable, native-byte-order array from a table keyed on (ndim, layout, dtype number); for any other
 array (misaligned, big-endian, read-only) from one process-wide cache keyed on a fingerprint of

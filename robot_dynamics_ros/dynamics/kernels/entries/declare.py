@@ -6,7 +6,7 @@ import threading
 
 from numba.core import event
 
-from ..jit import entry as compiled_entry
+from ..jit import compile_on_first_call, entry as compiled_entry
 
 ENTRY_NAMES = []     # every entry point, in the order declared
 _SIGNATURES = {}     # name -> (its dispatcher, its declared signature), for compile_entries()
@@ -16,10 +16,10 @@ def _entry(signature, allocates=False, nogil=False):
     """Declare a compiled entry point with an explicit signature, compiled (or loaded from numba's
     cache) on its first call, or by compile_entries(), rather than at import, so a process pays only
     for the kernels it uses. The name is bound once, at import, to numba's dispatcher, the object
-    every call reaches: made without a signature (nothing compiled yet), with the hook numba calls when
-    no compiled signature matches a call (its ``_compile_for_args``) set to compile the declared
-    signature alone and turn compiling off, so the first call compiles it and any other argument types
-    raise numba's TypeError ("No matching definition") instead of compiling another specialisation.
+    every call reaches: made without a signature (nothing compiled yet), its first call compiling the
+    declared signature alone and turning compiling off (jit.compile_on_first_call), so that any other
+    argument types raise numba's TypeError ("No matching definition") instead of compiling another
+    specialisation.
     `allocates`: the entry point creates arrays (needs numba's NRT); `nogil`: it releases the GIL while
     it runs (for work in a thread beside the control loop; its callers give it arrays and a Data no
     other thread uses). Under NUMBA_DISABLE_JIT=1 the name is the Python function itself."""
@@ -29,13 +29,7 @@ def _entry(signature, allocates=False, nogil=False):
         if dispatcher is fn:            # NUMBA_DISABLE_JIT=1
             return fn
 
-        def compile_for_call(*args, **kws):
-            """numba's hook for a call no compiled signature matches: compile the declared one and
-            return the dispatcher, which numba then calls with the same arguments (they match it, or
-            raise the TypeError)."""
-            return _compile_declared(dispatcher, signature)
-
-        dispatcher._compile_for_args = compile_for_call
+        compile_on_first_call(dispatcher, lambda: _compile_declared(dispatcher, signature))
         _SIGNATURES[fn.__name__] = dispatcher, signature
         return dispatcher
     return declare
@@ -96,7 +90,6 @@ def compile_entries(names=None):
         if name in _SIGNATURES:         # (not under NUMBA_DISABLE_JIT=1: nothing to compile)
             _compile_declared(*_SIGNATURES[name])
     return list(names)
-
 
 
 NOT_POSITIVE_DEFINITE = "M(q) is not positive definite (numerically) at this q"

@@ -5,7 +5,8 @@ Every kernel function is declared with one of three decorators from here:
     inline       a helper that LLVM inlines into each kernel that calls it (the recursions and their
                  building blocks)
     subroutine   a helper its callers call (the four ABA passes of an RK4 step)
-    entry        a compiled entry point with an explicit signature (entries.py: what Python calls)
+    entry        a compiled entry point with an explicit signature (entries/: what Python calls),
+                 compiled on its first call (compile_on_first_call)
 
 They compile in one of two ways, chosen once per process when this package is imported:
 
@@ -15,6 +16,8 @@ They compile in one of two ways, chosen once per process when this package is im
            of the whole kernel package (cache.py). This uses numba internals: code-library methods,
            compiler passes, the dispatcher's call template, the cache's locator list and the private
            njit options ``_nrt``, ``no_cpython_wrapper``, ``no_cfunc_wrapper``, ``pipeline_class``.
+           In both modes the entry points use one more: the dispatcher's ``_compile_for_args`` hook
+           (compile_on_first_call).
   plain    ``@njit(cache=True)`` with public options only, numba's own cache. The same results; the
            cold compile takes several times as long (each helper is compiled per constant it is
            called with, and again inside every caller), and numba's cache is keyed on each
@@ -116,3 +119,16 @@ def entry(signature, allocates=False, nogil=False):
     if _HELPER_OPTIONS is None:
         return njit(signature, **options)
     return njit(signature, **options, _nrt=allocates)
+
+
+def compile_on_first_call(dispatcher, compile_declared):
+    """Make `dispatcher` (an entry point's, made without a signature) compile on its first call:
+    numba calls the dispatcher's private hook ``_compile_for_args`` for a call that no compiled
+    signature matches; it is set to ``compile_declared()``, which compiles the declared signature,
+    turns compiling off and returns the dispatcher, which numba then calls with the same arguments
+    (they match the signature, or numba raises its TypeError "No matching definition"). The one
+    numba internal the entry points use (entries/declare.py); `dispatcher`."""
+    def compile_for_call(*args, **kws):
+        return compile_declared()
+    dispatcher._compile_for_args = compile_for_call
+    return dispatcher
