@@ -83,6 +83,7 @@ from robot_dynamics_ros.logic.payload_log import (
     identify_recent,
     payload_parameter_values,
 )
+from robot_dynamics_ros.logic.stamps import stamp_ns
 from robot_dynamics_ros.logic.task_frame import task_frame
 from robot_dynamics_ros.nodes.common import WarningThrottle, describe, parameter_validator, run_node
 from robot_dynamics_ros.nodes.conversions import index_map, make_joint_state, matrix_to_multiarray
@@ -266,9 +267,7 @@ class DynamicsNode(Node):
         if effort is None or conventions is None or not conventions.efforts_are_torques:
             return
         tau = conventions.full_torque(self._hardware.firmware_model, effort, q)
-        stamp = msg.header.stamp
-        t = (stamp.sec + 1e-9 * stamp.nanosec if stamp.sec or stamp.nanosec
-             else 1e-9 * self.get_clock().now().nanoseconds)
+        t = 1e-9 * (stamp_ns(msg.header.stamp) or self.get_clock().now().nanoseconds)   # s; unstamped: now
         self._log.append(t, q, tau)
 
     def _on_identify_payload(self, request, response):
