@@ -58,6 +58,7 @@ from .optimal_control import OptimalControlSolution, ReachingProblem, solve_opti
 from .robot_identification import RobotEstimate, identify_robot
 from .task_space import task_space_bias, task_space_inertia
 from .task_space_control import pose_error, task_space_control
+from .threads import get_num_threads, set_num_threads
 from .urdf import load_urdf
 from .urdf_writer import write_urdf
 
@@ -81,4 +82,5 @@ __all__ = [
     "euler_step", "semi_implicit_euler_step", "rk4_step", "simulate", "SimulationResult",
     "effort_limits", "saturate_effort", "enforce_position_limits",
     "ReachingProblem", "OptimalControlSolution", "solve_optimal_control",
+    "set_num_threads", "get_num_threads",
 ]
