@@ -348,7 +348,8 @@ def test_every_public_function_is_fuzzed():
     builders: with_armature's bad input in test_ref_pinocchio_armature.py, the others' in
     test_robot_identification.py, test_excitation.py and test_write_urdf.py), and optimal control's
     problem, solver and solution (a problem object and horizons of states: their bad input in
-    test_optimal_control.py)."""
+    test_optimal_control.py), and the thread count's setter and getter (no model: set_num_threads' bad
+    values in test_thread_count.py)."""
     classes_and_loaders = {"Model", "Data", "AllTerms", "SimulationResult", "ClosedFormDynamics", "load_urdf",
                            "MomentumObserver",
                            "from_modern_robotics", "to_modern_robotics", "effort_limits",
@@ -357,7 +358,7 @@ def test_every_public_function_is_fuzzed():
                            "with_armature", "base_parameters", "BaseParameters", "identify_robot",
                            "RobotEstimate", "excitation_trajectory", "ExcitationTrajectory",
                            "JointTrajectoryPoints", "write_urdf", "ReachingProblem", "solve_optimal_control",
-                           "OptimalControlSolution"}
+                           "OptimalControlSolution", "set_num_threads", "get_num_threads"}
     assert set(rd.__all__) - classes_and_loaders == set(FUNCTIONS)
 
 
