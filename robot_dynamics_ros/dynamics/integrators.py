@@ -161,9 +161,9 @@ def simulate_batch(model: Model, q0: ArrayLike, qd0: ArrayLike, tau: ArrayLike, 
     ValueError naming the first such rollout.
     """
     code = _checks.choice(METHODS, method, "method")
-    dt = _checks.scalar(dt, "dt", minimum=0.0)
-    if dt == 0.0:
-        raise ValueError("dt must be a finite number > 0, got 0.0")
+    dt = _checks.scalar(dt, "dt")
+    if dt <= 0.0:               # (simulate takes dt = 0: a constant state; no use for a batch of rollouts)
+        raise ValueError(f"dt must be a finite number > 0, got {dt!r}")
     n = model.nq
     q0 = _checks.array(model, q0, "q0", (None, n))
     count = q0.shape[0]
