@@ -12,7 +12,8 @@ momentum-observer step, Panda and UR5), task_space (one call of the task-space l
 (random chains n = 1..60), startup (cold / warm numba cache, node ready time), node (1 kHz round
 trips through the computed-torque and dynamics nodes), sim (simulation speed with and without ROS),
 mujoco_engine (the simulator's MuJoCo engine beside its rigid-body engine: step cost, and real time in
-the node graph with the controller).
+the node graph with the controller), rollouts (simulate_batch, 64 Panda rollouts × 200 RK4 steps on 1
+and 2 threads, beside a Python loop over Pinocchio's aba and MuJoCo's batched rollout).
 Prints tables and writes JSON (benchmarks/results/latest.json unless --json). Method: README.md here.
 """
 import os
@@ -59,7 +60,7 @@ import _timing as T
 
 SECTIONS = ("single", "batch", "contact", "task_space", "feedforward", "identification",
             "robot_identification", "derivatives", "ocp", "scaling", "startup", "node", "sim", "viewer",
-            "mujoco_engine")
+            "mujoco_engine", "rollouts")
 SINGLE_TARGET = 1.0
 BATCH_TARGET = 0.35
 CONTACT_TARGET = 0.3
@@ -1049,6 +1050,26 @@ def section_mujoco_engine(opts):
     return out
 
 
+def section_rollouts(opts):
+    """simulate_batch beside Pinocchio's loop and MuJoCo's rollout (benchmarks/_rollouts.py)."""
+    import _rollouts as RO
+    out = RO.run(rounds=7 if opts.quick else 21, pin_rounds=1 if opts.quick else 3)
+    rows = []
+    for name, r in out["results"].items():
+        rows.append((name, ms(r["median_s"]), ms(r["min_s"]), f"{r['states_per_s'] / 1e3:.0f}",
+                     rat(r["speed_up_over_pinocchio"]), rat(r.get("ratio_to_1T")), verdict(r.get("met")),
+                     err(r.get("rel_error_to_pinocchio"))))
+    table(["rollouts", "median ms", "min ms", "k states/s", "x Pinocchio loop", "2T / 1T",
+           f"<= {out['target_2T']}", "rel. error vs Pinocchio"], rows,
+          f"Batched rollouts: {out['robot']}, B = {out['rollouts']} x {out['steps']} steps, dt = "
+          f"{out['dt'] * 1e3:g} ms, RK4, no friction, no contact; {out['rounds']} rounds (Pinocchio "
+          f"{out['pinocchio_rounds']}), load {out['loadavg'][0]:.2f}; MuJoCo {out['mujoco']}")
+    print("  ours: rd.simulate_batch after set_num_threads(1 | 2); MuJoCo: mujoco.rollout.Rollout(nthread "
+          "0 | 2) on the same URDF (damping, armature 0; constraints and contacts off); Pinocchio: a Python "
+          "loop of RK4 around pin.aba per rollout. States/s = B x steps / median time.")
+    return out
+
+
 # ----------------------------------------------------------------------------------------------
 
 def meta(opts):
@@ -1250,6 +1271,7 @@ RUN_ORDER = (
     (("node",), _section("node_callback", section_node_callback)),
     (("viewer",), _section("viewer", section_viewer)),
     (("mujoco_engine",), _section("mujoco_engine", section_mujoco_engine)),
+    (("rollouts",), _section("rollouts", section_rollouts)),
 )
 
 

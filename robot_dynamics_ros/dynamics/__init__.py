@@ -41,7 +41,14 @@ from .identification import (
     with_inertial_parameters,
     with_payload,
 )
-from .integrators import SimulationResult, euler_step, rk4_step, semi_implicit_euler_step, simulate
+from .integrators import (
+    SimulationResult,
+    euler_step,
+    rk4_step,
+    semi_implicit_euler_step,
+    simulate,
+    simulate_batch,
+)
 from .inverse_dynamics import (
     bias_forces,
     coriolis_forces,
@@ -79,7 +86,7 @@ __all__ = [
     "base_parameters", "BaseParameters", "identify_robot", "RobotEstimate",
     "excitation_trajectory", "ExcitationTrajectory", "JointTrajectoryPoints",
     "MomentumObserver", "external_wrench", "momentum_balance",
-    "euler_step", "semi_implicit_euler_step", "rk4_step", "simulate", "SimulationResult",
+    "euler_step", "semi_implicit_euler_step", "rk4_step", "simulate", "simulate_batch", "SimulationResult",
     "effort_limits", "saturate_effort", "enforce_position_limits",
     "ReachingProblem", "OptimalControlSolution", "solve_optimal_control",
     "set_num_threads", "get_num_threads",

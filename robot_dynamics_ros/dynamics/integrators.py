@@ -1,5 +1,6 @@
 """Numerical integration of the forward dynamics q̈ = FD(q, q̇, τ) (eq. 9.2; the textbook's EulerStep
-and ForwardDynamicsTrajectory, §9.5). dt in s; q, q̇, τ in the units of forward_dynamics."""
+and ForwardDynamicsTrajectory, §9.5): one step, one simulation (simulate), or B independent rollouts
+across threads (simulate_batch). dt in s; q, q̇, τ in the units of forward_dynamics."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ from . import _checks
 from .friction import Friction, friction_coefficients
 from .kernels import entries as _k
 from .model import Data, Model
+from .threads import run_chunks
 
 #: A state update: (q', q̇') after one step.
 State = Tuple[np.ndarray, np.ndarray]
@@ -25,11 +27,16 @@ def _extras(model, f_tip, frame, friction):
         fr, tip = -1, np.zeros(6)
     else:
         fr, tip = model.frame_index(frame), _checks.vector(model, f_tip, "f_tip", 6)
+    return (fr, tip, *_friction_vectors(model, friction))
+
+
+def _friction_vectors(model, friction):
+    """The kernels' (viscous, coulomb) coefficient vectors for the `friction` argument (zeros when off)."""
     coefficients = friction_coefficients(model, friction)
     if coefficients is None:
         zero = np.zeros(model.nq)
-        return fr, tip, zero, zero
-    return fr, tip, np.array(coefficients[0], dtype=float), np.array(coefficients[1], dtype=float)
+        return zero, zero
+    return np.array(coefficients[0], dtype=float), np.array(coefficients[1], dtype=float)
 
 
 def _step(model, q, qd, tau, dt, f_tip, frame, friction, data, method):
@@ -73,7 +80,8 @@ def rk4_step(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, dt: floa
 @dataclass(frozen=True)
 class SimulationResult:
     """What simulate() returns: times t (steps+1,) in s, states q and qd (steps+1, n), and the torques
-    tau (steps, n) applied over each step."""
+    tau (steps, n) applied over each step. From simulate_batch: q, qd (B, steps+1, n) and tau
+    (B, steps, n), rollout b in row b; t (steps+1,) is every rollout's."""
     t: np.ndarray
     q: np.ndarray
     qd: np.ndarray
@@ -125,3 +133,75 @@ def simulate(model: Model, q0: ArrayLike, qd0: ArrayLike,
     applied = _checks.array(model, tau, "tau", (steps, model.nq))
     _k.simulate(buf, q0, qd0, applied, dt, code, fr, tip, fv, fs, q, qd, scratch)
     return SimulationResult(t, q, qd, applied)
+
+
+#: Steps of work (rollouts × steps) below which a range of rollouts is not worth a thread: 100 RK4 steps
+#: of a 7-joint arm take about 0.3 ms, a hand-over to a pool thread some 0.05 ms (doc/performance.md).
+MIN_STEPS_PER_RANGE = 100
+
+
+def simulate_batch(model: Model, q0: ArrayLike, qd0: ArrayLike, tau: ArrayLike, dt: float,
+                   method: str = "rk4", f_tip: ArrayLike | None = None, frame: str | None = None,
+                   friction: Friction = None) -> SimulationResult:
+    """B independent rollouts of the forward dynamics (eq. 9.2), each simulate's
+    ForwardDynamicsTrajectory: for rollout b, (q_b,0, q̇_b,0) = (q0[b], qd0[b]) and
+    (q_b,k+1, q̇_b,k+1) = step(q_b,k, q̇_b,k, τ_b,k) for k = 0..steps-1, τ_b,k = tau[b, k] held over step k.
+
+    q0, qd0: (B, n), B >= 1. tau: (B, steps, n) (steps is tau's second dimension; 0 gives the initial
+    states only). dt > 0 in s. method: "rk4" (default), "semi_implicit_euler" or "euler". f_tip: a wrench
+    (6,) for every rollout or one per rollout (B, 6), (m, f) at `frame` in its coordinates, held over
+    every step. friction: as in simulate (model-wide). Returns a SimulationResult with q, qd of shape
+    (B, steps + 1, n), tau (B, steps, n) and the shared times t (steps + 1,).
+
+    Rollout b equals simulate(model, q0[b], qd0[b], tau[b], dt, steps, method, f_tip[b], frame, friction)
+    bit for bit, for any thread count: the rollouts are split into contiguous ranges across
+    get_num_threads() threads (threads.run_chunks), each range one call of the compiled loop that
+    simulate runs, with the GIL released and a workspace (Data) of its own, so the model's default Data
+    is never used and a Data argument is not taken. A rollout whose state stops being finite raises a
+    ValueError naming the first such rollout.
+    """
+    code = _checks.choice(METHODS, method, "method")
+    dt = _checks.scalar(dt, "dt")
+    if dt <= 0.0:               # (simulate takes dt = 0: a constant state; no use for a batch of rollouts)
+        raise ValueError(f"dt must be a finite number > 0, got {dt!r}")
+    n = model.nq
+    q0 = _checks.array(model, q0, "q0", (None, n))
+    count = q0.shape[0]
+    if count == 0:
+        raise ValueError(f"q0 must hold at least one rollout: shape (B, {n}) with B >= 1, got {q0.shape}")
+    qd0 = _checks.array(model, qd0, "qd0", (count, n))
+    tau = _checks.array(model, tau, "tau", (count, None, n))
+    steps = tau.shape[1]
+    frame_index, tips = _rollout_tips(model, f_tip, frame, count)
+    viscous, coulomb = _friction_vectors(model, friction)
+    t = dt * np.arange(steps + 1)
+    _checks.finite(t[-1], "the time steps * dt", "tau's steps, dt")
+    try:
+        q = np.empty((count, steps + 1, n))
+        qd = np.empty((count, steps + 1, n))
+    except (MemoryError, ValueError):   # numpy's ValueError: more than the address space can hold
+        raise ValueError(f"B = {count} rollouts of {steps} steps do not fit in memory") from None
+    diverged = []
+
+    def rollouts(start, stop):      # one range: its own workspace, one nogil call of the compiled loop
+        first = _k.simulate_batch(Data(model).buffer, q0[start:stop], qd0[start:stop], tau[start:stop], dt,
+                                  code, frame_index, tips[start:stop], viscous, coulomb, q[start:stop],
+                                  qd[start:stop], np.empty((8, n)))
+        if first >= 0:
+            diverged.append(start + first)
+    run_chunks(count, rollouts, min_chunk=-(-MIN_STEPS_PER_RANGE // max(steps, 1)))
+    if diverged:
+        raise ValueError(f"rollout {min(diverged)}: {_k.OVERFLOW_SIMULATION}")
+    return SimulationResult(t, q, qd, tau)
+
+
+def _rollout_tips(model, f_tip, frame, count):
+    """(frame index, wrenches (count, 6)) for simulate_batch's f_tip: (6,) for every rollout or one per
+    rollout; (-1, zeros) without a wrench."""
+    if f_tip is None:
+        return -1, np.zeros((count, 6))
+    frame_index = model.frame_index(frame)
+    tips = _checks.real_array(f_tip, "f_tip", f"a wrench (6,) or one per rollout ({count}, 6)")
+    if tips.shape == (6,):
+        tips = np.broadcast_to(tips, (count, 6))
+    return frame_index, _checks.array(model, tips, "f_tip", (count, 6))

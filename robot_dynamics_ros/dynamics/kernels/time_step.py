@@ -6,13 +6,15 @@
     Euler:            q' = q + dt q̇,   q̇' = q̇ + dt q̈
     semi-implicit:    q̇' = q̇ + dt q̈,   q' = q + dt q̇'
     RK4:              the classical fourth-order Runge-Kutta on x = (q, q̇), ẋ = (q̇, q̈), τ held over dt
+    trajectory:       (q_0, q̇_0) given, (q_k+1, q̇_k+1) = step(q_k, q̇_k, τ_k) for k = 0..steps-1
+                      (the textbook's ForwardDynamicsTrajectory), one rollout of simulate / simulate_batch
 """
 import numpy as np
 
 from .aba import aba
 from .crba import crba
 from .jit import inline, subroutine
-from .layout import W_MIMIC_M, has_mimic, n_coordinates
+from .layout import W_MIMIC_M, all_finite, has_mimic, n_coordinates
 from .linalg import cholesky_in_place, cholesky_solve_in_place
 from .rnea import rnea
 
@@ -113,3 +115,20 @@ def step(mb, w, q, qd, tau, dt, method, frame, f_tip, viscous, coulomb, q_next, 
         v4 = qd_stage[i]
         q_next[i] = q[i] + dt / 6.0 * (qd[i] + 2.0 * v2[i] + 2.0 * v3[i] + v4)
         qd_next[i] = qd[i] + dt / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
+
+
+@inline
+def trajectory(mb, w, q0, qd0, tau, dt, method, frame, f_tip, viscous, coulomb, q, qd, s):
+    """One rollout: q[0], q̇[0] = q0, q̇0, then (q[k+1], q̇[k+1]) = step(q[k], q̇[k], τ[k]) for
+    k = 0..steps-1 (τ[k] held over step k) into q, qd (steps + 1, n); s: scratch (8, n). Returns True,
+    or False at the first step whose state is not finite (the rows after it are left unwritten): the
+    one loop of simulate and of each rollout of simulate_batch (entries/stepping.py)."""
+    n = q0.shape[0]
+    for i in range(n):
+        q[0, i] = q0[i]
+        qd[0, i] = qd0[i]
+    for k in range(tau.shape[0]):
+        step(mb, w, q[k], qd[k], tau[k], dt, method, frame, f_tip, viscous, coulomb, q[k + 1], qd[k + 1], s)
+        if not (all_finite(q[k + 1]) and all_finite(qd[k + 1])):     # stop at the first divergent step
+            return False
+    return True

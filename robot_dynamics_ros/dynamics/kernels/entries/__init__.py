@@ -6,7 +6,7 @@
     rigid_body.py     inverse and forward dynamics, M(q), the momentum and its observer, C(q, q̇), ∂M/∂q
     frames.py         poses, Jacobians, task-space inertia and control, all terms of a state, log(T)
     sensitivities.py  derivatives of the dynamics, linearisation, regressors
-    stepping.py       integration steps and simulation
+    stepping.py       integration steps, simulation and batches of rollouts
     ddp_passes.py     optimal control: cost and gaps, derivatives, backward and forward passes (ddp.py)
 
 
@@ -115,5 +115,6 @@ from .sensitivities import (  # noqa: F401
 )
 from .stepping import (  # noqa: F401
     simulate,
+    simulate_batch,
     step,
 )

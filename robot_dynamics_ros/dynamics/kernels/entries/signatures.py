@@ -10,3 +10,4 @@ _MI = types.Array(types.float64, 2, "C", readonly=True)   # an input trajectory 
 _I = types.int64
 _F = types.float64
 _T = types.float64[:, :, ::1]                             # a stack of matrices (N, r, c)
+_TI = types.Array(types.float64, 3, "C", readonly=True)   # an input stack (B, steps, n) of torques

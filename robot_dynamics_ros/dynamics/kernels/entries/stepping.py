@@ -1,21 +1,25 @@
-"""Entry points of time stepping: one integration step and a whole simulation (Euler, semi-implicit
-Euler, RK4), with friction and a tip wrench."""
+"""Entry points of time stepping: one integration step, a whole simulation and a batch of independent
+rollouts (Euler, semi-implicit Euler, RK4), with friction and a tip wrench. A simulation and each
+rollout of a batch are the one loop time_step.trajectory over the one step time_step.step."""
 from numba import types
 
 from ..layout import (
     all_finite,
     check_state,
     check_vector,
+    n_coordinates,
 )
+from ..native import is_native_ndarray
 from ..time_step import (
     step as integration_step,
+    trajectory,
 )
 from .declare import (
     OVERFLOW_SIMULATION,
     OVERFLOW_STEP,
     _entry,
 )
-from .signatures import _D, _F, _I, _M, _MI, _V, _VI
+from .signatures import _D, _F, _I, _M, _MI, _T, _TI, _V, _VI
 
 
 # ---- integration (integrators.py) --------------------------------------------------------------------
@@ -39,11 +43,30 @@ def simulate(d, q0, qd0, tau, dt, method, frame, f_tip, viscous, coulomb, q, qd,
         raise ValueError("invalid torque trajectory")
     if q.shape != (steps + 1, n) or qd.shape != q.shape:
         raise ValueError("invalid trajectory shape")
-    for i in range(n):
-        q[0, i] = q0[i]
-        qd[0, i] = qd0[i]
-    for k in range(steps):
-        integration_step(d, d, q[k], qd[k], tau[k], dt, method, frame, f_tip, viscous, coulomb,
-                         q[k + 1], qd[k + 1], s)
-        if not (all_finite(q[k + 1]) and all_finite(qd[k + 1])):     # stop at the first divergent step
-            raise ValueError(OVERFLOW_SIMULATION)
+    if not trajectory(d, d, q0, qd0, tau, dt, method, frame, f_tip, viscous, coulomb, q, qd, s):
+        raise ValueError(OVERFLOW_SIMULATION)
+
+
+@_entry(types.int64(_D, _MI, _MI, _TI, _F, _I, _I, _MI, _VI, _VI, _T, _T, _M), nogil=True)
+def simulate_batch(d, q0, qd0, tau, dt, method, frame, f_tip, viscous, coulomb, q, qd, s):
+    """Rollouts b = 0..B-1, each simulate's loop (trajectory) from (q0[b], qd0[b]) under tau[b]
+    (B, steps, n) with the wrench f_tip[b] (B, 6), into q[b], qd[b] of q, qd (B, steps + 1, n); s: scratch
+    (8, n). Returns -1, or the first rollout whose state diverged (it stops at its first non-finite
+    step and the later rollouts are not run). Releases the GIL (nogil): simulate_batch runs one call
+    per thread on its own range of rollouts, each with its own Data buffer d and scratch s."""
+    B, n = q0.shape
+    steps = tau.shape[1]
+    if n != n_coordinates(d) or qd0.shape != q0.shape or tau.shape[0] != B or tau.shape[2] != n:
+        raise ValueError("invalid rollout shape")
+    if q.shape != (B, steps + 1, n) or qd.shape != q.shape or f_tip.shape != (B, 6) or s.shape != (8, n):
+        raise ValueError("invalid rollout shape")
+    if not (is_native_ndarray(q0, d) and is_native_ndarray(qd0, d) and is_native_ndarray(tau, d)
+            and is_native_ndarray(f_tip, d)):
+        raise ValueError("invalid rollout arrays")
+    if not (all_finite(q0) and all_finite(qd0) and all_finite(tau) and all_finite(f_tip)):
+        raise ValueError("invalid rollout values")
+    for b in range(B):
+        if not trajectory(d, d, q0[b], qd0[b], tau[b], dt, method, frame, f_tip[b], viscous, coulomb, q[b],
+                          qd[b], s):
+            return b
+    return -1
