@@ -1,14 +1,16 @@
 """The recent joint states with efforts, and the payload they show (dynamics_node's ``~/identify_payload``).
 
 ROS-free. ``StateLog`` keeps the samples (t, q, τ) of the last ``window`` seconds in a ring buffer
-that grows by doubling up to ``max_samples`` (then the oldest go first: memory stays bounded
-whatever the rate). ``identify_recent`` runs ``dynamics.identify_payload_from_log`` on them and says,
+sized to the window at the rate the stamps show (window × rate × CAPACITY_MARGIN samples, between
+MIN_SAMPLES and ``max_samples``; then the oldest go first): memory stays bounded whatever the rate
+and however long it runs. ``identify_recent`` runs ``dynamics.identify_payload_from_log`` on them and says,
 in words, why an estimate is not to be trusted: too few samples, too little excitation (the scaled
 regressor's condition number above ``MAX_CONDITION``), or parameters no rigid body has.
 """
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 
@@ -16,21 +18,40 @@ from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.dynamics.identification import DEFAULT_CUTOFF
 
 __all__ = ['StateLog', 'identify_recent', 'estimate_problem', 'estimate_summary', 'inertia_entries',
-           'inertia_matrix', 'payload_parameter_values', 'PAYLOAD_PARAMETERS', 'MAX_CONDITION', 'MAX_SAMPLES']
+           'inertia_matrix', 'payload_parameter_values', 'PAYLOAD_PARAMETERS', 'MAX_CONDITION', 'MAX_SAMPLES',
+           'MIN_SAMPLES', 'CAPACITY_MARGIN']
 
 #: The nodes' payload parameters (model_source declares them): kg; m; kg m² (ixx, ixy, ixz, iyy, iyz, izz
 #: about the centre of mass); frame name.
 PAYLOAD_PARAMETERS = ('payload_mass', 'payload_com', 'payload_inertia', 'payload_frame')
 MAX_CONDITION = 1e3         # condition number of the scaled regressor above which the data is too poor
-MAX_SAMPLES = 200_000       # at most this many samples are kept (200 s at 1 kHz)
-_FIRST_CAPACITY = 1024
+MAX_SAMPLES = 200_000       # ceiling of the storage: at most this many samples (200 s at 1 kHz)
+MIN_SAMPLES = 256           # floor of the storage: the first allocation (and never less once shrunk)
+CAPACITY_MARGIN = 1.25      # storage = window × rate × this: room for jitter and rate drift without growing
+_MAX_GROWTH = 4             # one growth at most multiplies the storage by this (a burst of stamps at start)
+_SHRINK_BELOW = 0.6         # shrink when the window holds less than this share of the storage (steady: 0.8)
 
 
 class StateLog:
     """Samples (t s, q (n,), τ (n,)) in time order over the last ``window`` seconds (of their own
     stamps). A sample whose time is not after the last one's is a new recording when it goes back
     more than ``window`` (a simulator reset, a bag played again: the log starts over), and a repeat
-    otherwise (dropped)."""
+    otherwise (dropped).
+
+    Storage: a ring buffer of ``capacity`` samples sized from the window and the rate the stamps
+    show. Samples older than ``window`` before the newest leave as new ones come. When the buffer is
+    full of samples still inside the window it grows (nothing inside the window is lost) to
+
+        capacity = clip(window · rate · CAPACITY_MARGIN, MIN_SAMPLES, max_samples),
+        rate = count / (t_new − t_oldest)                                     (1)
+
+    (the mean rate over the ``count`` samples held and the new one, Hz), but at least ``count · CAPACITY_MARGIN`` and at most
+    ``_MAX_GROWTH ×`` the old capacity (a burst of stamps on a short log is not extrapolated to the
+    whole window at once). When the window holds less than ``_SHRINK_BELOW`` of the storage and its
+    samples span at least half a window (the rate fell, the window was made shorter) it shrinks to (1). So at a steady
+    rate the storage settles at window · rate · CAPACITY_MARGIN samples, whatever the duration, and it
+    never exceeds ``max_samples``: a window that needs more keeps the newest ``max_samples``
+    (the oldest go first). Memory: capacity · (1 + 2 n) · 8 bytes."""
 
     def __init__(self, joint_count: int, window: float, max_samples: int = MAX_SAMPLES):
         self.joint_count = int(joint_count)
@@ -46,6 +67,11 @@ class StateLog:
     def __len__(self):
         return self._count
 
+    @property
+    def capacity(self) -> int:
+        """Samples the storage holds now (its arrays' length)."""
+        return self._t.size
+
     def append(self, t: float, q, tau):
         if self._count:
             last = self._t[(self._start + self._count - 1) % self._t.size]
@@ -54,17 +80,47 @@ class StateLog:
                     self.clear()
                 else:
                     return
-        if self._count == self._t.size:
-            if self._t.size < self.max_samples:
-                self._grow(min(self.max_samples, max(_FIRST_CAPACITY, 2 * self._t.size)))
-            else:                           # full: the oldest sample makes room
-                self._start = (self._start + 1) % self._t.size
-                self._count -= 1
+        self._drop_older_than(t - self.window)
+        self._fit(t)
         k = (self._start + self._count) % self._t.size
         self._t[k], self._q[k], self._tau[k] = t, q, tau
         self._count += 1
 
-    def _grow(self, capacity):
+    def _drop_older_than(self, t_oldest):
+        """Forget the samples stamped before t_oldest (s): they left the window."""
+        size = self._t.size
+        while self._count and self._t[self._start] < t_oldest:
+            self._start = (self._start + 1) % size
+            self._count -= 1
+
+    def _fit(self, t):
+        """Room for one more sample at time t: grow or shrink the storage as eq. (1) says, or (full
+        at max_samples) let the oldest sample go."""
+        capacity, count = self._t.size, self._count
+        floor = min(MIN_SAMPLES, self.max_samples)
+        if capacity == 0:
+            self._resize(floor)
+            return
+        span = t - self._t[self._start] if count else 0.0           # s, > 0: stamps increase
+        if count == capacity:
+            if capacity >= self.max_samples:        # full at the ceiling: the oldest sample makes room
+                self._start = (self._start + 1) % capacity
+                self._count -= 1
+                return
+            wanted = max(self._for_rate(count / span), math.ceil(count * CAPACITY_MARGIN))
+            self._resize(min(wanted, _MAX_GROWTH * capacity, self.max_samples))
+        elif capacity > floor and count < _SHRINK_BELOW * capacity and span >= 0.5 * self.window:
+            wanted = max(self._for_rate(count / span), math.ceil((count + 1) * CAPACITY_MARGIN))
+            if wanted < capacity:
+                self._resize(wanted)
+
+    def _for_rate(self, rate):
+        """Samples for the window at ``rate`` Hz: window · rate · CAPACITY_MARGIN within
+        [MIN_SAMPLES, max_samples] (eq. 1)."""
+        wanted = math.ceil(self.window * rate * CAPACITY_MARGIN)
+        return int(min(max(wanted, min(MIN_SAMPLES, self.max_samples)), self.max_samples))
+
+    def _resize(self, capacity):
         t, q, tau = self._ordered()
         self._t, self._q, self._tau = (np.empty((capacity,) + x.shape[1:]) for x in (t, q, tau))
         self._t[:self._count], self._q[:self._count], self._tau[:self._count] = t, q, tau

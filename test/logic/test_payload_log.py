@@ -1,12 +1,21 @@
 """payload_log (ROS-free): the bounded log of recent joint states with efforts, and the verdict on the
 payload they show."""
 import json
+import math
 from pathlib import Path
 
 import numpy as np
 
 from robot_dynamics_ros import dynamics as rd
-from robot_dynamics_ros.logic.payload_log import MAX_CONDITION, StateLog, estimate_summary, identify_recent
+from robot_dynamics_ros.logic.payload_log import (
+    CAPACITY_MARGIN,
+    MAX_CONDITION,
+    MAX_SAMPLES,
+    MIN_SAMPLES,
+    StateLog,
+    estimate_summary,
+    identify_recent,
+)
 
 UR5E = Path(__file__).resolve().parents[2] / "urdf" / "ur5e.urdf"
 
@@ -15,20 +24,124 @@ def test_the_log_keeps_the_window_in_order_and_never_more_than_its_bound():
     log = StateLog(2, window=1.0, max_samples=300)
     for k in range(1000):                       # 10 s at 100 Hz
         log.append(0.01 * k, [k, -k], [2 * k, 0.5])
-    assert len(log) == 300 and log._t.size == 300       # bounded: grew by doubling, then capped
+    assert len(log) == 101 and log.capacity <= 300      # the last second only: older samples left
     t, q, tau = log.recent()
     np.testing.assert_allclose(t, 0.01 * np.arange(899, 1000))     # the last second, oldest first
     np.testing.assert_array_equal(q[:, 0], np.arange(899, 1000))
     np.testing.assert_array_equal(tau[:, 0], 2 * np.arange(899, 1000))
     log.append(t[-1], [0, 0], [0, 0])               # a repeated stamp: dropped
     log.append(t[-1] - 0.5, [0, 0], [0, 0])         # a little back: dropped
-    assert len(log) == 300 and log.recent()[0][-1] == t[-1]
+    assert len(log) == 101 and log.recent()[0][-1] == t[-1]
     log.append(1.0, [7, 7], [7, 7])                 # far back (a reset, a bag played again): starts over
     assert len(log) == 1 and log.recent()[1].tolist() == [[7, 7]]
     log.window = 0.05
     for k in range(1, 20):
         log.append(1.0 + 0.01 * k, [k, k], [k, k])
     assert log.recent()[0].size == 6                # the window is read at each call
+    # a window that needs more than the ceiling keeps the newest max_samples: the oldest go first
+    capped = StateLog(2, window=1.0, max_samples=50)
+    for k in range(1000):
+        capped.append(0.01 * k, [k, -k], [2 * k, 0.5])
+    assert len(capped) == 50 and capped.capacity == 50
+    np.testing.assert_allclose(capped.recent()[0], 0.01 * np.arange(950, 1000))
+
+
+def _feed(log, stamps, joint_count=7):
+    """Append a sample at each stamp (q = τ = the stamp on every joint); returns, after each
+    append, the log's capacity."""
+    capacities = np.empty(len(stamps), dtype=int)
+    for k, t in enumerate(stamps):
+        log.append(t, np.full(joint_count, t), np.full(joint_count, t))
+        capacities[k] = log.capacity
+    return capacities
+
+
+def _assert_holds_the_window(log, stamps):
+    """The log holds exactly the stamps within its window of the newest, in order, q and τ with them:
+    nothing inside the window lost, nothing older kept."""
+    stamps = np.asarray(stamps)
+    inside = stamps[stamps >= stamps[-1] - log.window]
+    t, q, tau = log.recent()
+    assert len(log) == inside.size
+    np.testing.assert_array_equal(t, inside)
+    np.testing.assert_array_equal(q[:, 0], inside)
+    np.testing.assert_array_equal(tau[:, -1], inside)
+
+
+def test_a_1khz_stream_for_many_windows_keeps_the_storage_at_window_times_rate_times_margin():
+    window, rate = 10.0, 1000.0
+    log = StateLog(7, window)
+    stamps = 1e-3 * np.arange(int(6 * window * rate))            # 60 s: six windows
+    capacities = _feed(log, stamps)
+    settled = math.ceil(window * rate * CAPACITY_MARGIN)          # 12 500 samples, 1.5 MB for 7 joints
+    assert abs(capacities[-1] - settled) <= 5, capacities[-1]
+    # settled within the first window, and unchanged through the five after it
+    assert (capacities[int(window * rate):] == capacities[-1]).all()
+    assert capacities.max() <= settled + 5 and capacities[0] == MIN_SAMPLES
+    assert capacities.max() < MAX_SAMPLES / 10                     # not the ceiling: the bug of issue 40
+    _assert_holds_the_window(log, stamps)
+
+
+def test_the_storage_follows_a_change_of_rate_down_and_up_and_keeps_the_window():
+    window = 2.0
+    log = StateLog(3, window)
+    fast = 1e-3 * np.arange(int(3 * window * 1000))                            # 1 kHz, three windows
+    slow = fast[-1] + 1e-2 * np.arange(1, int(3 * window * 100))              # 100 Hz, three windows
+    faster = slow[-1] + 5e-4 * np.arange(1, int(3 * window * 2000))           # 2 kHz, three windows
+    for stamps, rate in ((fast, 1000.0), (slow, 100.0), (faster, 2000.0)):
+        capacities = _feed(log, stamps, 3)
+        expected = window * rate * CAPACITY_MARGIN
+        # the window fits, with at most window × rate × margin and what shrinks leave (1 / (0.6 · margin))
+        assert window * rate < capacities[-1] <= 1.4 * expected, (rate, capacities[-1])
+        everything = np.concatenate([fast, slow, faster])[:np.searchsorted(
+            np.concatenate([fast, slow, faster]), stamps[-1], side='right')]
+        _assert_holds_the_window(log, everything)
+    assert capacities.max() <= math.ceil(window * 2000.0 * CAPACITY_MARGIN) + 5
+
+
+def test_a_burst_of_stamps_is_kept_whole_and_the_storage_stays_bounded():
+    window = 1.0
+    log = StateLog(2, window)
+    steady = 1e-3 * np.arange(3000)                                  # 3 s at 1 kHz
+    burst = steady[-1] + 1e-6 * np.arange(1, 5001)                   # 5000 samples within 5 ms
+    after = burst[-1] + 1e-3 * np.arange(1, 3001)                    # 3 s at 1 kHz again
+    stamps = np.concatenate([steady, burst, after])
+    capacities = np.empty(stamps.size, dtype=int)
+    most_in_window = 0
+    for k, t in enumerate(stamps):
+        log.append(t, [t, t], [t, t])
+        capacities[k] = log.capacity
+        most_in_window = max(most_in_window, len(log))
+        if k in (steady.size + burst.size - 1, steady.size + burst.size + 500):
+            _assert_holds_the_window(log, stamps[:k + 1])            # the burst is all there
+    assert most_in_window > 5900                                     # ~1000 steady + the 5000
+    # bounded by what the window held at most (the burst within it), with the margin
+    assert capacities.max() <= math.ceil(CAPACITY_MARGIN * (most_in_window + 1)) + 5, capacities.max()
+    _assert_holds_the_window(log, stamps)
+    # a burst on a log that just started is not extrapolated to a whole window at that rate
+    fresh = StateLog(2, window=10.0)
+    capacities = _feed(fresh, 1e-6 * np.arange(2000), 2)             # 2000 samples in 2 ms
+    assert capacities.max() <= 4 * 4 * MIN_SAMPLES                   # at most x4 per growth
+    assert len(fresh) == 2000
+
+
+def test_uneven_stamps_lose_nothing_inside_the_window_and_bound_the_storage():
+    rng = np.random.default_rng(4)
+    window, mean_rate = 5.0, 1000.0
+    gaps = 1e-3 * rng.uniform(0.2, 1.8, 40_000)                      # jitter of ±80 % around 1 ms
+    gaps[rng.integers(0, gaps.size, 20)] = 0.2                        # and a few 200 ms stalls
+    stamps = np.cumsum(gaps)
+    log = StateLog(7, window)
+    capacities = _feed(log, stamps)
+    _assert_holds_the_window(log, stamps)
+    inside = np.arange(1, stamps.size + 1) - np.searchsorted(stamps, stamps - window)   # held after each
+    assert capacities.max() <= 1.25 * CAPACITY_MARGIN * inside.max(), (capacities.max(), inside.max())
+    assert capacities.max() <= 1.25 * CAPACITY_MARGIN * window * mean_rate
+    # a stall longer than the window: the log holds only what came after it
+    late = stamps[-1] + 2 * window + 1e-3 * np.arange(100)
+    _feed(log, late)
+    _assert_holds_the_window(log, np.concatenate([stamps, late]))
+    assert len(log) == 100
 
 
 def test_identify_recent_finds_the_payload_and_says_why_when_it_cannot():
