@@ -18,11 +18,25 @@ node that
 - subscribes to /joint_states, the controller's commands and dynamics_node's gravity torques,
   counts them per window and checks every value is finite.
 
-Reported per node: RSS at the end of the warm-up and at the end, the RSS growth rate after the
-warm-up (least-squares slope of the RSS sampled every 5 s, MB/min), CPU (% of one core), and alive
-at the end; per output: messages received and their rate; lost = joint states received by the
-probe minus the outputs that answer them (gravity torques: matched by header stamp; commands:
-counted, as the command carries no stamp); and the number of non-finite values seen anywhere.
+Reported per node: RSS at the end of the warm-up and at the end, the RSS slope (least-squares fit
+of the RSS sampled every 5 s, MB/min) over the whole measured time and over its second half (the
+settled slope: first-minute effects, a log filling its window, the allocator's first arenas, are
+over by then), the verdict "flat" or "grows" of the settled slope against FLAT_THRESHOLD, CPU (% of
+one core), and alive at the end; per output: messages received and their rate; lost = joint states
+received by the probe minus the outputs that answer them (gravity torques: matched by header stamp;
+commands: counted, as the command carries no stamp); and the number of non-finite values seen
+anywhere. The JSON keeps every RSS sample; ``--plot`` draws them (RSS minus its value after the
+warm-up, per node, with the settled fit) into a PNG.
+
+Flat threshold: the allocator moves RSS in steps without any leak (glibc's malloc returns the top of
+its heap only above M_TRIM_THRESHOLD, 128 kB by default and raised dynamically up to 32 MB by the
+blocks it frees; DDS and Python grow their pools in chunks), so a single step of ALLOCATOR_STEP_MB
+inside the fit is noise. A step h at the middle of a fit over T minutes gives a least-squares slope
+of 1.5 h / T (x uniform on [0, T], y = h·[x > T/2]: cov = hT/8, var = T²/12), so the verdict is
+"flat" when |slope| < max(1.5 · ALLOCATOR_STEP_MB / T, FLAT_FLOOR_MB_PER_MIN): 0.15 MB/min for the
+5-minute second half of a 10-minute soak. A leak of one 7-joint JointState-sized object (~0.3 kB)
+per message at 1 kHz is ~18 MB/min, 100 times more; the payload log of issue 40 (a ring of 200 000
+samples filling up) grew 4 MB/min.
 """
 import argparse
 import datetime
@@ -49,6 +63,9 @@ NODES = {
     "dynamics": "robot_dynamics_ros.nodes.dynamics_node",
 }
 START_TIMEOUT_S = 600.0
+RSS_PERIOD_S = 5                # RSS sampled every this many seconds
+ALLOCATOR_STEP_MB = 0.5         # one allocator step of RSS that is no leak (module docstring)
+FLAT_FLOOR_MB_PER_MIN = 0.05    # the flat threshold never below this, however long the soak
 # A second pose for the reference swing: joints 1, 2 and 4 moved by about 0.3 rad.
 SWING = PANDA_READY + np.array([0.3, 0.3, 0.0, 0.3, 0.0, 0.0, 0.0])
 
@@ -71,6 +88,33 @@ def slope_per_minute(samples):
         return None
     t, v = np.asarray(samples, dtype=float).T
     return float(np.polyfit(t / 60.0, v, 1)[0])
+
+
+def settled(samples):
+    """The second half (in time) of [(t_s, value)]: the samples the settled slope is fitted to."""
+    if not samples:
+        return []
+    t_half = 0.5 * (samples[0][0] + samples[-1][0])
+    return [s for s in samples if s[0] >= t_half]
+
+
+def flat_threshold(samples):
+    """MB/min below which a settled slope is "flat": max(1.5 · ALLOCATOR_STEP_MB / T, floor), T the
+    minutes the settled fit spans (module docstring)."""
+    half = settled(samples)
+    minutes = (half[-1][0] - half[0][0]) / 60.0 if len(half) > 1 else 0.0
+    return max(1.5 * ALLOCATOR_STEP_MB / minutes, FLAT_FLOOR_MB_PER_MIN) if minutes > 0 else None
+
+
+def memory_summary(samples, rss_after_warmup, rss_at_end):
+    """RSS figures of one node: MB after warm-up and at the end, slopes (MB/min) over all the samples
+    and over their second half, the flat threshold and the verdict on the settled slope."""
+    whole, late = slope_per_minute(samples), slope_per_minute(settled(samples))
+    threshold = flat_threshold(samples)
+    verdict = None if late is None or threshold is None else ("flat" if abs(late) < threshold else "grows")
+    return {"rss_mb_after_warmup": rss_after_warmup, "rss_mb_at_end": rss_at_end,
+            "rss_growth_mb_per_min": whole, "rss_settled_slope_mb_per_min": late,
+            "flat_threshold_mb_per_min": threshold, "memory": verdict, "rss_samples": samples}
 
 
 class SoakProbe:
@@ -264,7 +308,7 @@ def soak(minutes, warmup_s, domain_id):
             if now >= next_second:
                 second = int(round(now - t_start))
                 probe.send_bad()
-                if second % 5 == 0:
+                if second % RSS_PERIOD_S == 0:
                     probe.send_reference()
                     for k, p in processes.items():
                         value = rss_mb(p.pid)
@@ -277,8 +321,7 @@ def soak(minutes, warmup_s, domain_id):
         probe.counting = False
         result["window_s"] = wall
         result["nodes"] = {
-            k: {"alive_at_end": p.alive(), "rss_mb_after_warmup": rss_start[k],
-                "rss_mb_at_end": rss_mb(p.pid), "rss_growth_mb_per_min": slope_per_minute(rss[k]),
+            k: {"alive_at_end": p.alive(), **memory_summary(rss[k], rss_start[k], rss_mb(p.pid)),
                 "cpu_percent": 100.0 * (cpu_seconds(p.pid) - cpu0[k]) / wall if p.alive() else None}
             for k, p in processes.items()}
         result["outputs"] = {k: {"received": c, "rate_hz": c / wall} for k, c in probe.counts.items()}
@@ -306,18 +349,57 @@ def report(result):
     if "error" in result:
         print("ERROR:", result["error"])
         return
-    print(f"{'node':<12}{'alive':>7}{'RSS after warm-up MB':>22}{'RSS end MB':>12}{'growth MB/min':>15}"
-          f"{'CPU %':>8}{'log KB':>9}")
+    print(f"{'node':<12}{'alive':>7}{'RSS after warm-up MB':>22}{'RSS end MB':>12}{'slope MB/min':>14}"
+          f"{'2nd half MB/min':>17}{'flat below':>12}{'memory':>8}{'CPU %':>8}{'log KB':>9}")
+
+    def signed(x):
+        return "" if x is None else f"{x:+.3f}"
+
     for k, n in result["nodes"].items():
-        growth = n["rss_growth_mb_per_min"]
-        cpu = n["cpu_percent"]
+        cpu, threshold = n["cpu_percent"], n["flat_threshold_mb_per_min"]
         print(f"{k:<12}{str(n['alive_at_end']):>7}{n['rss_mb_after_warmup'] or 0:>22.1f}"
-              f"{n['rss_mb_at_end'] or 0:>12.1f}{'' if growth is None else f'{growth:+.3f}':>15}"
+              f"{n['rss_mb_at_end'] or 0:>12.1f}{signed(n['rss_growth_mb_per_min']):>14}"
+              f"{signed(n['rss_settled_slope_mb_per_min']):>17}"
+              f"{'' if threshold is None else f'{threshold:.3f}':>12}{n['memory'] or '':>8}"
               f"{'' if cpu is None else f'{cpu:.0f}':>8}{result['log_bytes'][k] / 1024:>9.0f}")
     for k, o in result["outputs"].items():
         print(f"  {k:<14} {o['received']:>9} received, {o['rate_hz']:7.1f} Hz")
     print("  lost:", ", ".join(f"{k} {v}" for k, v in result["lost"].items()))
     print("  non-finite values received:", result["nonfinite_values"])
+
+
+def plot(result, path):
+    """RSS minus its value at the first sample, per node, over the measured minutes, with the
+    least-squares line of the second half (the settled slope)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
+    for k, n in result["nodes"].items():
+        samples = np.asarray(n["rss_samples"], dtype=float)
+        if samples.size == 0:
+            continue
+        t_min, rss = samples[:, 0] / 60.0, samples[:, 1]
+        late = np.asarray(settled(n["rss_samples"]), dtype=float)
+        slope = n["rss_settled_slope_mb_per_min"]
+        line, = ax.plot(t_min, rss - rss[0], ".-", ms=3, lw=0.8,
+                        label=f"{k}: {rss[0]:.0f} MB at start, {slope or 0:+.3f} MB/min in the second half "
+                              f"({n['memory']})")
+        if len(late) < 2:
+            continue
+        fit = np.polyfit(late[:, 0] / 60.0, late[:, 1], 1)
+        ax.plot(late[:, 0] / 60.0, np.polyval(fit, late[:, 0] / 60.0) - rss[0], "-", lw=2,
+                color=line.get_color(), alpha=0.5)
+    ax.set_xlabel(f"minutes after the {result['warmup_s']:.0f} s warm-up")
+    ax.set_ylabel("RSS − RSS at start (MB)")
+    ax.set_title(f"soak: {result['minutes']:g} min, /joint_states at {result['rate_hz']:.0f} Hz, "
+                 f"{result['robot']}")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
 
 
 def main():
@@ -326,6 +408,8 @@ def main():
     parser.add_argument("--warmup", type=float, default=30.0, help="seconds before measuring")
     parser.add_argument("--domain-id", type=int, default=None)
     parser.add_argument("--json", default=str(HERE / "results" / "soak.json"))
+    parser.add_argument("--plot", default=str(HERE / "results" / "soak.png"),
+                        help="PNG of the RSS of each node over time ('' = none; needs matplotlib)")
     args = parser.parse_args()
     domain_id = args.domain_id if args.domain_id is not None else 1 + os.getpid() % 100
     result = soak(args.minutes, args.warmup, domain_id)
@@ -334,6 +418,9 @@ def main():
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(result, indent=2))
     print(f"\nwritten: {args.json}")
+    if args.plot and "nodes" in result:
+        plot(result, args.plot)
+        print(f"written: {args.plot}")
 
 
 if __name__ == "__main__":
