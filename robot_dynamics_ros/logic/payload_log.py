@@ -29,7 +29,7 @@ MAX_SAMPLES = 200_000       # ceiling of the storage: at most this many samples 
 MIN_SAMPLES = 256           # floor of the storage: the first allocation (and never less once shrunk)
 CAPACITY_MARGIN = 1.25      # storage = window × rate × this: room for jitter and rate drift without growing
 _MAX_GROWTH = 4             # one growth at most multiplies the storage by this (a burst of stamps at start)
-_SHRINK_BELOW = 0.6         # shrink when the window holds less than this share of the storage (steady: 0.8)
+_SHRINK_BELOW = 0.4         # shrink when the window holds less than this share of the storage (steady: 0.8)
 
 
 class StateLog:
@@ -45,10 +45,14 @@ class StateLog:
         capacity = clip(window · rate · CAPACITY_MARGIN, MIN_SAMPLES, max_samples),
         rate = count / (t_new − t_oldest)                                     (1)
 
-    (the mean rate over the ``count`` samples held and the new one, Hz), but at least ``count · CAPACITY_MARGIN`` and at most
-    ``_MAX_GROWTH ×`` the old capacity (a burst of stamps on a short log is not extrapolated to the
-    whole window at once). When the window holds less than ``_SHRINK_BELOW`` of the storage and its
-    samples span at least half a window (the rate fell, the window was made shorter) it shrinks to (1). So at a steady
+    (the mean rate over the ``count`` samples held and the new one, Hz), but at least
+    ``count · CAPACITY_MARGIN`` and at most ``_MAX_GROWTH ×`` the old capacity (a burst of stamps on a
+    short log is not extrapolated to the whole window at once). When the window holds less than
+    ``_SHRINK_BELOW`` of the storage and its
+    samples span at least 0.9 window (the rate fell to less than half the one the storage was sized
+    for, the window was made shorter) it shrinks to (1). The gap between 0.8 (the share held at a
+    steady rate) and 0.4 keeps a rate that wanders with the machine's load (stamps of the wall clock,
+    a simulator catching up in bursts) from resizing the storage back and forth. So at a steady
     rate the storage settles at window · rate · CAPACITY_MARGIN samples, whatever the duration, and it
     never exceeds ``max_samples``: a window that needs more keeps the newest ``max_samples``
     (the oldest go first). Memory: capacity · (1 + 2 n) · 8 bytes."""
@@ -109,7 +113,7 @@ class StateLog:
                 return
             wanted = max(self._for_rate(count / span), math.ceil(count * CAPACITY_MARGIN))
             self._resize(min(wanted, _MAX_GROWTH * capacity, self.max_samples))
-        elif capacity > floor and count < _SHRINK_BELOW * capacity and span >= 0.5 * self.window:
+        elif capacity > floor and count < _SHRINK_BELOW * capacity and span >= 0.9 * self.window:
             wanted = max(self._for_rate(count / span), math.ceil((count + 1) * CAPACITY_MARGIN))
             if wanted < capacity:
                 self._resize(wanted)

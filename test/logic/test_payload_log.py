@@ -91,8 +91,8 @@ def test_the_storage_follows_a_change_of_rate_down_and_up_and_keeps_the_window()
     for stamps, rate in ((fast, 1000.0), (slow, 100.0), (faster, 2000.0)):
         capacities = _feed(log, stamps, 3)
         expected = window * rate * CAPACITY_MARGIN
-        # the window fits, with at most window × rate × margin and what shrinks leave (1 / (0.6 · margin))
-        assert window * rate < capacities[-1] <= 1.4 * expected, (rate, capacities[-1])
+        # the window fits, with at most window × rate × margin and what shrinks leave (1 / (0.4 · margin))
+        assert window * rate < capacities[-1] <= 2.0 * expected, (rate, capacities[-1])
         everything = np.concatenate([fast, slow, faster])[:np.searchsorted(
             np.concatenate([fast, slow, faster]), stamps[-1], side='right')]
         _assert_holds_the_window(log, everything)
@@ -204,3 +204,19 @@ def test_identify_recent_takes_the_effort_offset_out_of_the_logged_efforts():
     assert biased.residual_rms > 100 * estimate.residual_rms
     # the log itself keeps the measured efforts: the offset is taken out at each estimate
     np.testing.assert_allclose(log.recent()[2][-1] - offset, rd.inverse_dynamics(carried, q, qd, qdd))
+
+
+def test_a_rate_that_wanders_with_the_load_does_not_resize_the_storage_back_and_forth():
+    """Stamps of the wall clock from a loaded simulator: the rate wanders between 600 Hz and 1 kHz
+    over 30 s. After the first window the storage stays as it is (no growth, no shrink: RSS flat)."""
+    window = 10.0
+    t, stamps = 0.0, []
+    while t < 120.0:
+        stamps.append(t)
+        t += 1.0 / (800.0 + 200.0 * np.sin(2 * np.pi * t / 30.0))
+    log = StateLog(7, window)
+    capacities = _feed(log, stamps)
+    later = capacities[np.searchsorted(stamps, window):]
+    assert (later == later[0]).all(), np.unique(later)
+    assert later[0] <= window * 1000.0 * CAPACITY_MARGIN * 1.05
+    _assert_holds_the_window(log, stamps)
