@@ -110,6 +110,7 @@ from .sensitivities import (  # noqa: F401
     body_regressor_batch,
     joint_torque_regressor,
     joint_torque_regressor_batch,
+    linearize_batch,
     linearize_trajectory,
     rnea_derivatives,
 )
