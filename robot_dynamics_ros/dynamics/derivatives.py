@@ -26,10 +26,10 @@ from .model import Data, Model
 __all__ = ["inverse_dynamics_derivatives", "forward_dynamics_derivatives", "linearize",
            "linearize_trajectory"]
 
-#: States per range at least when linearize_trajectory splits across threads: about 12 µs per RK4 state
-#: on a 7-joint arm, so a range is ≥ 0.1 ms, several times a range's hand-off to a pool thread
-#: (doc/performance.md, "Batch calls on several threads").
-MIN_CHUNK = 8
+#: States per range at least when linearize_trajectory splits across threads: 12 µs per RK4 state on a
+#: 7-joint arm, so a range takes ≥ 0.15 ms, twice a hand-off to a pool thread (50-80 µs: a thread's
+#: wake-up, twice; doc/performance.md, "Batch calls on several threads").
+MIN_CHUNK = 12
 
 
 def inverse_dynamics_derivatives(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike,

@@ -28,10 +28,12 @@ _PIN_ORDER = PIN_ORDER       # where each entry of a 3x3 rotational inertia sits
 DEFAULT_CUTOFF = 5.0    # Hz: identify_payload_from_log's low-pass; exciting trajectories stay below ~2 Hz
 FILTER_ORDER = 4        # its Butterworth order: gain 1/sqrt(1 + (f/f_c)^(2 FILTER_ORDER)), applied twice
 EDGE_PERIODS = 3        # cutoff periods dropped at each end of a log
-#: States per range at least when a regressor stack splits across threads (threads.py): about 1.3 µs
-#: per state for a 7-joint arm's whole regressor, so a range is ≥ 0.1 ms, several times a range's
-#: hand-off to a pool thread (doc/performance.md, "Batch calls on several threads").
-MIN_CHUNK = 64
+#: States per range at least when a regressor stack splits across threads (threads.py), so that a range
+#: takes ≥ 0.15 ms on a 7-joint arm, twice a hand-off to a pool thread (50-80 µs: a thread's wake-up,
+#: twice; doc/performance.md, "Batch calls on several threads"): the whole regressor (1.3 µs per
+#: state), and identify_payload's one body's columns with the model's τ (0.6 µs per state).
+MIN_CHUNK = 128
+PAYLOAD_MIN_CHUNK = 256
 
 
 def joint_torque_regressor(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike,
@@ -204,7 +206,7 @@ def identify_payload(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, 
     def rows(start, stop):      # one compiled loop per range of states, in its own copy of the workspace
         _k.body_regressor_batch(buf.copy(), q[start:stop], qd[start:stop], qdd[start:stop], body,
                                 Y_body[start:stop], tau_model[start:stop])
-    threads.run_chunks(N, rows, MIN_CHUNK)
+    threads.run_chunks(N, rows, PAYLOAD_MIN_CHUNK)
     Y = Y_body.reshape(N * model.nq, 10)
     residual = (tau - tau_model).reshape(-1)
     scale = np.linalg.norm(Y, axis=0)

@@ -13,10 +13,10 @@ from .friction import Friction, applied_friction
 from .kernels import entries as _k
 from .model import Data, Model
 
-#: States per range at least when inverse_dynamics_trajectory splits across threads: about 0.4 µs per
-#: state on a 7-joint arm, so a range is ≥ 0.1 ms, several times a range's hand-off to a pool thread
-#: (doc/performance.md, "Batch calls on several threads").
-MIN_CHUNK = 256
+#: States per range at least when inverse_dynamics_trajectory splits across threads: 0.37 µs per state
+#: on a 7-joint arm, so a range takes ≥ 0.15 ms, twice a hand-off to a pool thread (50-80 µs: a thread's
+#: wake-up, twice; doc/performance.md, "Batch calls on several threads").
+MIN_CHUNK = 400
 
 
 def inverse_dynamics(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike,

@@ -14,10 +14,10 @@ from .jacobians import body_jacobians
 from .kernels import entries as _k
 from .model import Data, Model
 
-#: Configurations per range at least when mass_matrix_trajectory splits across threads: about 0.4 µs
-#: per configuration on a 7-joint arm, so a range is ≥ 0.1 ms, several times a range's hand-off to a
-#: pool thread (doc/performance.md, "Batch calls on several threads").
-MIN_CHUNK = 256
+#: Configurations per range at least when mass_matrix_trajectory splits across threads: 0.40 µs per
+#: configuration on a 7-joint arm, so a range takes ≥ 0.15 ms, twice a hand-off to a pool thread
+#: (50-80 µs: a thread's wake-up, twice; doc/performance.md, "Batch calls on several threads").
+MIN_CHUNK = 400
 
 
 def mass_matrix(model: Model, q: ArrayLike, data: Data | None = None) -> np.ndarray:
