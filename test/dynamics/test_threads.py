@@ -82,6 +82,20 @@ def _snapshot(result):
     return tuple(np.array(a, copy=True) for a in _arrays(result))
 
 
+def _run_switching_often(threads):
+    """Start the threads and wait for them, the switch interval set to 1 µs meanwhile, so that threads
+    switch at almost every opportunity."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+
+
 @pytest.fixture(scope="module", params=["ur5e", "random-tree"])
 def model(request):
     if request.param == "ur5e":
@@ -114,16 +128,7 @@ def test_threads_sharing_the_default_data_get_single_thread_results(model):
         except Exception as e:  # reported below
             errors.append(f"thread {k}: {type(e).__name__}: {e}")
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        threads = [threading.Thread(target=work, args=(k,)) for k in range(THREADS)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(interval)
+    _run_switching_often([threading.Thread(target=work, args=(k,)) for k in range(THREADS)])
 
     assert not errors, "\n".join(errors)
     wrong = []
@@ -188,17 +193,11 @@ def test_batch_calls_beside_single_calls_sharing_the_default_data(model):
         except Exception as e:  # reported below
             errors.append(f"thread {k}: {type(e).__name__}: {e}")
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
+    workers += [threading.Thread(target=batch_work, args=(k,)) for k in range(2)]
+    workers += [threading.Thread(target=single_work, args=(k,)) for k in range(2, 4)]
     try:
-        workers += [threading.Thread(target=batch_work, args=(k,)) for k in range(2)]
-        workers += [threading.Thread(target=single_work, args=(k,)) for k in range(2, 4)]
-        for t in workers:
-            t.start()
-        for t in workers:
-            t.join()
+        _run_switching_often(workers)
     finally:
-        sys.setswitchinterval(interval)
         rd.set_num_threads(before)
 
     assert not errors, "\n".join(errors)
