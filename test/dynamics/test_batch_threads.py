@@ -203,3 +203,39 @@ def test_bad_values_are_refused_by_name_before_any_range_runs(restore_threads):
         rd.forward_dynamics_trajectory(model, q, qd, tau, data=rd.Data(model))
     with pytest.raises(ValueError, match="^data must be a Data made for this model"):
         rd.mass_matrix_trajectory(model, q, data=rd.Data(MODELS["mimic"]()))
+
+
+FORK = """
+import os, sys, time
+import numpy as np
+from robot_dynamics_ros import dynamics as rd
+rd.set_num_threads(2)
+model = rd.load_urdf(sys.argv[1])
+q = np.random.default_rng(0).normal(size=(801, model.nq))
+tau = rd.inverse_dynamics_trajectory(model, q, q, q)          # the pool's thread starts here
+pid = os.fork()
+if pid == 0:                                                  # the fork: no pool thread of its own
+    os._exit(0 if np.array_equal(rd.inverse_dynamics_trajectory(model, q, q, q), tau) else 3)
+deadline = time.monotonic() + 60
+while time.monotonic() < deadline:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        print("exit", os.waitstatus_to_exitcode(status))
+        break
+    time.sleep(0.02)
+else:
+    os.kill(pid, 9)
+    print("hung")
+"""
+
+
+def test_a_forked_process_splits_its_batches_too(tmp_path):
+    """A process forked after a batch call has none of the pool's threads: its batch calls make a pool
+    of their own (a copied pool would queue the second range where no thread runs it: a hang)."""
+    import subprocess
+    import sys
+    urdf = tmp_path / "tree.urdf"
+    urdf.write_text(random_tree(214, 9).to_urdf())
+    run = subprocess.run([sys.executable, "-c", FORK, str(urdf)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split() == ["exit", "0"], run.stdout
