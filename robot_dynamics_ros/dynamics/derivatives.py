@@ -27,7 +27,7 @@ __all__ = ["inverse_dynamics_derivatives", "forward_dynamics_derivatives", "line
            "linearize_trajectory"]
 
 #: States per range at least when linearize_trajectory splits across threads: 12 µs per RK4 state on a
-#: 7-joint arm, so a range takes ≥ 0.15 ms, twice a hand-off to a pool thread (50-80 µs: a thread's
+#: 7-joint arm, so a range takes ≥ 0.15 ms, twice a hand-off to a pool thread (25-80 µs: a thread's
 #: wake-up, twice; doc/performance.md, "Batch calls on several threads").
 MIN_CHUNK = 12
 

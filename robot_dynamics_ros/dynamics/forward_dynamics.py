@@ -17,7 +17,7 @@ from .model import Data, Model
 _NO_WRENCH = np.zeros(6)
 
 #: States per range at least when forward_dynamics_trajectory splits across threads: 0.68 µs per state
-#: on a 7-joint arm, so a range takes ≥ 0.15 ms, twice a hand-off to a pool thread (50-80 µs: a thread's
+#: on a 7-joint arm, so a range takes ≥ 0.15 ms, twice a hand-off to a pool thread (25-80 µs: a thread's
 #: wake-up, twice; doc/performance.md, "Batch calls on several threads").
 MIN_CHUNK = 256
 

@@ -29,7 +29,7 @@ DEFAULT_CUTOFF = 5.0    # Hz: identify_payload_from_log's low-pass; exciting tra
 FILTER_ORDER = 4        # its Butterworth order: gain 1/sqrt(1 + (f/f_c)^(2 FILTER_ORDER)), applied twice
 EDGE_PERIODS = 3        # cutoff periods dropped at each end of a log
 #: States per range at least when a regressor stack splits across threads (threads.py), so that a range
-#: takes ≥ 0.15 ms on a 7-joint arm, twice a hand-off to a pool thread (50-80 µs: a thread's wake-up,
+#: takes ≥ 0.15 ms on a 7-joint arm, twice a hand-off to a pool thread (25-80 µs: a thread's wake-up,
 #: twice; doc/performance.md, "Batch calls on several threads"): the whole regressor (1.3 µs per
 #: state), and identify_payload's one body's columns with the model's τ (0.6 µs per state).
 MIN_CHUNK = 128

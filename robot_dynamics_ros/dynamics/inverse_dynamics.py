@@ -14,7 +14,7 @@ from .kernels import entries as _k
 from .model import Data, Model
 
 #: States per range at least when inverse_dynamics_trajectory splits across threads: 0.37 µs per state
-#: on a 7-joint arm, so a range takes ≥ 0.15 ms, twice a hand-off to a pool thread (50-80 µs: a thread's
+#: on a 7-joint arm, so a range takes ≥ 0.15 ms, twice a hand-off to a pool thread (25-80 µs: a thread's
 #: wake-up, twice; doc/performance.md, "Batch calls on several threads").
 MIN_CHUNK = 400
 

@@ -16,7 +16,7 @@ from .model import Data, Model
 
 #: Configurations per range at least when mass_matrix_trajectory splits across threads: 0.40 µs per
 #: configuration on a 7-joint arm, so a range takes ≥ 0.15 ms, twice a hand-off to a pool thread
-#: (50-80 µs: a thread's wake-up, twice; doc/performance.md, "Batch calls on several threads").
+#: (25-80 µs: a thread's wake-up, twice; doc/performance.md, "Batch calls on several threads").
 MIN_CHUNK = 400
 
 
