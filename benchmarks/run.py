@@ -55,6 +55,7 @@ sys.path.insert(0, str(HERE))
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.dynamics.spatial import exp_twist
 
+import _batch_threads as BT
 import _robots as R
 import _timing as T
 
@@ -63,6 +64,8 @@ SECTIONS = ("single", "batch", "contact", "task_space", "feedforward", "identifi
             "mujoco_engine", "rollouts")
 SINGLE_TARGET = 1.0
 BATCH_TARGET = 0.35
+BATCH_THREADS_TARGET = 0.6       # 2 threads' time / 1 thread's, N = 20 000 Panda states (issue 40)
+BATCH_THREADS_N = 20_000
 CONTACT_TARGET = 0.3
 TASK_SPACE_TARGET = 0.3
 VIEWER_FPS_TARGET = 30.0         # frames/s the viewer sends beside a 1 kHz joint-state stream
@@ -631,35 +634,57 @@ def batch_cases(pair, N, dt=1e-3):
     return cases, checks
 
 
-def section_batch(opts):
-    out = {"N": opts.batch_n, "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
+def _batch_against_pinocchio(opts, threads):
+    """The batch cases of the three robots against Pinocchio's loops, our calls on `threads` threads."""
+    out = {"N": opts.batch_n, "threads": threads, "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
            "rounds": opts.batch_rounds, "method": METHOD, "robots": {}}
+    before = rd.get_num_threads()
+    rd.set_num_threads(threads)
     t0 = time.perf_counter()
-    for pair in [R.panda(), R.ur5(), R.chain(30, seed=1)]:
-        cases, checks = batch_cases(pair, opts.batch_n)
-        res = T.run_interleaved(cases, opts.batch_rounds, 0.02, warmup_s=0.0)
-        for name, r in res.items():
-            r["check_rel_error"] = checks.get(name)
-        out["robots"][pair.name] = {"n": pair.n, "results": res}
+    try:
+        for pair in [R.panda(), R.ur5(), R.chain(30, seed=1)]:
+            cases, checks = batch_cases(pair, opts.batch_n)
+            res = T.run_interleaved(cases, opts.batch_rounds, 0.02, warmup_s=0.0)
+            for name, r in res.items():
+                r["check_rel_error"] = checks.get(name)
+            out["robots"][pair.name] = {"n": pair.n, "results": res}
+    finally:
+        rd.set_num_threads(before)
     out["seconds"] = time.perf_counter() - t0
     return out
 
 
+def section_batch(opts):
+    """The batch calls against Pinocchio's loops on 1 thread, and our calls on 1 and 2 threads in
+    paired rounds (_batch_threads.py), Panda: N = BATCH_THREADS_N states for the issue's target, fewer
+    for the slower calls; numba's prange beside the pool for the RNEA."""
+    out = _batch_against_pinocchio(opts, 1)
+    pair = R.panda()
+    S = pair.random_states(BATCH_THREADS_N, seed=11)
+    m, Q, QD, QDD, TAU = pair.ours, S["q"], S["qd"], S["qdd"], S["tau"]
+    n_regressor, n_linearize = BATCH_THREADS_N // 5, BATCH_THREADS_N // 20
+    cases = [(f"inverse_dynamics_trajectory (N = {BATCH_THREADS_N})", rd.inverse_dynamics_trajectory,
+              (m, Q, QD, QDD)),
+             (f"forward_dynamics_trajectory (N = {BATCH_THREADS_N})", rd.forward_dynamics_trajectory,
+              (m, Q, QD, TAU)),
+             (f"mass_matrix_trajectory (N = {BATCH_THREADS_N})", rd.mass_matrix_trajectory, (m, Q)),
+             (f"joint_torque_regressor_trajectory (N = {n_regressor})", rd.joint_torque_regressor_trajectory,
+              (m, Q[:n_regressor], QD[:n_regressor], QDD[:n_regressor])),
+             (f"linearize_trajectory (N = {n_linearize}, rk4)", rd.linearize_trajectory,
+              (m, Q[:n_linearize], QD[:n_linearize], TAU[:n_linearize], 1e-3)),
+             (f"inverse_dynamics_trajectory (N = {opts.batch_n})", rd.inverse_dynamics_trajectory,
+              (m, Q[:opts.batch_n], QD[:opts.batch_n], QDD[:opts.batch_n]))]
+    rounds = max(opts.batch_rounds, 7)
+    out["threads_paired"] = {"robot": pair.name, "target": BATCH_THREADS_TARGET, "rounds": rounds,
+                             "loadavg": os.getloadavg(), "results": BT.paired_rounds(cases, rounds)}
+    out["prange"] = BT.prange_against_pool(m, Q, QD, QDD, rounds)
+    out["prange"]["N"] = BATCH_THREADS_N
+    return out
+
+
 def batch_two_threads(opts):
-    """The batch section again in a child process with OPENBLAS_NUM_THREADS=2."""
-    fd, path = tempfile.mkstemp(suffix=".json", prefix="rdr-bench-batch2-")
-    os.close(fd)
-    args = [sys.executable, str(Path(__file__).resolve()), "--only", "batch", "--blas-threads", "2",
-            "--json", path, "--quiet", "--batch-rounds", str(opts.batch_rounds),
-            "--batch-n", str(opts.batch_n)]
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="2", OMP_NUM_THREADS="2", MKL_NUM_THREADS="2")
-    try:
-        proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=900)
-        if proc.returncode != 0:
-            return {"error": f"child exited {proc.returncode}: {proc.stderr[-2000:]}"}
-        return json.loads(Path(path).read_text())["batch"]
-    finally:
-        os.unlink(path)
+    """The batch cases against Pinocchio again, our calls on 2 threads (set_num_threads)."""
+    return _batch_against_pinocchio(opts, 2)
 
 
 def print_batch(b1, b2):
@@ -667,18 +692,34 @@ def print_batch(b1, b2):
         rows, N = [], b1["N"]
         for fn, r in rob["results"].items():
             r2 = (b2 or {}).get("robots", {}).get(name, {}).get("results", {}).get(fn, {})
-            rows.append((fn, ms(r.get("ours_s")), ms(r.get("pin_s")), rat(r.get("ratio")),
-                         verdict(r.get("met")), rat(r2.get("ratio")), verdict(r2.get("met")),
+            rows.append((fn, ms(r.get("ours_s")), ms(r2.get("ours_s")), ms(r.get("pin_s")),
+                         rat(r.get("ratio")), verdict(r.get("met")), rat(r2.get("ratio")),
+                         verdict(r2.get("met")),
                          err(r.get("check_rel_error")), r.get("error", "")))
-        table(["function", f"ours ms/{N}", f"pin ms/{N}", "ratio 1T", "met",
+        table(["function", f"ours 1T ms/{N}", f"ours 2T ms/{N}", f"pin ms/{N}", "ratio 1T", "met",
                "ratio 2T", "met", "check", ""], rows,
               f"Batched, N = {b1['N']} states: {name} (n = {rob['n']}); target ratio <= {BATCH_TARGET}; "
-              f"1T = OPENBLAS_NUM_THREADS=1 (this process), 2T = =2 (child process)")
+              f"1T, 2T = our calls on 1 and 2 threads (set_num_threads), Pinocchio's loop on one")
     if b2 and "error" in b2:
         print(f"  2-thread run failed: {b2['error']}")
     print("  Pinocchio side: a Python for-loop calling pin.rnea / pin.crba / pin.aba per state (results "
           "stored into an (N, ...) array); simulate: classical RK4 in Python around pin.aba, dt = 1 ms, "
-          "N steps.")
+          "N steps (one rollout: one thread).")
+    paired = b1.get("threads_paired")
+    if paired:
+        rows = [(fn, ms(r["1T_s"]), ms(r["2T_s"]), rat(r["ratio_2T_1T"]),
+                 f"{r['ratio_p25']:.2f}-{r['ratio_p75']:.2f}", verdict(r["ratio_2T_1T"] <= paired["target"]))
+                for fn, r in paired["results"].items()]
+        table(["function", "1T ms", "2T ms", "2T/1T", "p25-p75", f"<= {paired['target']}"], rows,
+              f"Batch calls on 1 and 2 threads, {paired['robot']}: paired rounds ({paired['rounds']}), "
+              f"load {paired['loadavg'][0]:.2f}")
+    pr = b1.get("prange")
+    if pr:
+        rows = [(way, ms(pr[way]["1T_s"]), ms(pr[way]["2T_s"]), rat(pr[way]["ratio_2T_1T"]))
+                for way in ("pool", "prange")]
+        table(["RNEA over the states", "1T ms", "2T ms", "2T/1T"], rows,
+              f"numba prange ({pr['threading_layer']}) beside the pool (threads.run_chunks), Panda, "
+              f"N = {pr['N']}; the same bits: {pr['prange_equals_pool']}")
 
 
 # ----------------------------------------------------------------------------------------------

@@ -159,14 +159,19 @@ def workspace(model, data=None):
     """The Data the kernels work in: `data`, which must be a Data(model), or the model's own default
     Data when None.
 
-    Thread safety of the default Data: every kernel is compiled without nogil (but the optimal-control
-    passes, which take the problem's own Data, ReachingProblem.data), so it holds the GIL
-    for the whole call, and it uses the workspace only inside that one call (results go to arrays
-    the caller allocated; nothing is read back from the workspace afterwards). Calls from several
-    Python threads that share the model's default Data are therefore serialised and each returns
-    what it would alone (test/dynamics/test_threads.py); a kernel compiled with nogil=True, or a
-    result read from the workspace after its kernel returned, would need one Data per thread. So
-    does NUMBA_DISABLE_JIT=1: the kernels then run as Python, and threads switch inside them.
+    Thread safety of the default Data: every single-state kernel is compiled without nogil, so it
+    holds the GIL for the whole call, and it uses the workspace only inside that one call (results go
+    to arrays the caller allocated; nothing is read back from the workspace afterwards). Calls from
+    several Python threads that share the model's default Data are therefore serialised and each
+    returns what it would alone. The batch calls (the *_trajectory calls, the regressor stacks,
+    linearize_trajectory) release the GIL (their entries are nogil) and so never work in a Data that
+    another thread may be using: each range of states (threads.run_chunks) works in its own copy of
+    buffer(model, data), made in Python when the range starts (about 1 µs), with one range too and
+    with `data` given; they run beside other threads' single-state calls, which keep the default Data
+    (test/dynamics/test_threads.py). The optimal-control passes release the GIL as well and work in
+    the problem's own Data (ReachingProblem.data). A result read from the workspace after its kernel
+    returned would need one Data per thread; so does NUMBA_DISABLE_JIT=1: the kernels then run as
+    Python, and threads switch inside them.
     """
     if data is None:
         return model._data

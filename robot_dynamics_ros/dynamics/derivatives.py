@@ -17,7 +17,7 @@ import numpy as np
 from numpy import empty  # (not np.empty: one attribute lookup less per call)
 from numpy.typing import ArrayLike
 
-from . import _checks
+from . import _checks, threads
 from .forward_dynamics import _net_torque
 from .friction import Friction, friction_coefficients
 from .kernels import entries as _k
@@ -25,6 +25,11 @@ from .model import Data, Model
 
 __all__ = ["inverse_dynamics_derivatives", "forward_dynamics_derivatives", "linearize",
            "linearize_trajectory"]
+
+#: States per range at least when linearize_trajectory splits across threads: 12 µs per RK4 state on a
+#: 7-joint arm, so a range takes ≥ 0.15 ms, twice a hand-off to a pool thread (25-80 µs: a thread's
+#: wake-up, twice; doc/performance.md, "Batch calls on several threads").
+MIN_CHUNK = 12
 
 
 def inverse_dynamics_derivatives(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike,
@@ -118,45 +123,69 @@ def linearize(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, dt: flo
         raise ValueError(f"method must be one of {tuple(METHODS)}, got {method!r}")
     n = model.nq
     q, qd, tau = (_checks.vector(model, x, name) for x, name in ((q, "q"), (qd, "qd"), (tau, "tau")))
-    A, B = _linearize(model, q[None], qd[None], tau[None], dt, method, data, "q, qd, tau")
+    dt = _checks.scalar(dt, "dt", minimum=0.0)
+    A, B = _jacobians(1, n)
+    status = _k.linearize_trajectory(_checks.buffer(model, data), q[None], qd[None], tau[None], dt,
+                                     METHODS[method], A, B, *_scratch(n))
+    _raise_for(status, dt, "q, qd, tau")
     return A.reshape(2 * n, 2 * n), B.reshape(2 * n, n)
 
 
 def linearize_trajectory(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, dt: float,
                          method: str = "rk4", data: Data | None = None):
     """(A (N, 2n, 2n), B (N, 2n, n)): linearize at each of N states and torques (rows of q, qd, tau:
-    (N, n)), a horizon for MPC, in one compiled loop."""
+    (N, n)), a horizon for MPC, in one compiled loop per range of states (threads.py:
+    get_num_threads() ranges at most, none under MIN_CHUNK states); the same A, B for any thread
+    count, and for a state that cannot be linearized the same error (the first such state's)."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {tuple(METHODS)}, got {method!r}")
     n = model.nq
     q = _checks.array(model, q, "q", (None, n))
     N = q.shape[0]
     qd, tau = _checks.array(model, qd, "qd", (N, n)), _checks.array(model, tau, "tau", (N, n))
-    return _linearize(model, q, qd, tau, dt, method, data, "q[k], qd[k], tau[k]")
-
-
-def _linearize(model, q, qd, tau, dt, method, data, state):
-    """The compiled loop (kernels/linearize.py) over checked (N, n) states; `state` names a state in
-    the messages."""
     dt = _checks.scalar(dt, "dt", minimum=0.0)
-    N, n = q.shape
+    A, B = _jacobians(N, n)
     buf = _checks.buffer(model, data)
-    # A and B in one block: one allocation, and one large enough for numpy to ask for huge pages (it does
-    # for 4 MiB and up), which a long horizon fills with a few page faults instead of one per 4 KiB.
+    statuses = {}       # a range's first state -> the kernel's (status, step, stage) for that range
+
+    def rows(start, stop):      # one range of states, in its own copy of the workspace and scratch
+        status, k, stage = _k.linearize_batch(buf.copy(), q[start:stop], qd[start:stop], tau[start:stop], dt,
+                                              METHODS[method], A[start:stop], B[start:stop], *_scratch(n))
+        statuses[start] = (status, start + k, stage)
+    threads.run_chunks(N, rows, MIN_CHUNK)
+    failed = [statuses[start] for start in sorted(statuses) if statuses[start][0] != 0]
+    state = "q[{k}], qd[{k}], tau[{k}]" if N > 1 else "q[k], qd[k], tau[k]"
+    _raise_for(failed[0] if failed else (0, 0, 0), dt, state)
+    return A, B
+
+
+def _jacobians(N, n):
+    """Uninitialised A (N, 2n, 2n) and B (N, 2n, n) in one block: one allocation, and one large enough
+    for numpy to ask for huge pages (it does for 4 MiB and up), which a long horizon fills with a few
+    page faults instead of one per 4 KiB."""
     block = empty(N * 2 * n * 3 * n)
-    A, B = block[:N * 4 * n * n].reshape(N, 2 * n, 2 * n), block[N * 4 * n * n:].reshape(N, 2 * n, n)
-    w1, w2 = -(-n // 8) * 8, -(-2 * n // 8) * 8        # the products' widths, padded with zeros by the kernel
-    scratch = (empty((4, 2 * n)), empty((n, w1)), empty((n, w2)), empty((2 * n, w1)),
-               empty((2 * n, w2)), empty((2 * n, w2)), empty((n, w2)), empty((n, w2)),
-               empty((n, 2 * n)))
-    status, k, stage = _k.linearize_trajectory(buf, q, qd, tau, dt, METHODS[method], A, B, *scratch)
-    where = state.replace("[k]", f"[{k}]") if N > 1 else state
-    if status == _k.LINEARIZE_NOT_POSITIVE_DEFINITE:
+    return block[:N * 4 * n * n].reshape(N, 2 * n, 2 * n), block[N * 4 * n * n:].reshape(N, 2 * n, n)
+
+
+def _scratch(n):
+    """The compiled loop's scratch (kernels/linearize.py); the products' widths padded to a multiple of
+    8 (zeros past the data, written by the kernel)."""
+    w1, w2 = -(-n // 8) * 8, -(-2 * n // 8) * 8
+    return (empty((4, 2 * n)), empty((n, w1)), empty((n, w2)), empty((2 * n, w1)),
+            empty((2 * n, w2)), empty((2 * n, w2)), empty((n, w2)), empty((n, w2)),
+            empty((n, 2 * n)))
+
+
+def _raise_for(status, dt, state):
+    """The ValueError for the compiled loop's (status, step, stage) when a state could not be
+    linearized, else nothing; `state` names the state in the message ("{k}" in it: the step k)."""
+    code, k, stage = status
+    where = state.format(k=k)
+    if code == _k.LINEARIZE_NOT_POSITIVE_DEFINITE:
         if stage == 0:
             raise ValueError(f"{_k.NOT_POSITIVE_DEFINITE} ({where.split(',')[0]})")
         raise ValueError(f"an RK4 stage of the step from {where} over dt = {dt:g} s has no dynamics "
                          f"({_k.NOT_POSITIVE_DEFINITE} of the stage): a smaller dt")
-    if status == _k.LINEARIZE_OVERFLOW:
+    if code == _k.LINEARIZE_OVERFLOW:
         raise ValueError(f"A or B overflowed: not finite for these finite {where} and dt "
                          "(values too large for float64)")
-    return A, B

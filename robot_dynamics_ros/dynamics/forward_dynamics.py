@@ -9,12 +9,17 @@ import numpy as np
 from numpy import empty  # (not np.empty: one attribute lookup less per call)
 from numpy.typing import ArrayLike
 
-from . import _checks
+from . import _checks, threads
 from .friction import Friction, applied_friction
 from .kernels import entries as _k
 from .model import Data, Model
 
 _NO_WRENCH = np.zeros(6)
+
+#: States per range at least when forward_dynamics_trajectory splits across threads: 0.68 µs per state
+#: on a 7-joint arm, so a range takes ≥ 0.15 ms, twice a hand-off to a pool thread (25-80 µs: a thread's
+#: wake-up, twice; doc/performance.md, "Batch calls on several threads").
+MIN_CHUNK = 256
 
 
 def _net_torque(model, qd, tau, friction):
@@ -66,8 +71,9 @@ def forward_dynamics_via_mass_matrix(model: Model, q: ArrayLike, qd: ArrayLike, 
 
 def forward_dynamics_trajectory(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike,
                                 friction: Friction = None, data: Data | None = None) -> np.ndarray:
-    """q̈_k (eq. 9.2) for N states at once (ABA in one compiled loop): q, qd, tau of shape (N, n)
-    -> (N, n)."""
+    """q̈_k (eq. 9.2) for N states at once: q, qd, tau of shape (N, n) -> (N, n). The ABA in one
+    compiled loop per range of states (threads.py: get_num_threads() ranges at most, none under
+    MIN_CHUNK states); the same q̈ for any thread count."""
     n = model.nq
     q = _checks.array(model, q, "q", (None, n))
     qd = _checks.array(model, qd, "qd", q.shape)
@@ -76,5 +82,9 @@ def forward_dynamics_trajectory(model: Model, q: ArrayLike, qd: ArrayLike, tau: 
         tau = _checks.finite(tau - applied_friction(model, qd, friction), "tau minus friction torques",
                              "tau, qd and friction coefficients")
     qdd = empty(q.shape)
-    _k.aba_batch(_checks.buffer(model, data), q, qd, tau, qdd)
+    buf = _checks.buffer(model, data)
+
+    def rows(start, stop):      # one range of states, in its own copy of the workspace (threads.py)
+        _k.aba_batch(buf.copy(), q[start:stop], qd[start:stop], tau[start:stop], qdd[start:stop])
+    threads.run_chunks(q.shape[0], rows, MIN_CHUNK)
     return qdd

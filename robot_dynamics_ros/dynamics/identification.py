@@ -13,7 +13,7 @@ import numpy as np
 from numpy import empty  # (not np.empty: one attribute lookup less per call)
 from numpy.typing import ArrayLike
 
-from . import _checks
+from . import _checks, threads
 from .consistency import PIN_ORDER, pseudo_inertia, pseudo_inertia_expression, solve
 from .inertia import check_inertia, lump_inertias, parallel_axis, rigid_body_error, triangle_error
 from .kernels import entries as _k
@@ -28,6 +28,12 @@ _PIN_ORDER = PIN_ORDER       # where each entry of a 3x3 rotational inertia sits
 DEFAULT_CUTOFF = 5.0    # Hz: identify_payload_from_log's low-pass; exciting trajectories stay below ~2 Hz
 FILTER_ORDER = 4        # its Butterworth order: gain 1/sqrt(1 + (f/f_c)^(2 FILTER_ORDER)), applied twice
 EDGE_PERIODS = 3        # cutoff periods dropped at each end of a log
+#: States per range at least when a regressor stack splits across threads (threads.py), so that a range
+#: takes ≥ 0.15 ms on a 7-joint arm, twice a hand-off to a pool thread (25-80 µs: a thread's wake-up,
+#: twice; doc/performance.md, "Batch calls on several threads"): the whole regressor (1.3 µs per
+#: state), and identify_payload's one body's columns with the model's τ (0.6 µs per state).
+MIN_CHUNK = 128
+PAYLOAD_MIN_CHUNK = 256
 
 
 def joint_torque_regressor(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike,
@@ -49,11 +55,17 @@ def joint_torque_regressor(model: Model, q: ArrayLike, qd: ArrayLike, qdd: Array
 def joint_torque_regressor_trajectory(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike,
                                       data: Data | None = None) -> np.ndarray:
     """Y (N, n, 10 n_bodies): joint_torque_regressor of each of N states (rows of q, qd, qdd: (N, n)) in
-    one compiled loop."""
+    one compiled loop per range of states (threads.py: get_num_threads() ranges at most, none under
+    MIN_CHUNK states); the same Y for any thread count."""
     q, qd, qdd = (_states(model, value, name) for value, name in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
     _same_count(q, qd, qdd)
     Y = empty((q.shape[0], model.nq, 10 * model.n_bodies))
-    _k.joint_torque_regressor_batch(_checks.buffer(model, data), q, qd, qdd, Y, empty(model.nq))
+    buf = _checks.buffer(model, data)
+
+    def rows(start, stop):      # one range of states, in its own copy of the workspace and τ scratch
+        _k.joint_torque_regressor_batch(buf.copy(), q[start:stop], qd[start:stop], qdd[start:stop],
+                                        Y[start:stop], empty(model.nq))
+    threads.run_chunks(q.shape[0], rows, MIN_CHUNK)
     return Y
 
 
@@ -173,8 +185,9 @@ def identify_payload(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, 
     """The payload at `frame` (default tip frame) that explains the torques: from N samples (q, q̇, q̈, τ:
     (N, n) each, τ the measured joint torques), least squares of τ − τ_model = Y_b π_p, where τ_model is
     the model's inverse dynamics and Y_b the regressor's ten columns of the body b carrying the frame
-    (the payload's parameters about b's origin; both in one compiled loop over the samples), the columns
-    scaled to unit norm; then π_p moved to the frame (with_payload's inverse).
+    (the payload's parameters about b's origin; both in one compiled loop per range of samples, the
+    ranges across threads as in joint_torque_regressor_trajectory), the columns scaled to unit norm;
+    then π_p moved to the frame (with_payload's inverse).
 
     consistent (default): when least squares gives no rigid body (a negative mass, an inertia about the
     centre of mass that is not positive semi-definite or breaks the triangle inequality: what noise does to
@@ -188,7 +201,12 @@ def identify_payload(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, 
     body, R, p = _frame_in_body(model, frame)
     N = q.shape[0]
     Y_body, tau_model = empty((N, model.nq, 10)), empty((N, model.nq))
-    _k.body_regressor_batch(_checks.buffer(model), q, qd, qdd, body, Y_body, tau_model)    # one compiled loop
+    buf = _checks.buffer(model)
+
+    def rows(start, stop):      # one compiled loop per range of states, in its own copy of the workspace
+        _k.body_regressor_batch(buf.copy(), q[start:stop], qd[start:stop], qdd[start:stop], body,
+                                Y_body[start:stop], tau_model[start:stop])
+    threads.run_chunks(N, rows, PAYLOAD_MIN_CHUNK)
     Y = Y_body.reshape(N * model.nq, 10)
     residual = (tau - tau_model).reshape(-1)
     scale = np.linalg.norm(Y, axis=0)

@@ -8,10 +8,15 @@ import numpy as np
 from numpy import empty  # (not np.empty: one attribute lookup less per call)
 from numpy.typing import ArrayLike
 
-from . import _checks
+from . import _checks, threads
 from .friction import Friction, applied_friction
 from .kernels import entries as _k
 from .model import Data, Model
+
+#: States per range at least when inverse_dynamics_trajectory splits across threads: 0.37 µs per state
+#: on a 7-joint arm, so a range takes ≥ 0.15 ms, twice a hand-off to a pool thread (25-80 µs: a thread's
+#: wake-up, twice; doc/performance.md, "Batch calls on several threads").
+MIN_CHUNK = 400
 
 
 def inverse_dynamics(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike,
@@ -84,7 +89,9 @@ def inverse_dynamics_trajectory(model: Model, q: ArrayLike, qd: ArrayLike, qdd: 
     eqs. 9.53–9.57).
 
     q, qd, qdd: (N, n). f_tip: (N, 6) or (6,) at `frame`, in its coordinates. friction as in
-    inverse_dynamics. Returns τ of shape (N, n). One compiled loop: no Python call per state.
+    inverse_dynamics. Returns τ of shape (N, n). One compiled loop per range of states (threads.py:
+    get_num_threads() ranges at most, none under MIN_CHUNK states), no Python call per state; the
+    same τ for any thread count.
     """
     n = model.nq
     q = _checks.array(model, q, "q", (None, n))
@@ -99,7 +106,12 @@ def inverse_dynamics_trajectory(model: Model, q: ArrayLike, qd: ArrayLike, qdd: 
         tips = _checks.array(model, np.broadcast_to(tips, (N, 6)) if tips.shape == (6,) else tips, "f_tip",
                              (N, 6))
     tau = empty((N, n))
-    _k.rnea_batch(_checks.buffer(model, data), q, qd, qdd, fr, tips, tau)
+    buf = _checks.buffer(model, data)
+
+    def rows(start, stop):      # one range of states, in its own copy of the workspace (threads.py)
+        _k.rnea_batch(buf.copy(), q[start:stop], qd[start:stop], qdd[start:stop], fr,
+                      tips[start:stop] if fr >= 0 else tips, tau[start:stop])
+    threads.run_chunks(N, rows, MIN_CHUNK)
     if friction is not None:
         tau = _checks.finite(tau + applied_friction(model, qd, friction), "tau plus friction torques",
                              "q, qd, qdd and friction coefficients")

@@ -8,11 +8,16 @@ import numpy as np
 from numpy import empty  # (not np.empty: one attribute lookup less per call)
 from numpy.typing import ArrayLike
 
-from . import _checks
+from . import _checks, threads
 from .inertia import spatial_inertia
 from .jacobians import body_jacobians
 from .kernels import entries as _k
 from .model import Data, Model
+
+#: Configurations per range at least when mass_matrix_trajectory splits across threads: 0.40 µs per
+#: configuration on a 7-joint arm, so a range takes ≥ 0.15 ms, twice a hand-off to a pool thread
+#: (25-80 µs: a thread's wake-up, twice; doc/performance.md, "Batch calls on several threads").
+MIN_CHUNK = 400
 
 
 def mass_matrix(model: Model, q: ArrayLike, data: Data | None = None) -> np.ndarray:
@@ -31,10 +36,16 @@ def mass_matrix(model: Model, q: ArrayLike, data: Data | None = None) -> np.ndar
 
 
 def mass_matrix_trajectory(model: Model, q: ArrayLike, data: Data | None = None) -> np.ndarray:
-    """M(q_k) (eq. 9.1) for N configurations q (N, n) at once (CRBA in one compiled loop): (N, n, n)."""
+    """M(q_k) (eq. 9.1) for N configurations q (N, n) at once: (N, n, n). The CRBA in one compiled
+    loop per range of configurations (threads.py: get_num_threads() ranges at most, none under
+    MIN_CHUNK); the same M for any thread count."""
     q = _checks.array(model, q, "q", (None, model.nq))
     M = empty((q.shape[0], model.nq, model.nq))
-    _k.crba_batch(_checks.buffer(model, data), q, M)
+    buf = _checks.buffer(model, data)
+
+    def rows(start, stop):      # one range of configurations, in its own copy of the workspace
+        _k.crba_batch(buf.copy(), q[start:stop], M[start:stop])
+    threads.run_chunks(q.shape[0], rows, MIN_CHUNK)
     return M
 
 

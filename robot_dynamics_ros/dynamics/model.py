@@ -421,11 +421,14 @@ class Data:
     both). Nothing in the hot path allocates except the returned results.
 
     Calls without `data=` share the model's default Data safely between Python threads: every
-    kernel is compiled without nogil (but the optimal-control passes, which take the problem's own
-    Data), so it holds the GIL for its whole call, and uses the workspace only within that call
-    (results go to new arrays). They are serialised, not run in parallel; for
-    parallel work, or under NUMBA_DISABLE_JIT=1 (uncompiled kernels switch threads mid-call), give
-    each thread its own Data(model). compute_all_terms(..., data=d) returns d's own result arrays.
+    single-state kernel is compiled without nogil, so it holds the GIL for its whole call, and uses
+    the workspace only within that call (results go to new arrays). They are serialised, not run in
+    parallel; for parallel work, or under NUMBA_DISABLE_JIT=1 (uncompiled kernels switch threads
+    mid-call), give each thread its own Data(model). The batch calls (the *_trajectory calls, the
+    regressor stacks, linearize_trajectory) release the GIL and split their states across threads
+    (set_num_threads): each range of states works in its own copy of the buffer (with `data=` too),
+    never in a Data another thread uses; the optimal-control passes work in the problem's own Data.
+    compute_all_terms(..., data=d) returns d's own result arrays.
     """
 
     __slots__ = ("buffer", "model", "all_terms_arrays", "control_arrays", "derivative_scratch")

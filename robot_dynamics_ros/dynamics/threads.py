@@ -49,7 +49,7 @@ def _default_threads():
 
 
 _LOCK = threading.Lock()                       # guards _SETTING's changes
-_SETTING = {"threads": _default_threads(), "pool": None}
+_SETTING = {"threads": _default_threads(), "pool": None, "pid": os.getpid()}
 _IN_POOL = threading.local()                   # .busy is True inside a pool thread's range
 
 
@@ -70,12 +70,15 @@ def get_num_threads() -> int:
 
 
 def _pool(threads):
-    """The pool of threads - 1 workers (made on first use, remade after set_num_threads)."""
+    """The pool of threads - 1 workers (made on first use, remade after set_num_threads, and in a
+    process forked from one that had a pool: the fork has none of its threads, and the copied pool,
+    believing a worker idle, would queue ranges that nothing runs)."""
     with _LOCK:
         pool = _SETTING["pool"]
-        if pool is None or pool._max_workers != threads - 1:
+        if pool is None or pool._max_workers != threads - 1 or _SETTING["pid"] != os.getpid():
             pool = _SETTING["pool"] = ThreadPoolExecutor(max_workers=threads - 1,
                                                          thread_name_prefix="robot_dynamics_ros-batch")
+            _SETTING["pid"] = os.getpid()
         return pool
 
 

@@ -22,7 +22,10 @@ into arrays the caller allocates: returning a fresh array from compiled code cos
 a 7-joint RNEA. `d` is a Data buffer, both the packed model (`mb`) and the workspace (`w`), see
 layout.py. Vectors of joint values have one entry per coordinate (nq, n_coordinates; layout.py says
 how mimic joints map them to bodies); forward dynamics of a model with mimic joints goes through M_r
-(integrators.fd_mimic) instead of the ABA.
+(integrators.fd_mimic) instead of the ABA. The batch entry points (rnea_batch, aba_batch, crba_batch,
+the regressor batches, linearize_batch) and the optimal-control passes release the GIL: their callers
+give each call a workspace no other thread uses (threads.py: one copy per range of states); the
+single-state entry points hold it, so calls from several threads may share the model's default Data.
 """
 from ..kinematics import REF_BODY, REF_SPACE, REF_WORLD_ALIGNED  # noqa: F401  (codes the entries take)
 from ..linearize import (  # noqa: F401  (codes the entries return)
@@ -110,6 +113,7 @@ from .sensitivities import (  # noqa: F401
     body_regressor_batch,
     joint_torque_regressor,
     joint_torque_regressor_batch,
+    linearize_batch,
     linearize_trajectory,
     rnea_derivatives,
 )

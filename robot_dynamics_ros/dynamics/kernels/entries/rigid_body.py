@@ -127,7 +127,7 @@ def bias(d, q, qd, tau):
     velocity_terms(d, q, qd, tau, True)
 
 
-@_entry(types.none(_D, _MI, _MI, _MI, _I, _MI, _M))
+@_entry(types.none(_D, _MI, _MI, _MI, _I, _MI, _M), nogil=True)
 def rnea_batch(d, q, qd, qdd, frame, f_tip, tau):
     """RNEA over N states (rows) into tau (N, n); f_tip (N, 6) applied at `frame` when frame >= 0."""
     N, n = q.shape
@@ -209,7 +209,7 @@ def observer_start(d, q, qd, viscous, coulomb, state, r):
         raise ValueError(OVERFLOW_BETA)
 
 
-@_entry(types.none(_D, _MI, types.float64[:, :, ::1]))
+@_entry(types.none(_D, _MI, types.float64[:, :, ::1]), nogil=True)
 def crba_batch(d, q, M):
     """CRBA over N configurations (rows) into M (N, n, n)."""
     N, n = q.shape
@@ -224,7 +224,7 @@ def crba_batch(d, q, M):
 
 
 # ---- forward dynamics of many states, or through M (aba.py; crba.py + rnea.py + linalg.py) ------------
-@_entry(types.none(_D, _MI, _MI, _MI, _M))
+@_entry(types.none(_D, _MI, _MI, _MI, _M), nogil=True)
 def aba_batch(d, q, qd, tau, qdd):
     """ABA over N states (rows) into qdd (N, n)."""
     N, n = q.shape

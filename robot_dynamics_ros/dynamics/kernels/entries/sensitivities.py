@@ -68,9 +68,8 @@ def aba_derivatives(d, q, qd, tau, frame, f_tip, scratch, Minv, dqdd_dq, dqdd_dq
         raise ValueError(OVERFLOW_FD_DERIVATIVES)
 
 
-@_entry(types.UniTuple(types.int64, 3)(_D, _MI, _MI, _MI, _F, _I, _T, _T, _M, _M, _M, _M, _M, _M, _M, _M, _M))
-def linearize_trajectory(d, Q, QD, TAU, dt, method, A, B, vectors, Minv, X, dtau_dx_T, D, D_next, E, E_next,
-                         B_T):
+@inline
+def linearize_rows(d, Q, QD, TAU, dt, method, A, B, vectors, Minv, X, dtau_dx_T, D, D_next, E, E_next, B_T):
     """A[k] (2n, 2n), B[k] (2n, n) of the step from state k (rows of Q, QD, TAU); the rest scratch
     (linearize.linearize_step). Returns (status, step, stage): linearize.STATUS_* at that step and stage."""
     N, n = Q.shape[0], n_coordinates(d)
@@ -91,6 +90,26 @@ def linearize_trajectory(d, Q, QD, TAU, dt, method, A, B, vectors, Minv, X, dtau
         if status != 0:
             return status, k, stage
     return 0, 0, 0
+
+
+_LINEARIZE = types.UniTuple(types.int64, 3)(_D, _MI, _MI, _MI, _F, _I, _T, _T, _M, _M, _M, _M, _M, _M, _M, _M,
+                                            _M)
+
+
+@_entry(_LINEARIZE)
+def linearize_trajectory(d, Q, QD, TAU, dt, method, A, B, vectors, Minv, X, dtau_dx_T, D, D_next, E, E_next,
+                         B_T):
+    """linearize_rows, holding the GIL: one state's linearize, in the model's default Data."""
+    return linearize_rows(d, Q, QD, TAU, dt, method, A, B, vectors, Minv, X, dtau_dx_T, D, D_next, E, E_next,
+                          B_T)
+
+
+@_entry(_LINEARIZE, nogil=True)
+def linearize_batch(d, Q, QD, TAU, dt, method, A, B, vectors, Minv, X, dtau_dx_T, D, D_next, E, E_next, B_T):
+    """linearize_rows with the GIL released: one range of linearize_trajectory's states, in its own
+    workspace and scratch (threads.run_chunks)."""
+    return linearize_rows(d, Q, QD, TAU, dt, method, A, B, vectors, Minv, X, dtau_dx_T, D, D_next, E, E_next,
+                          B_T)
 
 
 # ---- identification (regressor.py) -------------------------------------------------------------------
@@ -114,7 +133,7 @@ def check_states(d, Q, QD, QDD, n):
         raise ValueError("invalid trajectory")
 
 
-@_entry(types.none(_D, _MI, _MI, _MI, types.float64[:, :, ::1], _V))
+@_entry(types.none(_D, _MI, _MI, _MI, types.float64[:, :, ::1], _V), nogil=True)
 def joint_torque_regressor_batch(d, Q, QD, QDD, Y, tau):
     """Y[k] (nq, 10 n_bodies) of every state k; tau: scratch (nq)."""
     n = n_coordinates(d)
@@ -127,7 +146,7 @@ def joint_torque_regressor_batch(d, Q, QD, QDD, Y, tau):
         raise ValueError(OVERFLOW_REGRESSOR)
 
 
-@_entry(types.none(_D, _MI, _MI, _MI, _I, types.float64[:, :, ::1], _M))
+@_entry(types.none(_D, _MI, _MI, _MI, _I, types.float64[:, :, ::1], _M), nogil=True)
 def body_regressor_batch(d, Q, QD, QDD, body, Y, TAU):
     """Body `body`'s ten regressor columns Y[k] (nq, 10) and the model's τ TAU[k] at every state k."""
     n = n_coordinates(d)
