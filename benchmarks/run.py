@@ -6,7 +6,7 @@
     .venv-jazzy/bin/python benchmarks/run.py --only single,scaling
     .venv-jazzy/bin/python benchmarks/run.py --duration 60 --domain-id 42
 
-Sections: single (one call, 3 robots), batch (N = 1000 states, 1 and 2 BLAS threads), contact (one
+Sections: single (one call, 3 robots), batch (N = 1000 states, our calls on 1 and 2 threads), contact (one
 momentum-observer step, Panda and UR5), task_space (one call of the task-space law), identification
 (a payload from 10^4 samples of the Panda), derivatives (∂τ, ∂q̈, linearize_trajectory), scaling
 (random chains n = 1..60), startup (cold / warm numba cache, node ready time), node (1 kHz round
@@ -1224,7 +1224,7 @@ def parse(argv):
     p.add_argument("--domain-id", type=int, help="ROS_DOMAIN_ID for the node runs (default: random 1..101)")
     p.add_argument("--blas-threads", default="1", help="OPENBLAS_NUM_THREADS of this process (default 1)")
     p.add_argument("--cold", action="store_true", help="with --quick: run the cold-cache start-up anyway")
-    p.add_argument("--no-2threads", action="store_true", help="skip the batch run with 2 BLAS threads")
+    p.add_argument("--no-2threads", action="store_true", help="skip the batch run on 2 threads")
     p.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--batch-rounds", type=int, help=argparse.SUPPRESS)
     p.add_argument("--batch-n", type=int, default=1000, help=argparse.SUPPRESS)
@@ -1270,7 +1270,7 @@ def _guarded(res, name, fn, *a):
 
 
 def _run_batch(opts, res):
-    """The batch section (and with 2 BLAS threads), then its table."""
+    """The batch section (and our calls on 2 threads), then its table."""
     _guarded(res, "batch", section_batch, opts)
     if not opts.quiet and not opts.no_2threads:
         _guarded(res, "batch_2threads", batch_two_threads, opts)
