@@ -10,8 +10,11 @@ Riccati recursion costs O(N n³) per iteration and gives the feedback gains K a 
 controller applies between re-plans; the feasibility-driven form accepts any warm start (a shifted
 previous solution from a new measured state has a gap at its first knot); the box QP keeps the torques
 within the URDF's effort limits exactly, which clamping a solution afterwards would not (its cost and
-gains would be those of another problem). The loops over the knots are compiled (kernels/ddp.py);
-this module holds the iteration: regularisation, line search, stopping.
+gains would be those of another problem). The loops over the knots and each whole iteration
+(regularisation, line search, stopping criterion) are compiled (kernels/ddp.py) and run without the GIL,
+one call per iteration: a solve in a thread holds the interpreter only between iterations (microseconds),
+so a control loop beside it (mpc_controller) is not kept waiting; this module checks the arguments and
+runs the iterations within the iteration and time limits.
 
 Units: q in rad (m), q̇ in rad/s (m/s), τ in N·m (N), dt in s; T_goal a 4 x 4 rigid transform of the
 model's root frame; the residual log(T_goal⁻¹ T_f(q)) is a twist (rad, m), angular first.

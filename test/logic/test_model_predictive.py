@@ -129,8 +129,9 @@ def test_the_planning_thread_solves_what_the_caller_would(model):
         plans.append(plan)
     np.testing.assert_array_equal(plans[0].xs, plans[1].xs)
     np.testing.assert_array_equal(plans[0].K, plans[1].K)
-    # the solver's passes release the GIL (the control path runs beside them, not between them)
-    for name in ('ocp_cost', 'ocp_derivatives', 'ocp_backward', 'ocp_forward'):
+    # the solver's passes release the GIL (the control path runs beside them, not between them); a whole
+    # iteration is one such call
+    for name in ('ocp_cost', 'ocp_iteration', 'ocp_derivatives', 'ocp_backward', 'ocp_forward'):
         assert getattr(entries, name).targetoptions['nogil'] is True, name
 
 

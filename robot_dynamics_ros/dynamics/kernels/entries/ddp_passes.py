@@ -1,9 +1,10 @@
 """Entry points of optimal control (kernels/ddp.py): the cost and gaps of a trajectory, the derivatives
-along it, the backward pass and the forward pass of one FDDP iteration. The arrays are the solver's own
-(dynamics/optimal_control.py makes and checks them); each entry checks the sizes it relies on. They
-release the GIL (nogil): a solve in a thread beside a control loop (logic/model_predictive.py) leaves
-that loop the interpreter; the Data they take is the problem's own (ReachingProblem.data), not the
-model's default one that GIL-holding kernels share."""
+along it, the backward pass and the forward pass of one FDDP iteration, and the whole iteration in one
+call (ocp_iteration, what solve_optimal_control calls: the GIL is let go once per iteration). The
+arrays are the solver's own (dynamics/optimal_control.py makes and checks them); each entry checks the
+sizes it relies on. They release the GIL (nogil): a solve in a thread beside a control loop
+(logic/model_predictive.py) leaves that loop the interpreter; the Data they take is the problem's own
+(ReachingProblem.data), not the model's default one that GIL-holding kernels share."""
 from numba import types
 
 from ..ddp import (
