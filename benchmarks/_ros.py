@@ -608,3 +608,49 @@ def run(domain_id, *, duration, sim_duration, ready_runs, do_node=True, do_sim=T
         shutil.rmtree(log_dir, ignore_errors=True)      # keep the node logs only when something failed
         out["node_logs"] = None
     return out
+
+
+def main(argv=None):
+    """The MPC's round trip alone, beside the computed-torque controller's as the load reference, in
+    one run (a quick look at the MPC tail without the whole node section): ``python benchmarks/_ros.py
+    [--duration s] [--rounds k] [--json path]``; the rounds alternate controller, mpc."""
+    import argparse
+    import json
+    import random
+
+    p = argparse.ArgumentParser(description=main.__doc__)
+    p.add_argument("--duration", type=float, default=20.0, help="window of each run, s (default 20)")
+    p.add_argument("--rounds", type=int, default=1, help="controller, mpc pairs (default 1)")
+    p.add_argument("--json", help="JSON output path")
+    opts = p.parse_args(argv)
+    domain_id = random.randint(1, 101)
+    os.environ["ROS_DOMAIN_ID"] = str(domain_id)
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    env = ros_env(domain_id)
+    log_dir = tempfile.mkdtemp(prefix="rdr-bench-mpc-")
+    probe = Probe(domain_id, spin=0.05)
+    out = {"load_start": os.getloadavg(), "controller": [], "mpc": []}
+    runs = (("controller", lambda: measure_round_trip(probe, "controller", env, log_dir, opts.duration)),
+            ("mpc", lambda: measure_mpc(probe, env, log_dir, opts.duration)))
+    try:
+        for _ in range(opts.rounds):
+            for key, measure in runs:
+                r = measure()
+                out[key].append(r)
+                nan = float("nan")
+                line = (f"median {r.get('median_ms', nan):.3f} ms  p99 {r.get('p99_ms', nan):.3f} ms  "
+                        f"max {r.get('max_ms', nan):.2f} ms  CPU {r.get('cpu_percent', 0):.0f} %")
+                if key == "mpc" and "error" not in r:
+                    line += f"  re-plan {r['replan_rate_hz']} Hz  solve median {r['solve_median_ms']} ms"
+                print(f"{key:10s} " + (r["error"].splitlines()[0] if "error" in r else line)
+                      + f"  load {os.getloadavg()[0]:.2f}", flush=True)
+    finally:
+        probe.publishing = False
+        probe.close()
+    out["load_end"] = os.getloadavg()
+    if opts.json:
+        Path(opts.json).write_text(json.dumps(out, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()

@@ -10,8 +10,11 @@ Riccati recursion costs O(N n³) per iteration and gives the feedback gains K a 
 controller applies between re-plans; the feasibility-driven form accepts any warm start (a shifted
 previous solution from a new measured state has a gap at its first knot); the box QP keeps the torques
 within the URDF's effort limits exactly, which clamping a solution afterwards would not (its cost and
-gains would be those of another problem). The loops over the knots are compiled (kernels/ddp.py);
-this module holds the iteration: regularisation, line search, stopping.
+gains would be those of another problem). The loops over the knots and each whole iteration
+(regularisation, line search, stopping criterion) are compiled (kernels/ddp.py) and run without the GIL,
+one call per iteration: a solve in a thread holds the interpreter only between iterations (microseconds),
+so a control loop beside it (mpc_controller) is not kept waiting; this module checks the arguments and
+runs the iterations within the iteration and time limits.
 
 Units: q in rad (m), q̇ in rad/s (m/s), τ in N·m (N), dt in s; T_goal a 4 x 4 rigid transform of the
 model's root frame; the residual log(T_goal⁻¹ T_f(q)) is a twist (rad, m), angular first.
@@ -30,15 +33,11 @@ from .kernels import ddp as _ddp, entries as _k
 from .model import Data, Model
 from .spatial import rigid_transform
 
-# FDDP's constants (those of Crocoddyl's SolverFDDP, so that iteration counts compare)
-REGULARIZATION_MIN = 1e-9
-REGULARIZATION_MAX = 1e9
-REGULARIZATION_FACTOR = 10.0
-STEP_LENGTHS = tuple(0.5 ** i for i in range(10))     # the line search's α
-ACCEPT_STEP = 0.1           # a step is taken when the cost falls by this fraction of its expected fall
-ACCEPT_NEGATIVE_STEP = 2.0  # ... or, closing gaps, rises by at most this multiple of its expected rise
-GRADIENT_THRESHOLD = 1e-12  # an expected improvement below this: take the step
-STEP_THRESHOLD = 0.5        # a step longer than this lowers the regularisation
+# FDDP's constants (those of Crocoddyl's SolverFDDP, so that iteration counts compare; kernels/ddp.py)
+REGULARIZATION_MIN = _ddp.REGULARIZATION_MIN
+REGULARIZATION_MAX = _ddp.REGULARIZATION_MAX
+REGULARIZATION_FACTOR = _ddp.REGULARIZATION_FACTOR
+STEP_LENGTHS = tuple(0.5 ** i for i in range(_ddp.LINE_SEARCH_STEPS))     # the line search's α
 
 
 class ReachingProblem:
@@ -234,35 +233,26 @@ def solve_optimal_control(problem: ReachingProblem, *, xs_init=None, us_init=Non
     backward = tuple(a[name] for name in ("Vx", "Vxx", "k", "K", "Qu", "Quuk", "free", "Qx", "Qxx", "Quu",
                                           "Qux", "VA", "VB", "L", "lo", "hi", "grad", "step", "trial", "rhs"))
     derivatives = tuple(a[name] for name in ("A", "B", "Lx", "Lu", "Lqq", "T", "r", "Jb", "Jlog", "Jr"))
-    K, Qu, free = backward[3], backward[4], backward[6]
+    rollout = (a["xs_try"], a["us_try"], a["dx"], a["s"], a["zero"])
+    K = backward[3]
     while iterations < max_iterations:
         if time_limit is not None and time.perf_counter() - started > time_limit:
             break
-        if _k.ocp_derivatives(problem.data.buffer, problem._packed, problem.frame_index, problem._x_ref, xs,
-                              us, *derivatives, *a["linearize"]) != _ddp.STATUS_OK:
+        # one whole iteration in one compiled call without the GIL (kernels/ddp.py's fddp_iteration):
+        # the derivatives, the backward pass at the regularisation it needs, the stopping criterion and,
+        # unless converged, the line search, its step taken into (xs, us, fs)
+        status, reg, cost, feasible, stop, converged = _k.ocp_iteration(
+            problem.data.buffer, problem._packed, problem.frame_index, problem._x0, problem._x_ref,
+            problem.torque_limits, problem.u_lower, problem.u_upper, xs, us, fs, feasible, reg, cost,
+            tolerance, *derivatives, *a["linearize"], *backward, *rollout)
+        if status == _ddp.STATUS_DYNAMICS:
             raise ValueError(f"{_k.NOT_POSITIVE_DEFINITE} along the trajectory: the model cannot be "
                              "simulated")
-        reg = _backward_pass(problem, us, derivatives, fs, feasible, reg, backward)
-        if reg is None:             # Quu not positive definite even at the largest regularisation
+        if status == _ddp.STATUS_NOT_POSITIVE:  # Quu not positive definite even at the largest regularisation
             return _solution(problem, xs, us, cost, iterations, False, K, started, stop, fs)
         iterations += 1
-        stop = float(np.square(Qu[free]).sum())
-        if feasible and stop < tolerance:
-            converged = True
+        if converged:
             break
-        alpha, cost_try = _line_search(problem, a, xs, us, fs, feasible, cost, backward)
-        if alpha is not None:
-            xs[:], us[:] = a["xs_try"], a["us_try"]
-            cost = cost_try
-            if feasible or alpha == 1.0:
-                feasible = True
-                fs[:] = 0.0
-            else:
-                fs *= 1.0 - alpha             # the rollout closed the gaps by α
-        if alpha is not None and alpha > STEP_THRESHOLD:
-            reg = max(reg / REGULARIZATION_FACTOR, REGULARIZATION_MIN)
-        elif alpha is None or alpha == STEP_LENGTHS[-1]:
-            reg = min(reg * REGULARIZATION_FACTOR, REGULARIZATION_MAX)
     return _solution(problem, xs, us, cost, iterations, converged, K, started, stop, fs)
 
 
@@ -277,47 +267,6 @@ def _initial_guess(problem, xs_init, us_init):
     if problem.torque_limits:
         np.clip(us, problem.u_lower, problem.u_upper, out=us)
     return xs, us
-
-
-def _backward_pass(problem, us, derivatives, fs, feasible, reg, backward):
-    """The backward pass into `backward` (gains k, K and the value function), at regularisation `reg`
-    raised tenfold until every Quu is positive definite: the regularisation it took, or None when even
-    REGULARIZATION_MAX was not enough."""
-    while True:
-        status, _ = _k.ocp_backward(problem._packed, problem.torque_limits, problem.u_lower, problem.u_upper,
-                                    us, *derivatives[:5], fs, feasible, reg, *backward)
-        if status == _ddp.STATUS_OK:
-            return reg
-        if reg >= REGULARIZATION_MAX:
-            return None
-        reg = min(reg * REGULARIZATION_FACTOR, REGULARIZATION_MAX)
-
-
-def _line_search(problem, a, xs, us, fs, feasible, cost, backward):
-    """(α, cost of the rollout at α) for the first step length in STEP_LENGTHS whose rollout (into
-    a["xs_try"], a["us_try"]) lowers the cost enough against FDDP's expected improvement
-    d(α) = α (d_g + d_v) + ½ α² (d_q − 2 d_v) (d_v: the gaps' share); (None, None) when none does."""
-    Vx, Vxx, k, K, Qu, Quuk = backward[:6]
-    d_g = -float(np.einsum("ti,ti->", Qu, k))
-    d_q = -float(np.einsum("ti,ti->", k, Quuk))
-    if not feasible:
-        d_g -= float(np.einsum("ti,ti->", Vx, fs))
-        d_q += float(np.einsum("ti,tij,tj->", fs, Vxx, fs))
-    xs_try = a["xs_try"]
-    for alpha in STEP_LENGTHS:
-        cost_try = _k.ocp_forward(problem.data.buffer, problem._packed, problem.frame_index, problem._x0,
-                                  problem._x_ref, problem.torque_limits, problem.u_lower, problem.u_upper, xs,
-                                  us, fs, k, K, alpha, feasible, xs_try, a["us_try"], a["T"], a["r"], a["dx"],
-                                  a["s"], a["zero"])
-        if not np.isfinite(cost_try):
-            continue
-        d_v = 0.0 if feasible else -float(np.einsum("ti,tij,tj->", fs, Vxx, xs - xs_try))
-        expected = alpha * (d_g + d_v + 0.5 * alpha * (d_q - 2.0 * d_v))
-        fall = cost - cost_try
-        if (d_g + d_v < GRADIENT_THRESHOLD or (fall > ACCEPT_STEP * expected if expected > 0.0
-                                              else fall > ACCEPT_NEGATIVE_STEP * expected)):
-            return alpha, cost_try
-    return None, None
 
 
 def _solution(problem, xs, us, cost, iterations, converged, K, started, stop, fs):

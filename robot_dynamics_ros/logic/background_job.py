@@ -23,7 +23,9 @@ refuse). The pending one starts when the running one's outcome has been polled, 
 is never overwritten either.
 
 One worker thread per job, started by the first submit (``niceness`` added to its niceness on
-Linux, so that on busy cores the scheduler runs the control path first), daemon, ended by
+Linux, so that on busy cores the scheduler runs the control path first; ``idle``: the thread under
+Linux's SCHED_IDLE policy instead, which any other thread that wakes preempts at once, where a niced
+thread keeps the core until the next scheduler tick), daemon, ended by
 ``close(timeout)``: it finishes the work under way (a Python thread cannot be interrupted), so
 ``close`` waits at most ``timeout`` s for it and never hangs; the thread then ends by itself.
 Python threads share the GIL: the executor runs between the worker's bytecodes and while the worker
@@ -68,9 +70,10 @@ class BackgroundJob:
     """A latest-wins background job (module docstring): ``submit``, ``poll``, ``wait``, ``cancel``,
     ``close``; ``running`` while a work runs, ``active`` while there is anything to poll for."""
 
-    def __init__(self, name: str, niceness: int = 0):
+    def __init__(self, name: str, niceness: int = 0, idle: bool = False):
         self.name = name
         self.niceness = int(niceness)
+        self.idle = bool(idle)
         self._lock = threading.Condition()
         self._generation = 0
         self._running: Submission | None = None      # handed to the worker, not finished
@@ -156,7 +159,12 @@ class BackgroundJob:
         self._lock.notify_all()
 
     def _work_forever(self):
-        if self.niceness:
+        if self.idle:
+            try:                        # Linux: the calling thread's policy
+                os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+            except (AttributeError, OSError):
+                pass
+        elif self.niceness:
             try:                        # Linux: a thread's own niceness (its TID)
                 tid = threading.get_native_id()
                 os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + self.niceness)

@@ -63,14 +63,17 @@ class ModelPredictiveController:
     and T_goal are set at each re-plan); max_iterations, time_budget (s): the limits of one re-plan;
     cold_iterations: those of a re-plan without a previous plan to start from (at start-up and after a
     hold: from the quasi-static torques, further from the optimum); max_linear_velocity (m/s),
-    max_angular_velocity (rad/s): the target profile's; planning_niceness: added to the planning
-    thread's niceness (Linux), so that where the cores are busy the scheduler runs the control path
-    first (the node's 1 kHz round trip p99 about 20 % lower with 10 than with 0 on a 2-core machine).
+    max_angular_velocity (rad/s): the target profile's; planning_idle: the planning thread under
+    Linux's SCHED_IDLE policy, so that a joint state's callback (and the DDS threads) preempt a
+    re-plan at once: on a 2-core machine the states that arrived in the first milliseconds of a re-plan
+    waited up to 2 ms for a core at niceness +10 (doc/performance.md, "Nodes"); on cores kept busy by
+    other processes a re-plan then gets less time; planning_niceness: added to the planning thread's
+    niceness instead, when planning_idle is False.
     """
 
     def __init__(self, problem: ReachingProblem, *, max_iterations=10, time_budget=None,
                  max_linear_velocity=0.1, max_angular_velocity=0.5, cold_iterations=50,
-                 planning_niceness=10):
+                 planning_niceness=10, planning_idle=True):
         self.problem = problem
         self.max_iterations = int(max_iterations)
         self.cold_iterations = int(cold_iterations)
@@ -81,7 +84,7 @@ class ModelPredictiveController:
         self.effort_limit = np.asarray(problem.model.effort_limit, dtype=float)
         self.goal_pose = None       # T_goal of the last re-plan begun (the profile's pose at its time)
         # the warm re-plans; hold() and drop() cancel it: a re-plan begun before comes back superseded
-        self._planner = BackgroundJob('mpc-planning', niceness=planning_niceness)
+        self._planner = BackgroundJob('mpc-planning', niceness=planning_niceness, idle=planning_idle)
 
     # -- the target ------------------------------------------------------------------------------
     def hold(self, x, t):

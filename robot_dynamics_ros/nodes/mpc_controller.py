@@ -105,6 +105,7 @@ class MpcController(PoseTarget, Controller):
         self._solve_times = deque(maxlen=SOLVE_WINDOW)
         self._replans = deque(maxlen=SOLVE_WINDOW)          # node-clock times of the re-plans (s)
         self._last = None               # the last plan's (solve s, iterations, converged)
+        self.replan_count = 0           # the plans put in force since start-up
         self._start('drops the target and holds the pose of the new state')
 
     # -- parameters -------------------------------------------------------------------------
@@ -251,6 +252,7 @@ class MpcController(PoseTarget, Controller):
         self._solve_times.append(plan.solve_time)
         self._replans.append(plan_time)
         self._last = (plan.solve_time, plan.iterations, plan.converged)
+        self.replan_count += 1
         if self._path_pub.get_subscription_count():
             self._publish_path(now_ns)
 

@@ -4,6 +4,8 @@
 same with the re-plans in the planning thread, paced in real time as the node runs them; the thread's
 plan equals the one solved in the caller's, a hold discards a re-plan under way, and its errors reach
 the caller."""
+import os
+import threading
 import time
 from pathlib import Path
 
@@ -123,14 +125,18 @@ def test_the_planning_thread_solves_what_the_caller_would(model):
                 mpc.command(x_next, 0.02)                       # the control path runs meanwhile
                 time.sleep(1e-4)
             assert plan is not None and mpc.plan is plan and mpc.plan_time == 0.02
+            # the planning thread under SCHED_IDLE: a joint state's callback preempts it at once
+            planners = [t for t in threading.enumerate() if t.name == 'mpc-planning' and t.is_alive()]
+            assert planners and all(os.sched_getscheduler(t.native_id) == os.SCHED_IDLE for t in planners)
             mpc.close()
         else:
             plan = mpc.replan(x_next, 0.02)
         plans.append(plan)
     np.testing.assert_array_equal(plans[0].xs, plans[1].xs)
     np.testing.assert_array_equal(plans[0].K, plans[1].K)
-    # the solver's passes release the GIL (the control path runs beside them, not between them)
-    for name in ('ocp_cost', 'ocp_derivatives', 'ocp_backward', 'ocp_forward'):
+    # the solver's passes release the GIL (the control path runs beside them, not between them); a whole
+    # iteration is one such call
+    for name in ('ocp_cost', 'ocp_iteration', 'ocp_derivatives', 'ocp_backward', 'ocp_forward'):
         assert getattr(entries, name).targetoptions['nogil'] is True, name
 
 

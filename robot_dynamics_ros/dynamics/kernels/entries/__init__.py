@@ -43,6 +43,7 @@ from .ddp_passes import (  # noqa: F401
     ocp_cost,
     ocp_derivatives,
     ocp_forward,
+    ocp_iteration,
 )
 from .declare import (  # noqa: F401  (the messages the public modules raise or compare)
     ENTRY_NAMES,

@@ -1,9 +1,10 @@
 """Entry points of optimal control (kernels/ddp.py): the cost and gaps of a trajectory, the derivatives
-along it, the backward pass and the forward pass of one FDDP iteration. The arrays are the solver's own
-(dynamics/optimal_control.py makes and checks them); each entry checks the sizes it relies on. They
-release the GIL (nogil): a solve in a thread beside a control loop (logic/model_predictive.py) leaves
-that loop the interpreter; the Data they take is the problem's own (ReachingProblem.data), not the
-model's default one that GIL-holding kernels share."""
+along it, the backward pass and the forward pass of one FDDP iteration, and the whole iteration in one
+call (ocp_iteration, what solve_optimal_control calls: the GIL is let go once per iteration). The
+arrays are the solver's own (dynamics/optimal_control.py makes and checks them); each entry checks the
+sizes it relies on. They release the GIL (nogil): a solve in a thread beside a control loop
+(logic/model_predictive.py) leaves that loop the interpreter; the Data they take is the problem's own
+(ReachingProblem.data), not the model's default one that GIL-holding kernels share."""
 from numba import types
 
 from ..ddp import (
@@ -12,6 +13,7 @@ from ..ddp import (
     backward_pass,
     cost_and_gaps,
     derivatives,
+    fddp_iteration,
     forward_pass,
 )
 from ..layout import all_finite, n_coordinates
@@ -64,3 +66,31 @@ def ocp_forward(d, P, frame, x0, x_ref, limited, u_lo, u_hi, xs, us, fs, k, K, a
     """The rollout at step alpha into (xs_try, us_try); its cost, NaN when it diverges."""
     return forward_pass(d, d, P, frame, x0, x_ref, limited, u_lo, u_hi, xs, us, fs, k, K, alpha, feasible,
                         xs_try, us_try, T, r, dx, s, zero)
+
+
+@_entry(types.Tuple((_I, _F, _F, types.boolean, _F, types.boolean))(
+    _D, _VI, _I, _VI, _VI, types.boolean, _VI, _VI, _M, _M, _M, types.boolean, _F, _F, _F,
+    _T, _T, _M, _M, _T, _M, _V, _M, _M, _M,
+    _M, _M, _M, _M, _M, _M, _M, _M, _M,
+    _M, _T, _M, _T, _M, _M, _B2, _V, _M, _M, _M, _M, _M, _M, _V, _V, _V, _V, _V, _V,
+    _M, _M, _V, _M, _VI), nogil=True)
+def ocp_iteration(d, P, frame, x0, x_ref, limited, u_lo, u_hi, xs, us, fs, feasible, reg, cost, tolerance,
+                  A, B, Lx, Lu, Lqq, T, r, Jb, Jlog, Jr,
+                  vectors, Minv, X, dtau_dx_T, D, D_next, E, E_next, B_T,
+                  Vx, Vxx, k, K, Qu, Quuk, free, Qx, Qxx, Quu, Qux, VA, VB, L, lo, hi, grad, step_, trial,
+                  rhs, xs_try, us_try, dx, s, zero):
+    """One whole FDDP iteration (ddp.fddp_iteration: derivatives, backward pass, stopping criterion, line
+    search, the step taken into xs, us, fs), in one call without the GIL: a re-plan in a thread holds the
+    interpreter only between iterations; (status, reg, cost, feasible, stop, converged)."""
+    n = n_coordinates(d)
+    N = us.shape[0]
+    if (P.shape[0] != P_SIZE or us.shape[1] != n or xs.shape[0] != N + 1 or xs.shape[1] != 2 * n
+            or fs.shape[0] != N + 1 or fs.shape[1] != 2 * n or x0.shape[0] != 2 * n
+            or x_ref.shape[0] != 2 * n or A.shape[0] != N or Vxx.shape[0] != N + 1 or xs_try.shape[0] != N + 1
+            or us_try.shape[0] != N or k.shape[0] != N or K.shape[0] != N or free.shape[0] != N):
+        raise ValueError("invalid trajectory shape")
+    return fddp_iteration(d, d, P, frame, x0, x_ref, limited, u_lo, u_hi, xs, us, fs, feasible, reg, cost,
+                          tolerance, A, B, Lx, Lu, Lqq, T, r, Jb, Jlog, Jr,
+                          (vectors, Minv, X, dtau_dx_T, D, D_next, E, E_next, B_T),
+                          (Vx, Vxx, k, K, Qu, Quuk, free, Qx, Qxx, Quu, Qux, VA, VB, L, lo, hi, grad, step_,
+                           trial, rhs), xs_try, us_try, dx, s, zero)
