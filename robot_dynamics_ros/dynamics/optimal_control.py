@@ -11,7 +11,7 @@ controller applies between re-plans; the feasibility-driven form accepts any war
 previous solution from a new measured state has a gap at its first knot); the box QP keeps the torques
 within the URDF's effort limits exactly, which clamping a solution afterwards would not (its cost and
 gains would be those of another problem). The loops over the knots and each whole iteration
-(regularisation, line search, stopping criterion) are compiled (kernels/ddp.py) and run without the GIL,
+(regularisation, line search, stopping criterion) are compiled (kernels/fddp.py) and run without the GIL,
 one call per iteration: a solve in a thread holds the interpreter only between iterations (microseconds),
 so a control loop beside it (mpc_controller) is not kept waiting; this module checks the arguments and
 runs the iterations within the iteration and time limits.
@@ -29,15 +29,15 @@ from numpy import empty
 
 from . import _checks
 from .inverse_dynamics import gravity_torques
-from .kernels import ddp as _ddp, entries as _k
+from .kernels import ddp as _ddp, entries as _k, fddp as _fddp
 from .model import Data, Model
 from .spatial import rigid_transform
 
-# FDDP's constants (those of Crocoddyl's SolverFDDP, so that iteration counts compare; kernels/ddp.py)
-REGULARIZATION_MIN = _ddp.REGULARIZATION_MIN
-REGULARIZATION_MAX = _ddp.REGULARIZATION_MAX
-REGULARIZATION_FACTOR = _ddp.REGULARIZATION_FACTOR
-STEP_LENGTHS = tuple(0.5 ** i for i in range(_ddp.LINE_SEARCH_STEPS))     # the line search's α
+# FDDP's constants (those of Crocoddyl's SolverFDDP, so that iteration counts compare; kernels/fddp.py)
+REGULARIZATION_MIN = _fddp.REGULARIZATION_MIN
+REGULARIZATION_MAX = _fddp.REGULARIZATION_MAX
+REGULARIZATION_FACTOR = _fddp.REGULARIZATION_FACTOR
+STEP_LENGTHS = tuple(0.5 ** i for i in range(_fddp.LINE_SEARCH_STEPS))     # the line search's α
 
 
 class ReachingProblem:
@@ -238,7 +238,7 @@ def solve_optimal_control(problem: ReachingProblem, *, xs_init=None, us_init=Non
     while iterations < max_iterations:
         if time_limit is not None and time.perf_counter() - started > time_limit:
             break
-        # one whole iteration in one compiled call without the GIL (kernels/ddp.py's fddp_iteration):
+        # one whole iteration in one compiled call without the GIL (kernels/fddp.py's fddp_iteration):
         # the derivatives, the backward pass at the regularisation it needs, the stopping criterion and,
         # unless converged, the line search, its step taken into (xs, us, fs)
         status, reg, cost, feasible, stop, converged = _k.ocp_iteration(

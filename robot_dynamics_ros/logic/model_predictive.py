@@ -67,13 +67,14 @@ class ModelPredictiveController:
     Linux's SCHED_IDLE policy, so that a joint state's callback (and the DDS threads) preempt a
     re-plan at once: on a 2-core machine the states that arrived in the first milliseconds of a re-plan
     waited up to 2 ms for a core at niceness +10 (doc/performance.md, "Nodes"); on cores kept busy by
-    other processes a re-plan then gets less time; planning_niceness: added to the planning thread's
-    niceness instead, when planning_idle is False.
+    other processes a re-plan then gets less time (mpc_controller turns it on; off by default here, for
+    a caller whose re-plans must keep their pace on busy cores); planning_niceness: added to the planning
+    thread's niceness instead, when planning_idle is False.
     """
 
     def __init__(self, problem: ReachingProblem, *, max_iterations=10, time_budget=None,
                  max_linear_velocity=0.1, max_angular_velocity=0.5, cold_iterations=50,
-                 planning_niceness=10, planning_idle=True):
+                 planning_niceness=10, planning_idle=False):
         self.problem = problem
         self.max_iterations = int(max_iterations)
         self.cold_iterations = int(cold_iterations)

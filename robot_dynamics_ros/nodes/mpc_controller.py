@@ -170,8 +170,9 @@ class MpcController(PoseTarget, Controller):
             return
         rate = float(self._value('replan_rate'))
         budget = float(self._value('time_budget')) or 0.8 / rate
+        # the planning thread under SCHED_IDLE: a joint state's callback preempts a re-plan at once
         self._mpc = ModelPredictiveController(problem, max_iterations=int(self._value('max_iterations')),
-                                              time_budget=budget)
+                                              time_budget=budget, planning_idle=True)
         self._mpc.reference = self._reference           # the target's profile (pose_target.py)
         self._replan_period_ns = int(round(1e9 / rate))
         self._next_replan_ns = None

@@ -39,10 +39,8 @@ from ..time_step import (  # noqa: F401  (codes the entries take)
     METHOD_SEMI_IMPLICIT,
 )
 from .ddp_passes import (  # noqa: F401
-    ocp_backward,
     ocp_cost,
     ocp_derivatives,
-    ocp_forward,
     ocp_iteration,
 )
 from .declare import (  # noqa: F401  (the messages the public modules raise or compare)

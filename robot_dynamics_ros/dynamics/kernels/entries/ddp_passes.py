@@ -1,21 +1,18 @@
-"""Entry points of optimal control (kernels/ddp.py): the cost and gaps of a trajectory, the derivatives
-along it, the backward pass and the forward pass of one FDDP iteration, and the whole iteration in one
-call (ocp_iteration, what solve_optimal_control calls: the GIL is let go once per iteration). The
-arrays are the solver's own (dynamics/optimal_control.py makes and checks them); each entry checks the
-sizes it relies on. They release the GIL (nogil): a solve in a thread beside a control loop
-(logic/model_predictive.py) leaves that loop the interpreter; the Data they take is the problem's own
-(ReachingProblem.data), not the model's default one that GIL-holding kernels share."""
+"""Entry points of optimal control (kernels/ddp.py, kernels/fddp.py): the cost and gaps of a trajectory, the
+derivatives along it, and a whole FDDP iteration in one call (ocp_iteration, what solve_optimal_control
+calls: the GIL is let go once per iteration). The arrays are the solver's own
+(dynamics/optimal_control.py makes and checks them); each entry checks the sizes it relies on. They
+release the GIL (nogil): a solve in a thread beside a control loop (logic/model_predictive.py) leaves
+that loop the interpreter; the Data they take is the problem's own (ReachingProblem.data), not the
+model's default one that GIL-holding kernels share."""
 from numba import types
 
 from ..ddp import (
     P_SIZE,
-    STATUS_OK,
-    backward_pass,
     cost_and_gaps,
     derivatives,
-    fddp_iteration,
-    forward_pass,
 )
+from ..fddp import fddp_iteration
 from ..layout import all_finite, n_coordinates
 from .declare import _entry
 from .signatures import _D, _F, _I, _M, _MI, _T, _V, _VI
@@ -44,28 +41,6 @@ def ocp_derivatives(d, P, frame, x_ref, xs, us, A, B, Lx, Lu, Lqq, T, r, Jb, Jlo
     """A_t, B_t, l_x, l_u and the goal's block of l_xx along (xs, us); STATUS_OK or STATUS_DYNAMICS."""
     return derivatives(d, d, P, frame, x_ref, xs, us, A, B, Lx, Lu, Lqq, T, r, Jb, Jlog, Jr, vectors, Minv,
                        X, dtau_dx_T, D, D_next, E, E_next, B_T)
-
-
-@_entry(types.UniTuple(_I, 2)(_VI, types.boolean, _VI, _VI, _MI, _T, _T, _M, _M, _T, _M, types.boolean, _F,
-                               _M, _T, _M, _T, _M, _M, _B2, _V, _M, _M, _M, _M, _M, _M, _V, _V, _V, _V, _V,
-                               _V), nogil=True)
-def ocp_backward(P, limited, u_lo, u_hi, us, A, B, Lx, Lu, Lqq, fs, feasible, reg, Vx, Vxx, k, K, Qu, Quuk,
-                 free, Qx, Qxx, Quu, Qux, VA, VB, L, lo, hi, grad, step_, trial, rhs):
-    """The backward pass (Riccati recursion with the box QP at each knot); (status, knot)."""
-    status, t = backward_pass(P, limited, u_lo, u_hi, us, A, B, Lx, Lu, Lqq, fs, feasible, reg, Vx, Vxx, k, K,
-                              Qu, Quuk, free, Qx, Qxx, Quu, Qux, VA, VB, L, lo, hi, grad, step_, trial, rhs)
-    if status == STATUS_OK and not (all_finite(k) and all_finite(K)):
-        raise ValueError("the backward pass overflowed (gains not finite)")
-    return status, t
-
-
-@_entry(_F(_D, _VI, _I, _VI, _VI, types.boolean, _VI, _VI, _MI, _MI, _MI, _MI, _T, _F, types.boolean, _M, _M,
-           _M, _V, _V, _M, _VI), nogil=True)
-def ocp_forward(d, P, frame, x0, x_ref, limited, u_lo, u_hi, xs, us, fs, k, K, alpha, feasible, xs_try,
-                us_try, T, r, dx, s, zero):
-    """The rollout at step alpha into (xs_try, us_try); its cost, NaN when it diverges."""
-    return forward_pass(d, d, P, frame, x0, x_ref, limited, u_lo, u_hi, xs, us, fs, k, K, alpha, feasible,
-                        xs_try, us_try, T, r, dx, s, zero)
 
 
 @_entry(types.Tuple((_I, _F, _F, types.boolean, _F, types.boolean))(
