@@ -27,9 +27,9 @@ PAYLOAD_PARAMETERS = ('payload_mass', 'payload_com', 'payload_inertia', 'payload
 MAX_CONDITION = 1e3         # condition number of the scaled regressor above which the data is too poor
 MAX_SAMPLES = 200_000       # ceiling of the storage: at most this many samples (200 s at 1 kHz)
 MIN_SAMPLES = 256           # floor of the storage: the first allocation (and never less once shrunk)
-CAPACITY_MARGIN = 1.25      # storage = window × rate × this: room for jitter and rate drift without growing
+CAPACITY_MARGIN = 2.0       # storage = window × rate × this: room for jitter and a rate that doubles without growing
 _MAX_GROWTH = 4             # one growth at most multiplies the storage by this (a burst of stamps at start)
-_SHRINK_BELOW = 0.4         # shrink when the window holds less than this share of the storage (steady: 0.8)
+_SHRINK_BELOW = 0.25        # shrink when the window holds less than this share of the storage (steady: 0.5)
 
 
 class StateLog:
@@ -50,8 +50,8 @@ class StateLog:
     short log is not extrapolated to the whole window at once). When the window holds less than
     ``_SHRINK_BELOW`` of the storage and its
     samples span at least 0.9 window (the rate fell to less than half the one the storage was sized
-    for, the window was made shorter) it shrinks to (1). The gap between 0.8 (the share held at a
-    steady rate) and 0.4 keeps a rate that wanders with the machine's load (stamps of the wall clock,
+    for, the window was made shorter) it shrinks to (1). The gap between 0.5 (the share held at a
+    steady rate) and 0.25, and the margin of 2, keep a rate that wanders with the machine's load (stamps of the wall clock,
     a simulator catching up in bursts) from resizing the storage back and forth. So at a steady
     rate the storage settles at window · rate · CAPACITY_MARGIN samples, whatever the duration, and it
     never exceeds ``max_samples``: a window that needs more keeps the newest ``max_samples``

@@ -73,8 +73,10 @@ def test_a_1khz_stream_for_many_windows_keeps_the_storage_at_window_times_rate_t
     log = StateLog(7, window)
     stamps = 1e-3 * np.arange(int(6 * window * rate))            # 60 s: six windows
     capacities = _feed(log, stamps)
-    settled = math.ceil(window * rate * CAPACITY_MARGIN)          # 12 500 samples, 1.5 MB for 7 joints
-    assert abs(capacities[-1] - settled) <= 5, capacities[-1]
+    settled = math.ceil(window * rate * CAPACITY_MARGIN)          # 20 000 samples, 2.4 MB for 7 joints
+    # holds the window, and at most window × rate × margin (a growth step that already holds the window
+    # at this rate is the last one)
+    assert window * rate < capacities[-1] <= settled + 5, capacities[-1]
     # settled within the first window, and unchanged through the five after it
     assert (capacities[int(window * rate):] == capacities[-1]).all()
     assert capacities.max() <= settled + 5 and capacities[0] == MIN_SAMPLES
@@ -91,7 +93,7 @@ def test_the_storage_follows_a_change_of_rate_down_and_up_and_keeps_the_window()
     for stamps, rate in ((fast, 1000.0), (slow, 100.0), (faster, 2000.0)):
         capacities = _feed(log, stamps, 3)
         expected = window * rate * CAPACITY_MARGIN
-        # the window fits, with at most window × rate × margin and what shrinks leave (1 / (0.4 · margin))
+        # the window fits, with at most window × rate × margin and what shrinks leave (1 / (0.25 · margin))
         assert window * rate < capacities[-1] <= 2.0 * expected, (rate, capacities[-1])
         everything = np.concatenate([fast, slow, faster])[:np.searchsorted(
             np.concatenate([fast, slow, faster]), stamps[-1], side='right')]
