@@ -27,7 +27,7 @@ PAYLOAD_PARAMETERS = ('payload_mass', 'payload_com', 'payload_inertia', 'payload
 MAX_CONDITION = 1e3         # condition number of the scaled regressor above which the data is too poor
 MAX_SAMPLES = 200_000       # ceiling of the storage: at most this many samples (200 s at 1 kHz)
 MIN_SAMPLES = 256           # floor of the storage: the first allocation (and never less once shrunk)
-CAPACITY_MARGIN = 2.0       # storage = window × rate × this: room for jitter and a rate that doubles without growing
+CAPACITY_MARGIN = 2.0       # storage = window × rate × this: room for jitter, a rate that doubles
 _MAX_GROWTH = 4             # one growth at most multiplies the storage by this (a burst of stamps at start)
 _SHRINK_BELOW = 0.25        # shrink when the window holds less than this share of the storage (steady: 0.5)
 
@@ -51,8 +51,9 @@ class StateLog:
     ``_SHRINK_BELOW`` of the storage and its
     samples span at least 0.9 window (the rate fell to less than half the one the storage was sized
     for, the window was made shorter) it shrinks to (1). The gap between 0.5 (the share held at a
-    steady rate) and 0.25, and the margin of 2, keep a rate that wanders with the machine's load (stamps of the wall clock,
-    a simulator catching up in bursts) from resizing the storage back and forth. So at a steady
+    steady rate) and 0.25, and the margin of 2, keep a rate that wanders with the machine's load
+    (stamps of the wall clock, a simulator catching up in bursts) from resizing the storage back and
+    forth. So at a steady
     rate the storage settles at window · rate · CAPACITY_MARGIN samples, whatever the duration, and it
     never exceeds ``max_samples``: a window that needs more keeps the newest ``max_samples``
     (the oldest go first). Memory: capacity · (1 + 2 n) · 8 bytes."""
