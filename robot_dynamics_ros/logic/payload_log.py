@@ -53,8 +53,8 @@ class StateLog:
     for, the window was made shorter) it shrinks to (1). The gap between 0.5 (the share held at a
     steady rate) and 0.25, and the margin of 2, keep a rate that wanders with the machine's load
     (stamps of the wall clock, a simulator catching up in bursts) from resizing the storage back and
-    forth. So at a steady
-    rate the storage settles at window · rate · CAPACITY_MARGIN samples, whatever the duration, and it
+    forth. So at a steady rate the storage settles between window · rate and window · rate ·
+    CAPACITY_MARGIN samples (the first growth step that holds the window), whatever the duration; it
     never exceeds ``max_samples``: a window that needs more keeps the newest ``max_samples``
     (the oldest go first). Memory: capacity · (1 + 2 n) · 8 bytes."""
 
