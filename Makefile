@@ -5,8 +5,9 @@
 #   make demo                     run the demo (python -m robot_dynamics_ros.demos), the browser viewer
 #                                 beside it at http://localhost:8080 (DEMO_ARGS=--no-viewer: without)
 #   ROS_DISTRO=kilted make test   the same on ROS 2 Kilted
-#   make test                     ruff check . (ruff.toml), then the test suite (isolated ROS 2
-#                                 domain, localhost discovery); lint findings fail it, as in CI
+#   make test                     ruff check . (ruff.toml), then the test suite on two workers
+#                                 (pytest-xdist; ROS 2 domains of their own, localhost discovery);
+#                                 lint findings fail it, as in CI (PYTEST_PARALLEL=: one process)
 #   make test PYTEST_ARGS='-k rnea -x'
 #   make bench                    benchmarks/run.py, single-threaded BLAS
 #   make soak                     benchmarks/soak.py: the three nodes at 1 kHz for 10 min with bad
@@ -33,6 +34,9 @@ RUN := unset _ROS_WHEELS_BOOTSTRAP_COMPLETE; \
 
 DEMO_ARGS ?=
 PYTEST_ARGS ?=
+# pytest-xdist: two workers, one per core of the 2-core machines this runs on; the tests are
+# spread as they finish (worksteal). PYTEST_PARALLEL= runs them in one process.
+PYTEST_PARALLEL ?= -n 2 --dist worksteal
 BENCH_ARGS ?=
 SOAK_ARGS ?=
 COLCON_ARGS ?=
@@ -48,7 +52,8 @@ demo: bootstrap
 	@$(RUN) $(PY) -m robot_dynamics_ros.demos $(DEMO_ARGS)
 
 # A random ROS_DOMAIN_ID (1..101) per run and localhost-only discovery, so parallel or leftover
-# processes never cross-talk. Override with `make test TEST_DOMAIN_ID=42`. The linter runs first
+# processes never cross-talk (each xdist worker moves to a domain of its own share near it:
+# test/conftest.py). Override with `make test TEST_DOMAIN_ID=42`. The linter runs first
 # (ruff.toml; no formatter), so a lint finding fails `make test` and .ci/run.
 test: bootstrap
 	@$(VENV)/bin/ruff check .
@@ -56,7 +61,7 @@ test: bootstrap
 	export ROS_DOMAIN_ID=$${TEST_DOMAIN_ID:-$$(( RANDOM % 101 + 1 ))}; \
 	export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST; \
 	echo "make test: ROS_DOMAIN_ID=$$ROS_DOMAIN_ID ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST"; \
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
 bench: bootstrap
 	@$(RUN) OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/run.py $(BENCH_ARGS)

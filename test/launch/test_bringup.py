@@ -10,7 +10,6 @@
 
 import ast
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -272,10 +271,9 @@ def test_launch_file_executes(graph, monkeypatch):
 # --- the real thing ----------------------------------------------------------------------------
 
 @pytest.fixture
-def ros_domain(monkeypatch):
+def ros_domain(monkeypatch, spare_domain):
     """A ROS domain of its own (localhost only) for this test and the processes it starts."""
-    taken = os.environ.get('ROS_DOMAIN_ID')
-    domain = random.choice([d for d in range(1, 102) if str(d) != taken])
+    domain = spare_domain()
     monkeypatch.setenv('ROS_DOMAIN_ID', str(domain))
     monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     monkeypatch.delenv('ROS_LOCALHOST_ONLY', raising=False)

@@ -6,7 +6,6 @@ instantiated with the file exactly as bringup and the launch files pass it (--pa
 """
 
 import math
-import random
 from pathlib import Path
 
 import pytest
@@ -71,11 +70,11 @@ def _same(value, want):
 
 
 @pytest.fixture
-def ros_context():
+def ros_context(spare_domain):
     rclpy = pytest.importorskip('rclpy')
     context = rclpy.Context()
-    # The nodes are only constructed, never connected: any free domain will do.
-    rclpy.init(context=context, domain_id=random.randint(1, 101))
+    # The nodes are only constructed, never connected: any domain of this worker's will do.
+    rclpy.init(context=context, domain_id=spare_domain())
     yield context
     rclpy.shutdown(context=context)
 

@@ -1,7 +1,6 @@
 """The demo: its trajectory, its analysis and plot (synthetic data), and one real run."""
 
 import os
-import random
 import socket
 import subprocess
 import sys
@@ -191,11 +190,11 @@ def test_plot_writes_a_png(tmp_path):
     assert path.stat().st_size > 20_000
 
 
-def _demo_env():
+@pytest.fixture
+def demo_env(spare_domain):
     """The demo's environment: a ROS domain of its own (localhost only), this source tree first."""
     env = dict(os.environ)
-    env['ROS_DOMAIN_ID'] = str(random.choice(
-        [d for d in range(1, 102) if str(d) != os.environ.get('ROS_DOMAIN_ID')]))
+    env['ROS_DOMAIN_ID'] = str(spare_domain())
     env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     env['PYTHONPATH'] = os.pathsep.join(p for p in (str(ROOT), env.get('PYTHONPATH')) if p)
     return env
@@ -203,10 +202,10 @@ def _demo_env():
 
 @pytest.mark.ros
 @pytest.mark.slow
-def test_demo_runs(tmp_path):
+def test_demo_runs(tmp_path, demo_env):
     """`python -m robot_dynamics_ros.demos` on a short trajectory: exit 0, report and PNG, with the
     viewer beside the graph (its address printed, still serving when the demo ended)."""
-    env = _demo_env()
+    env = demo_env
     png = tmp_path / 'demo.png'
     with socket.socket() as probe:          # a free port for the viewer
         probe.bind(('localhost', 0))
@@ -243,9 +242,9 @@ def test_task_space_square_corners_and_turns():
 
 @pytest.mark.ros
 @pytest.mark.slow
-def test_task_space_demo_runs(tmp_path):
+def test_task_space_demo_runs(tmp_path, demo_env):
     """`python -m robot_dynamics_ros.demos --task-space`: exit 0, every corner reached, the PNG."""
-    env = _demo_env()
+    env = demo_env
     result = subprocess.run(
         [sys.executable, '-m', 'robot_dynamics_ros.demos', '--task-space', '--no-viewer', '--side', '0.06',
          '--dwell', '0.2',
@@ -260,10 +259,10 @@ def test_task_space_demo_runs(tmp_path):
 
 @pytest.mark.ros
 @pytest.mark.slow
-def test_mpc_demo_runs(tmp_path):
+def test_mpc_demo_runs(tmp_path, demo_env):
     """`python -m robot_dynamics_ros.demos --mpc`: exit 0 (every target reached within 5 mm and 0.02 rad,
     every torque within its limit), re-plans near 100 Hz, the PNG."""
-    env = _demo_env()
+    env = demo_env
     result = subprocess.run(
         [sys.executable, '-m', 'robot_dynamics_ros.demos', '--mpc', '--no-viewer', '--side', '0.06',
          '--dwell', '0.2',
@@ -281,10 +280,10 @@ def test_mpc_demo_runs(tmp_path):
 
 @pytest.mark.ros
 @pytest.mark.slow
-def test_payload_demo_runs(tmp_path):
+def test_payload_demo_runs(tmp_path, demo_env):
     """`python -m robot_dynamics_ros.demos --payload`: exit 0 (the estimate within 5 % and 1 cm, the
     tracking error at least halved once the controller knows it), the report and the PNG."""
-    env = _demo_env()
+    env = demo_env
     result = subprocess.run(
         [sys.executable, '-m', 'robot_dynamics_ros.demos', '--payload', '--no-viewer', '--duration', '6',
          '--output', str(tmp_path / 'demo.png')],
@@ -300,11 +299,11 @@ def test_payload_demo_runs(tmp_path):
 
 @pytest.mark.ros
 @pytest.mark.slow
-def test_identify_demo_runs(tmp_path):
+def test_identify_demo_runs(tmp_path, demo_env):
     """`python -m robot_dynamics_ros.demos --identify`: exit 0 (the held-out torque error at least 5 times
     smaller, the phantom external torque on the moving arm below the contact threshold), the identified
     URDF and YAML, the bag, the report and the PNG."""
-    env = _demo_env()
+    env = demo_env
     result = subprocess.run(
         [sys.executable, '-m', 'robot_dynamics_ros.demos', '--identify', '--no-viewer', '--duration', '6',
          '--excitation-duration', '16', '--output', str(tmp_path / 'demo.png')],
@@ -320,11 +319,11 @@ def test_identify_demo_runs(tmp_path):
 
 @pytest.mark.ros
 @pytest.mark.slow
-def test_hardware_demo_runs(tmp_path):
+def test_hardware_demo_runs(tmp_path, demo_env):
     """`python -m robot_dynamics_ros.demos --hardware`: exit 0 (the right profile's goal succeeded within
     --max-error, the wrong profile with the check off drifted beyond it, the default check refused: no
     command, the arm still, the ERROR on /rosout and /diagnostics), the report and the PNG."""
-    env = _demo_env()
+    env = demo_env
     result = subprocess.run(
         [sys.executable, '-m', 'robot_dynamics_ros.demos', '--hardware', '--no-viewer',
          '--output', str(tmp_path / 'demo.png')],
@@ -339,11 +338,11 @@ def test_hardware_demo_runs(tmp_path):
 
 @pytest.mark.ros
 @pytest.mark.slow
-def test_feedforward_demo_runs(tmp_path):
+def test_feedforward_demo_runs(tmp_path, demo_env):
     """`python -m robot_dynamics_ros.demos --feedforward`: exit 0 (both goals succeeded, the relay's efforts
     reached the JTC stand-in, the max tracking error at least 10 times smaller with them), the report
     and the PNG."""
-    env = _demo_env()
+    env = demo_env
     result = subprocess.run(
         [sys.executable, '-m', 'robot_dynamics_ros.demos', '--feedforward', '--no-viewer',
          '--output', str(tmp_path / 'demo.png')],

@@ -12,7 +12,6 @@ Runs where the ROS 2 launch and CLI tools are installed (tools/bootstrap.sh inst
 ../shared/ros2-cli-wheels); skipped elsewhere.
 """
 import os
-import random
 import re
 import shutil
 import signal
@@ -39,12 +38,12 @@ def _ros2():
 
 
 @pytest.fixture(scope='module')
-def env():
+def env(spare_domain):
     env = dict(os.environ)
     env.pop('_ROS_WHEELS_BOOTSTRAP_COMPLETE', None)
     env['AMENT_PREFIX_PATH'] = os.pathsep.join(
         p for p in (sys.prefix, env.get('AMENT_PREFIX_PATH')) if p)
-    env['ROS_DOMAIN_ID'] = str(random.randint(102, 200))
+    env['ROS_DOMAIN_ID'] = str(spare_domain())
     env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     env['PYTHONUNBUFFERED'] = '1'
     return env

@@ -1,7 +1,5 @@
 """Fixtures for the node tests (see _node_harness): one isolated rclpy context per module."""
 
-import random
-
 import pytest
 
 pytest.importorskip('rclpy')
@@ -10,8 +8,8 @@ from _node_harness import UR5E_URDF, Harness
 
 
 @pytest.fixture(scope='module')
-def ros():
-    harness = Harness(random.randint(1, 101))
+def ros(spare_domain):
+    harness = Harness(spare_domain())           # a domain of this worker's own (test/conftest.py)
     yield harness
     harness.close()
 
