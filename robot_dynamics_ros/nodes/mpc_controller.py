@@ -218,35 +218,45 @@ class MpcController(PoseTarget, Controller):
             self._mpc.drop()
 
     def _control(self, state, now_ns):
-        """Put a finished re-plan in force, begin the next when due, then τ = u_k + K_k (x − x̄_k) of the
-        plan in force at the measured ``state`` (after Controller._step's opening). Warm re-plans run in
-        the planning thread (logic/model_predictive.py); a cold one (no plan in force) here."""
+        """Put a finished re-plan in force, publish τ = u_k + K_k (x − x̄_k) of the plan in force at the
+        measured ``state`` (after Controller._step's opening), then begin the next re-plan when due and
+        do the bookkeeping: the command goes out first, so the 1 in 10 states that begin a re-plan (at
+        100 Hz) answer as fast as the others. Warm re-plans run in the planning thread
+        (logic/model_predictive.py); a cold one (no plan in force) runs here, before the command."""
         mpc, t, q, qd = self._mpc, now_ns * 1e-9, state.q, state.qd
         x = np.concatenate([q, qd])
+        x_ref = np.concatenate([q, np.zeros(q.size)])   # the state cost: the measured posture at rest
         try:
             plan = mpc.collect()
-            if plan is not None:
-                self._record(plan, mpc.plan_time, now_ns)
             if mpc.plan is not None and t < mpc.plan_time:     # the clock went back (a simulator reset)
                 mpc.drop()
+            if mpc.plan is None:
+                # a cold re-plan, here (a re-plan under way was begun before a hold: dropped)
+                plan = mpc.replan(x, t, x_ref)
+                self._next_replan_ns = now_ns + self._replan_period_ns
+                started = True
+            else:
+                started = False
+            self._command.publish(mpc.command(x, t), q, qd)
+            if plan is not None:
+                self._record(plan, mpc.plan_time, now_ns)
             due = self._next_replan_ns
-            if mpc.plan is None or ((due is None or now_ns >= due) and not mpc.planning):
+            if not started and (due is None or now_ns >= due) and not mpc.planning:
                 # on a grid of replan_rate: a re-plan late by part of a state period keeps the next one's
-                # time; one due while the previous still runs begins at the first state after it ended;
-                # without a plan in force (a re-plan under way was begun before a hold), a cold one now
+                # time; one due while the previous still runs begins at the first state after it ended
                 period = self._replan_period_ns
                 on_grid = due is not None and 0 <= now_ns - due < period
                 self._next_replan_ns = due + period if on_grid else now_ns + period
-                x_ref = np.concatenate([q, np.zeros(q.size)])
                 if not mpc.start_replan(x, t, x_ref):
+                    # nothing to warm-start from (the plan in force is over): cold, for the next state
                     self._record(mpc.replan(x, t, x_ref), t, now_ns)
+                started = True
+            if started:
                 self._publish_desired(now_ns, mpc.goal_pose)
         except COMPUTE_ERRORS as exc:
             self._throttle.warn('compute/plan', f'cannot plan ({exc}): publishing the gravity torques')
             mpc.drop()
             self._publish_gravity(state)
-            return
-        self._command.publish(mpc.command(x, t), q, qd)
 
     def _record(self, plan, plan_time, now_ns):
         """Bookkeeping of a plan put in force: /diagnostics' figures, ~/predicted_path."""
