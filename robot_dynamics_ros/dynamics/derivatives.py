@@ -26,9 +26,8 @@ from .model import Data, Model
 __all__ = ["inverse_dynamics_derivatives", "forward_dynamics_derivatives", "linearize",
            "linearize_trajectory"]
 
-#: States per range at least when linearize_trajectory splits across threads: 12 µs per RK4 state on a
-#: 7-joint arm, so a range takes ≥ 0.15 ms, twice a hand-off to a pool thread (25-80 µs: a thread's
-#: wake-up, twice; doc/performance.md, "Batch calls on several threads").
+#: States per range at least when linearize_trajectory splits across threads (≥ 0.15 ms: threads.py) at
+#: 12 µs per RK4 state on a 7-joint arm.
 MIN_CHUNK = 12
 
 
@@ -148,11 +147,11 @@ def linearize_trajectory(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLi
     buf = _checks.buffer(model, data)
     statuses = {}       # a range's first state -> the kernel's (status, step, stage) for that range
 
-    def rows(start, stop):      # one range of states, in its own copy of the workspace and scratch
-        status, k, stage = _k.linearize_batch(buf.copy(), q[start:stop], qd[start:stop], tau[start:stop], dt,
+    def rows(start, stop, workspace):   # one range of states, in its own copy of the workspace, scratch
+        status, k, stage = _k.linearize_batch(workspace, q[start:stop], qd[start:stop], tau[start:stop], dt,
                                               METHODS[method], A[start:stop], B[start:stop], *_scratch(n))
         statuses[start] = (status, start + k, stage)
-    threads.run_chunks(N, rows, MIN_CHUNK)
+    threads.run_chunks(N, rows, MIN_CHUNK, buf)
     failed = [statuses[start] for start in sorted(statuses) if statuses[start][0] != 0]
     state = "q[{k}], qd[{k}], tau[{k}]" if N > 1 else "q[k], qd[k], tau[k]"
     _raise_for(failed[0] if failed else (0, 0, 0), dt, state)

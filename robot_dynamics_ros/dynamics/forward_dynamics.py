@@ -16,9 +16,8 @@ from .model import Data, Model
 
 _NO_WRENCH = np.zeros(6)
 
-#: States per range at least when forward_dynamics_trajectory splits across threads: 0.68 µs per state
-#: on a 7-joint arm, so a range takes ≥ 0.15 ms, twice a hand-off to a pool thread (25-80 µs: a thread's
-#: wake-up, twice; doc/performance.md, "Batch calls on several threads").
+#: States per range at least when forward_dynamics_trajectory splits across threads (≥ 0.15 ms: threads.py)
+#: at 0.68 µs per state on a 7-joint arm.
 MIN_CHUNK = 256
 
 
@@ -84,7 +83,7 @@ def forward_dynamics_trajectory(model: Model, q: ArrayLike, qd: ArrayLike, tau: 
     qdd = empty(q.shape)
     buf = _checks.buffer(model, data)
 
-    def rows(start, stop):      # one range of states, in its own copy of the workspace (threads.py)
-        _k.aba_batch(buf.copy(), q[start:stop], qd[start:stop], tau[start:stop], qdd[start:stop])
-    threads.run_chunks(q.shape[0], rows, MIN_CHUNK)
+    def rows(start, stop, workspace):   # one range of states, in its own copy of the workspace
+        _k.aba_batch(workspace, q[start:stop], qd[start:stop], tau[start:stop], qdd[start:stop])
+    threads.run_chunks(q.shape[0], rows, MIN_CHUNK, buf)
     return qdd

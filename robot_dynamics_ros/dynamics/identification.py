@@ -28,10 +28,9 @@ _PIN_ORDER = PIN_ORDER       # where each entry of a 3x3 rotational inertia sits
 DEFAULT_CUTOFF = 5.0    # Hz: identify_payload_from_log's low-pass; exciting trajectories stay below ~2 Hz
 FILTER_ORDER = 4        # its Butterworth order: gain 1/sqrt(1 + (f/f_c)^(2 FILTER_ORDER)), applied twice
 EDGE_PERIODS = 3        # cutoff periods dropped at each end of a log
-#: States per range at least when a regressor stack splits across threads (threads.py), so that a range
-#: takes ≥ 0.15 ms on a 7-joint arm, twice a hand-off to a pool thread (25-80 µs: a thread's wake-up,
-#: twice; doc/performance.md, "Batch calls on several threads"): the whole regressor (1.3 µs per
-#: state), and identify_payload's one body's columns with the model's τ (0.6 µs per state).
+#: States per range at least when a regressor stack splits across threads (≥ 0.15 ms: threads.py) on a
+#: 7-joint arm: the whole regressor (1.3 µs per state), and identify_payload's one body's columns with
+#: the model's τ (0.6 µs per state).
 MIN_CHUNK = 128
 PAYLOAD_MIN_CHUNK = 256
 
@@ -62,10 +61,10 @@ def joint_torque_regressor_trajectory(model: Model, q: ArrayLike, qd: ArrayLike,
     Y = empty((q.shape[0], model.nq, 10 * model.n_bodies))
     buf = _checks.buffer(model, data)
 
-    def rows(start, stop):      # one range of states, in its own copy of the workspace and τ scratch
-        _k.joint_torque_regressor_batch(buf.copy(), q[start:stop], qd[start:stop], qdd[start:stop],
+    def rows(start, stop, workspace):   # one range of states, in its own copy of the workspace, τ scratch
+        _k.joint_torque_regressor_batch(workspace, q[start:stop], qd[start:stop], qdd[start:stop],
                                         Y[start:stop], empty(model.nq))
-    threads.run_chunks(q.shape[0], rows, MIN_CHUNK)
+    threads.run_chunks(q.shape[0], rows, MIN_CHUNK, buf)
     return Y
 
 
@@ -203,10 +202,10 @@ def identify_payload(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, 
     Y_body, tau_model = empty((N, model.nq, 10)), empty((N, model.nq))
     buf = _checks.buffer(model)
 
-    def rows(start, stop):      # one compiled loop per range of states, in its own copy of the workspace
-        _k.body_regressor_batch(buf.copy(), q[start:stop], qd[start:stop], qdd[start:stop], body,
+    def rows(start, stop, workspace):   # one compiled loop per range of states, in its own workspace
+        _k.body_regressor_batch(workspace, q[start:stop], qd[start:stop], qdd[start:stop], body,
                                 Y_body[start:stop], tau_model[start:stop])
-    threads.run_chunks(N, rows, PAYLOAD_MIN_CHUNK)
+    threads.run_chunks(N, rows, PAYLOAD_MIN_CHUNK, buf)
     Y = Y_body.reshape(N * model.nq, 10)
     residual = (tau - tau_model).reshape(-1)
     scale = np.linalg.norm(Y, axis=0)

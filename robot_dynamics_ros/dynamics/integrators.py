@@ -183,13 +183,13 @@ def simulate_batch(model: Model, q0: ArrayLike, qd0: ArrayLike, tau: ArrayLike, 
         raise ValueError(f"B = {count} rollouts of {steps} steps do not fit in memory") from None
     diverged = []
 
-    def rollouts(start, stop):      # one range: its own workspace, one nogil call of the compiled loop
-        first = _k.simulate_batch(Data(model).buffer, q0[start:stop], qd0[start:stop], tau[start:stop], dt,
+    def rollouts(start, stop, workspace):   # one range: its own workspace, one nogil compiled call
+        first = _k.simulate_batch(workspace, q0[start:stop], qd0[start:stop], tau[start:stop], dt,
                                   code, frame_index, tips[start:stop], viscous, coulomb, q[start:stop],
                                   qd[start:stop], np.empty((8, n)))
         if first >= 0:
             diverged.append(start + first)
-    run_chunks(count, rollouts, min_chunk=-(-MIN_STEPS_PER_RANGE // max(steps, 1)))
+    run_chunks(count, rollouts, -(-MIN_STEPS_PER_RANGE // max(steps, 1)), Data(model).buffer)
     if diverged:
         raise ValueError(f"rollout {min(diverged)}: {_k.OVERFLOW_SIMULATION}")
     return SimulationResult(t, q, qd, tau)

@@ -13,9 +13,8 @@ from .friction import Friction, applied_friction
 from .kernels import entries as _k
 from .model import Data, Model
 
-#: States per range at least when inverse_dynamics_trajectory splits across threads: 0.37 µs per state
-#: on a 7-joint arm, so a range takes ≥ 0.15 ms, twice a hand-off to a pool thread (25-80 µs: a thread's
-#: wake-up, twice; doc/performance.md, "Batch calls on several threads").
+#: States per range at least when inverse_dynamics_trajectory splits across threads (≥ 0.15 ms: threads.py)
+#: at 0.37 µs per state on a 7-joint arm.
 MIN_CHUNK = 400
 
 
@@ -108,10 +107,10 @@ def inverse_dynamics_trajectory(model: Model, q: ArrayLike, qd: ArrayLike, qdd: 
     tau = empty((N, n))
     buf = _checks.buffer(model, data)
 
-    def rows(start, stop):      # one range of states, in its own copy of the workspace (threads.py)
-        _k.rnea_batch(buf.copy(), q[start:stop], qd[start:stop], qdd[start:stop], fr,
+    def rows(start, stop, workspace):   # one range of states, in its own copy of the workspace
+        _k.rnea_batch(workspace, q[start:stop], qd[start:stop], qdd[start:stop], fr,
                       tips[start:stop] if fr >= 0 else tips, tau[start:stop])
-    threads.run_chunks(N, rows, MIN_CHUNK)
+    threads.run_chunks(N, rows, MIN_CHUNK, buf)
     if friction is not None:
         tau = _checks.finite(tau + applied_friction(model, qd, friction), "tau plus friction torques",
                              "q, qd, qdd and friction coefficients")

@@ -14,9 +14,8 @@ from .jacobians import body_jacobians
 from .kernels import entries as _k
 from .model import Data, Model
 
-#: Configurations per range at least when mass_matrix_trajectory splits across threads: 0.40 µs per
-#: configuration on a 7-joint arm, so a range takes ≥ 0.15 ms, twice a hand-off to a pool thread
-#: (25-80 µs: a thread's wake-up, twice; doc/performance.md, "Batch calls on several threads").
+#: Configurations per range at least when mass_matrix_trajectory splits across threads (≥ 0.15 ms:
+#: threads.py) at 0.40 µs per configuration on a 7-joint arm.
 MIN_CHUNK = 400
 
 
@@ -43,9 +42,9 @@ def mass_matrix_trajectory(model: Model, q: ArrayLike, data: Data | None = None)
     M = empty((q.shape[0], model.nq, model.nq))
     buf = _checks.buffer(model, data)
 
-    def rows(start, stop):      # one range of configurations, in its own copy of the workspace
-        _k.crba_batch(buf.copy(), q[start:stop], M[start:stop])
-    threads.run_chunks(q.shape[0], rows, MIN_CHUNK)
+    def rows(start, stop, workspace):   # one range of configurations, in its own copy of the workspace
+        _k.crba_batch(workspace, q[start:stop], M[start:stop])
+    threads.run_chunks(q.shape[0], rows, MIN_CHUNK, buf)
     return M
 
 

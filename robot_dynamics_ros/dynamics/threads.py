@@ -8,12 +8,18 @@ chunk boundary, so the results are bit for bit those of one thread, for any thre
 - ``set_num_threads(n)`` / ``get_num_threads()``: the process's thread count for batch calls. The
   default is the environment variable ``ROBOT_DYNAMICS_ROS_NUM_THREADS`` when set, else the cores this
   process may run on (``os.sched_getaffinity``).
-- ``run_chunks(count, work, min_chunk)``: ``work(start, stop)`` over contiguous ranges that cover
-  ``range(count)``, at most one range per thread and none shorter than ``min_chunk`` samples. The
-  calling thread computes the first range itself; the others go to a pool of ``n - 1`` threads made
+- ``run_chunks(count, work, min_chunk, workspace)``: ``work(start, stop)`` over contiguous ranges
+  that cover ``range(count)``, at most one range per thread and none shorter than ``min_chunk``
+  samples; with a ``workspace`` (a model's Data buffer), ``work(start, stop, own)`` where ``own`` is
+  that range's copy of it (1 µs), so no two ranges write one workspace. The calling thread computes
+  the first range itself; the others go to a pool of ``n - 1`` threads made
   on first use (so a process that never asks for more than one thread never starts one). A range's
   compiled loop releases the GIL (its entry point is declared ``nogil``), so the ranges run at once.
   The first error raised by any range is raised to the caller once every range has ended.
+
+How long a range should be (each module's ``MIN_CHUNK``, in samples): at least 0.15 ms of work on a
+7-joint arm, twice what handing a range to a pool thread costs (25-80 µs: a thread's wake-up, twice;
+doc/performance.md, "Batch calls on several threads"), so a split never costs more than it saves.
 
 A batch too small to split (``count < 2 * min_chunk``), a thread count of 1, or a call made from
 inside a pool thread (a batch call inside a batch call) runs ``work(0, count)`` in the calling thread:
@@ -101,10 +107,16 @@ def _in_pool_thread(work, start, stop):
         _IN_POOL.busy = False
 
 
-def run_chunks(count: int, work: Callable[[int, int], None], min_chunk: int = 1) -> None:
+def run_chunks(count: int, work: Callable[..., None], min_chunk: int = 1, workspace=None) -> None:
     """work(start, stop) over contiguous ranges covering range(count) (module docstring): at most
     get_num_threads() ranges, each of at least `min_chunk` samples; the first range in the calling
-    thread. Returns once every range has ended; raises the first error of any range."""
+    thread. With a `workspace` (an array), work(start, stop, own): `own` is the range's own copy of it.
+    Returns once every range has ended; raises the first error of any range."""
+    if workspace is not None:
+        ranges = work
+
+        def work(start, stop):         # each range in its own copy of the workspace
+            ranges(start, stop, workspace.copy())
     threads = get_num_threads()
     parts = min(threads, count // max(int(min_chunk), 1))
     if parts <= 1 or getattr(_IN_POOL, "busy", False):

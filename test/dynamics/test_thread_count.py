@@ -6,6 +6,7 @@ import subprocess
 import sys
 import threading
 
+import numpy as np
 import pytest
 
 from robot_dynamics_ros import dynamics as rd
@@ -68,6 +69,20 @@ def test_ranges_run_in_threads_first_in_the_caller(two_threads):
     assert sorted((a, b) for a, b, _ in seen) == [(0, 50), (50, 100)]
     assert [main for a, _, main in seen if a == 0] == [True]
     assert [main for a, _, main in seen if a == 50] == [False]
+
+
+def test_each_range_gets_its_own_copy_of_the_workspace(two_threads):
+    workspace = np.arange(5.0)
+    copies = {}
+
+    def work(start, stop, own):
+        copies[start] = own
+        own[:] = -1.0                   # a range writes its copy only
+    threads.run_chunks(100, work, min_chunk=10, workspace=workspace)
+    assert sorted(copies) == [0, 50]
+    assert copies[0] is not copies[50] and not np.shares_memory(copies[0], copies[50])
+    assert not any(np.shares_memory(own, workspace) for own in copies.values())
+    np.testing.assert_array_equal(workspace, np.arange(5.0))
 
 
 def test_no_split_below_min_chunk_or_with_one_thread(two_threads):
