@@ -103,9 +103,12 @@ def test_the_controller_holds_and_tracks_on_the_firmware_arm_as_on_a_full_torque
         print(f'\n{name}: hold {hold:.1e} rad, goal max |e| {worst:.2e} rad, RMS {rms:.1e} rad; '
               f'|first commands| {first:.2f} N m; {dropped:.3f} s of MuJoCo time dropped')
         assert hold < HOLD_BOUND and worst < TRACKING_BOUND, (name, hold, worst)
-    # as well as on the full-torque arm (the same gains, the same goal; real time, so within a margin)
+    # as well as on the full-torque arm (the same gains, the same goal; real time, so within a margin),
+    # when neither run was stalled by the machine (three stalled runs in a row, as on a machine busy with
+    # other tests, leave the absolute bound above as the judge)
     firmware, full = results['firmware arm, matching profile'], results['full-torque arm, default profile']
-    assert firmware[1] < 5.0 * full[1] + 1e-3, (firmware[1], full[1])
+    if max(firmware[4], full[4]) <= MAX_DROPPED:
+        assert firmware[1] < 5.0 * full[1] + 1e-3, (firmware[1], full[1])
     # the firmware arm's commands at start-up are what is left of g(q): nothing
     assert results['firmware arm, matching profile'][3] < 1e-6
     assert results['full-torque arm, default profile'][3] > 10.0
