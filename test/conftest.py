@@ -4,7 +4,7 @@
 and processes at the same time. Worker k of W owns the domains d in 1..200 with d % W == k: its own
 ``ROS_DOMAIN_ID`` (set here, before any test starts rclpy) and every spare domain its tests hand to
 a harness or to the processes they start (``spare_domain``). Two workers therefore never share a
-domain, and neither meets a leftover of the other. Without xdist, W = 1 and the share is 1..200.
+domain. Without xdist, W = 1 and the share is 1..200.
 Domains above 101 are fine with localhost discovery (their ports stay below 65 535).
 """
 

@@ -112,21 +112,21 @@ def run_chunks(count: int, work: Callable[..., None], min_chunk: int = 1, worksp
     get_num_threads() ranges, each of at least `min_chunk` samples; the first range in the calling
     thread. With a `workspace` (an array), work(start, stop, own): `own` is the range's own copy of it.
     Returns once every range has ended; raises the first error of any range."""
-    if workspace is not None:
-        ranges = work
-
-        def work(start, stop):         # each range in its own copy of the workspace
-            ranges(start, stop, workspace.copy())
+    def run(start, stop):               # one range, in its own copy of the workspace when there is one
+        if workspace is None:
+            work(start, stop)
+        else:
+            work(start, stop, workspace.copy())
     threads = get_num_threads()
     parts = min(threads, count // max(int(min_chunk), 1))
     if parts <= 1 or getattr(_IN_POOL, "busy", False):
-        work(0, count)
+        run(0, count)
         return
     first, *rest = chunk_bounds(count, parts)
-    futures = [_pool(threads).submit(_in_pool_thread, work, start, stop) for start, stop in rest]
+    futures = [_pool(threads).submit(_in_pool_thread, run, start, stop) for start, stop in rest]
     error = None
     try:
-        work(*first)
+        run(*first)
     except BaseException as e:      # raised below, after the other ranges end
         error = e
     for future in futures:          # every range ends before the caller sees its arrays
