@@ -33,12 +33,6 @@ from .kernels import ddp as _ddp, entries as _k, fddp as _fddp
 from .model import Data, Model
 from .spatial import rigid_transform
 
-# FDDP's constants (those of Crocoddyl's SolverFDDP, so that iteration counts compare; kernels/fddp.py)
-REGULARIZATION_MIN = _fddp.REGULARIZATION_MIN
-REGULARIZATION_MAX = _fddp.REGULARIZATION_MAX
-REGULARIZATION_FACTOR = _fddp.REGULARIZATION_FACTOR
-STEP_LENGTHS = tuple(0.5 ** i for i in range(_fddp.LINE_SEARCH_STEPS))     # the line search's α
-
 
 class ReachingProblem:
     """Reach the pose T_goal with `frame` (a link or URDF frame name; None: model.tip_frame) from the
@@ -229,7 +223,7 @@ def solve_optimal_control(problem: ReachingProblem, *, xs_init=None, us_init=Non
     fs = a["fs"]
     cost = problem._cost(xs, us, fs)
     feasible = not fs.any()
-    reg, stop, converged, iterations = REGULARIZATION_MIN, np.inf, False, 0
+    reg, stop, converged, iterations = _fddp.REGULARIZATION_MIN, np.inf, False, 0
     backward = tuple(a[name] for name in ("Vx", "Vxx", "k", "K", "Qu", "Quuk", "free", "Qx", "Qxx", "Quu",
                                           "Qux", "VA", "VB", "L", "lo", "hi", "grad", "step", "trial", "rhs"))
     derivatives = tuple(a[name] for name in ("A", "B", "Lx", "Lu", "Lqq", "T", "r", "Jb", "Jlog", "Jr"))

@@ -46,8 +46,9 @@ start-up an error, and no model.
 Identification: the node keeps the joint states that carry an effort for every model joint (the
 measured joint torques) of the last ``identification_window`` seconds (of their stamps; default 10)
 in a ring buffer sized to the window at the rate the states come (``payload_log.StateLog``:
-window × rate × 1.25 states, grown when the rate rises, shrunk when it falls, at most 200 000 states;
-1.5 MB for 7 joints at 1 kHz over 10 s), so memory does not grow with time. Service
+at most window × rate × CAPACITY_MARGIN = 2 states, grown when the rate rises, shrunk when it falls,
+at most 200 000 states; 2.4 MB at most for 7 joints at 1 kHz over 10 s), so memory does not grow with
+time. Service
 ``~/identify_payload`` (std_srvs/Trigger) estimates from them the payload at ``payload_frame``
 ('' = tip frame) against the model *without* a payload
 (``dynamics.identify_payload_from_log``, low-pass ``identification_cutoff`` Hz, default 5): the
@@ -80,6 +81,8 @@ from std_srvs.srv import Trigger
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.logic.input_guard import bounded
 from robot_dynamics_ros.logic.payload_log import (
+    CAPACITY_MARGIN,
+    MAX_SAMPLES,
     PAYLOAD_PARAMETERS,
     StateLog,
     estimate_summary,
@@ -126,7 +129,7 @@ class DynamicsNode(Node):
             min_value=0.0))
         self.declare_parameter('identification_window', 10.0, describe(
             'Seconds of joint states with efforts ~/identify_payload estimates the payload from (kept in '
-            'memory: window x state rate x 1.25 states, at most 200000).',
+            f'memory: at most window x state rate x {CAPACITY_MARGIN:g} states, at most {MAX_SAMPLES}).',
             min_value=0.1, max_value=3600.0))
         self.declare_parameter('identification_cutoff', 5.0, describe(
             "Low-pass cutoff of ~/identify_payload's differentiation and torque filter, Hz.",
