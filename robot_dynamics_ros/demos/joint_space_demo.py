@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from robot_dynamics_ros.demos.joint_space_report import (
+    APPLIED_WRENCH_TOPIC,
     COMMANDS_TOPIC,
     CONTACT_TOPIC,
     DYNAMICS_TOPICS,
@@ -97,6 +98,7 @@ class Recorder:
         self.follow = _follow_client(node)
         self.push = node.create_publisher(WrenchStamped, PUSH_TOPIC, 10)
         node.create_subscription(WrenchStamped, ESTIMATED_WRENCH_TOPIC, self.on_wrench, qos)
+        node.create_subscription(WrenchStamped, APPLIED_WRENCH_TOPIC, self.on_applied_wrench, latched)
         node.create_subscription(Bool, CONTACT_TOPIC, self.on_contact, latched)
         node.create_subscription(JointState, JOINT_STATES_TOPIC, self.on_state, qos)
         node.create_subscription(JointState, TRACKING_ERROR_TOPIC, self.on_error, qos)
@@ -124,15 +126,25 @@ class Recorder:
             rec.joint_velocities.add(stamp_ns(msg.header.stamp), qd)
 
     def apply(self, wrench):
-        """Push (or stop pushing: zeros) through the simulator; recorded at the simulated time
-        of the latest joint state."""
+        """Push (or stop pushing: zeros) through the simulator (recorded when it says it applied it:
+        ``on_applied_wrench``)."""
         from geometry_msgs.msg import WrenchStamped
 
+        from robot_dynamics_ros.nodes.conversions import set_wrench
+
         msg = WrenchStamped()
-        (msg.wrench.torque.x, msg.wrench.torque.y, msg.wrench.torque.z,
-         msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z) = map(float, wrench)
+        set_wrench(msg.wrench, wrench)
         self.push.publish(msg)
-        self.recording.applied_wrench.add(self.recording.joint_states.stamp[-1], list(wrench))
+
+    def on_applied_wrench(self, msg):
+        """The simulator's ~/applied_wrench: a change of the push, at the simulated time it took effect
+        (the simulator's zero wrench before any push is not one)."""
+        from robot_dynamics_ros.nodes.conversions import wrench_vector
+
+        applied = self.recording.applied_wrench
+        wrench = wrench_vector(msg.wrench)
+        if self.active and not np.array_equal(wrench, applied.values[-1] if applied.values else np.zeros(6)):
+            applied.add(stamp_ns(msg.header.stamp), wrench.tolist())
 
     def on_wrench(self, msg):
         """The estimator's wrench at tool0: (m, f)."""

@@ -30,6 +30,7 @@ TRAJECTORY_ACTION = '/computed_torque_controller/follow_joint_trajectory'
 COMMANDS_TOPIC = '/effort_controller/commands'
 JOINT_STATES_TOPIC = '/joint_states'
 PUSH_TOPIC = '/simulator_node/external_wrench'
+APPLIED_WRENCH_TOPIC = '/simulator_node/applied_wrench'
 ESTIMATED_WRENCH_TOPIC = '/external_torque_estimator/external_wrench'
 CONTACT_TOPIC = '/external_torque_estimator/contact'
 #: The push on the arm during the trajectory: a wrench ON the robot at the simulator's tip frame
@@ -57,7 +58,7 @@ class Recording:
     tracking_error: Series = field(default_factory=Series)      # e = q_d - q
     commands: Series = field(default_factory=Series)            # tau, controller order
     gravity: Series = field(default_factory=Series)             # g(q) from the dynamics node
-    applied_wrench: Series = field(default_factory=Series)      # the push (stamps: simulated time)
+    applied_wrench: Series = field(default_factory=Series)      # the push as the simulator applied it
     estimated_wrench: Series = field(default_factory=Series)    # the estimator's wrench at tool0
     contact: Series = field(default_factory=Series)             # the estimator's contact flag
     #: Receive times and "all finite" flags of every dynamics_node output.
@@ -127,14 +128,14 @@ def analyse(rec: Recording, *, max_error: float = 0.05) -> DemoReport:
     rms = np.full(n, np.nan)
     max_abs = np.full(n, np.nan)
     max_torque = np.full(n, np.nan)
-    te, _, e = _window(rec.tracking_error, t0, t1)
+    _, se, e = _window(rec.tracking_error, t0, t1)
     if e.size:
         if not np.all(np.isfinite(e)):
             problems.append('tracking error is not finite')
         # The push (if any) and the second after it are disturbed on purpose: the error it
         # causes is reported with the push (contact_summary), not held to --max-error.
-        ta = np.asarray(rec.applied_wrench.t)
-        calm = ~((te >= ta[0]) & (te <= ta[-1] + 1.0)) if ta.size >= 2 else np.ones(te.size, bool)
+        sa = np.asarray(rec.applied_wrench.stamp)
+        calm = ~((se >= sa[0]) & (se <= sa[-1] + 1e9)) if sa.size >= 2 else np.ones(se.size, bool)
         rms = np.sqrt(np.mean(e[calm]**2, axis=0)) if calm.any() else rms
         max_abs = np.max(np.abs(e[calm]), axis=0) if calm.any() else max_abs
         worst = int(np.nanargmax(max_abs))
@@ -202,8 +203,8 @@ def contact_summary(rec: Recording):
     if not steady.any():
         return None
     error = np.abs(estimated[steady] - applied[0]).max(axis=0)
-    tt, _, e = rec.tracking_error.arrays()
-    pushed = (tt >= ta[0]) & (tt <= ta[1] + 1.0)
+    _, st, e = rec.tracking_error.arrays()
+    pushed = (st >= sa[0]) & (st <= sa[1] + 1e9)
     push_error = float(np.abs(e[pushed]).max()) if pushed.any() else math.nan
     tc, _, flags = rec.contact.arrays()
     during = [f for t, f in zip(tc, flags[:, 0] if flags.size else []) if t <= ta[1]]

@@ -17,6 +17,8 @@ stop does, until the next command: ``braked``; the Simulation then steps its eng
 
 The external wrench: the wrench (m, f) the environment exerts ON the robot at the tip frame, in the tip
 frame; the core's F_tip (eq. 9.81) is the one the robot exerts on the environment, its opposite.
+``wrench_on_robot`` is the one in force and ``wrench_since`` the step from which it (or none) has acted:
+a new wrench, its removal, its timeout or a reset change it (the simulator's ground truth of the push).
 
 Times are step counts (simulated time = steps × dt); joint vectors in model order.
 """
@@ -49,14 +51,21 @@ class AppliedForces:
         self._command_steps = 0                 # step count when the command arrived
         self._command_timed_out = True
         self._f_tip = None                      # wrench the robot exerts on the environment
-        self._wrench_steps = 0
+        self._wrench_steps = 0                  # step count of the last wrench message (its timeout)
+        self.wrench_since = 0                   # step count from which the wrench in force (or none) acts
 
-    def clear(self):
-        """No command, no wrench, off the brakes (a reset)."""
+    @property
+    def wrench_on_robot(self):
+        """(6,) the wrench (m, f) in force ON the robot at the tip, in the tip frame; zeros when none."""
+        return np.zeros(6) if self._f_tip is None else -self._f_tip
+
+    def clear(self, steps):
+        """No command, no wrench, off the brakes (a reset at step ``steps``)."""
         self.braked = False
         self.command_tau = None
         self._command_timed_out = True
-        self._f_tip = None
+        if self._f_tip is not None:
+            self._f_tip, self.wrench_since = None, steps
 
     def command(self, tau, steps):
         """The effort command ``tau`` (n,), received at step ``steps``: in force from now on."""
@@ -71,6 +80,8 @@ class AppliedForces:
         on_robot = np.asarray(on_robot, dtype=np.float64)
         # The core's f_tip is the wrench the robot exerts ON the environment (eq. 9.81): minus
         # the wrench the environment exerts on the robot, angular first.
+        if not np.array_equal(on_robot, self.wrench_on_robot):
+            self.wrench_since = steps           # a change (the same wrench again only renews its timeout)
         self._f_tip = None if not on_robot.any() else -on_robot
         self._wrench_steps = steps
 
@@ -79,7 +90,7 @@ class AppliedForces:
         wrench is older than ``timeout`` s (> 0; 0: it holds until the next one)."""
         if (self._f_tip is not None and timeout > 0.0
                 and (steps - self._wrench_steps) * self.dt > timeout):
-            self._f_tip = None
+            self._f_tip, self.wrench_since = None, steps
         return self._f_tip
 
     def command_timeout(self, setting):

@@ -93,13 +93,16 @@ DEFAULT_SETTINGS = {
 class SimulatedState:
     """A state the Simulation publishes: after ``steps`` steps (``sim_time`` = steps × dt, s), the joint
     positions ``q``, velocities ``qd`` and the torque applied ``tau`` (while still or braked: the torque
-    that holds the arm), model order."""
+    that holds the arm), model order; ``wrench`` (6,), the external wrench (m, f) in force ON the robot at the
+    tip, in the tip frame (zeros: none), acting since simulated time ``wrench_since`` (s)."""
 
     steps: int
     sim_time: float
     q: np.ndarray
     qd: np.ndarray
     tau: np.ndarray
+    wrench: np.ndarray
+    wrench_since: float
 
 
 def mimic_joint_states(model, q, qd):
@@ -263,7 +266,8 @@ class Simulation:
 
     def state(self):
         """The current ``SimulatedState``."""
-        return SimulatedState(self.steps, self.sim_time, self.q, self.qd, self.tau)
+        return SimulatedState(self.steps, self.sim_time, self.q, self.qd, self.tau,
+                              self.forces.wrench_on_robot, self.forces.wrench_since * self.dt)
 
     def set_model(self, model, firmware_model=None, hardware=None):
         """Simulate ``model`` from its initial state (None: no model, nothing is simulated);
@@ -310,7 +314,7 @@ class Simulation:
         self.q, self.qd = self.engine.q, self.engine.qd
         # still, as on its brakes before a controller starts: the sensors read the torque that holds it
         self.tau = self.engine.holding_torques()
-        self.forces.clear()
+        self.forces.clear(self.steps)
         self.pacing.stop_waiting()
         self._next_publish_steps = float(self.steps)  # publish the new state at once
         self._last_publish_steps = None

@@ -14,6 +14,7 @@ import numpy as np
 import rclpy
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 
 from robot_dynamics_ros.logic.input_guard import WarningThrottle, bounded
@@ -21,10 +22,15 @@ from robot_dynamics_ros.nodes import stop
 
 __all__ = ['describe', 'float_array', 'gain_vector', 'parameter_validator', 'string_list', 'WarningThrottle',
            'make_executor', 'run_node', 'spin_for', 'spin_until', 'control_rate_error', 'control_timer',
-           'MIN_CONTROL_RATE', 'MAX_CONTROL_RATE']
+           'MIN_CONTROL_RATE', 'MAX_CONTROL_RATE', 'LATCHED_QOS']
 
 MIN_CONTROL_RATE = 0.1          # Hz: the slowest timer rate accepted (0 = on every joint state)
 MAX_CONTROL_RATE = 10000.0
+
+# A topic of the latest value, published when it changes: a late subscriber gets it (as
+# robot_state_publisher's robot_description and tf2's /tf_static are published).
+LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 def describe(description, *, read_only=False, dynamic_typing=False, min_value=None,

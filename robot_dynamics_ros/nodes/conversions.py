@@ -7,6 +7,7 @@
   layout.dim = [rows (label "rows", size r, stride r·c), cols (label "cols", size c, stride c)].
 - ``vector_to_multiarray`` / ``multiarray_to_vector``: a flat vector (one dim, label "joints").
 - ``index_map``: reorder a vector between two joint orders.
+- ``wrench_vector`` / ``set_wrench``: geometry_msgs/Wrench <-> the wrench (m, f), angular first.
 - ``pose_to_matrix`` / ``set_pose``: geometry_msgs/Pose <-> a 4x4 rigid transform (quaternion x, y,
   z, w; a finite non-unit quaternion is normalised, a zero one refused).
 
@@ -32,7 +33,7 @@ __all__ = ['JointStateCache', 'Merged', 'joint_state_values', 'make_joint_state'
            'matrix_to_multiarray', 'multiarray_to_matrix', 'vector_to_multiarray',
            'multiarray_to_vector', 'index_map', 'all_finite', 'joint_trajectory_arrays',
            'joint_trajectory_reader',
-           'pose_to_matrix', 'set_pose', 'MIN_QUATERNION_NORM']
+           'pose_to_matrix', 'set_pose', 'wrench_vector', 'set_wrench', 'MIN_QUATERNION_NORM']
 
 MIN_QUATERNION_NORM = 1e-6      # a quaternion shorter than this is no rotation: refused
 
@@ -463,3 +464,15 @@ def quaternion_xyzw(T):
     (dynamics.spatial.rotation_quaternion)."""
     w, x, y, z = rotation_quaternion(T)
     return x, y, z, w
+
+
+def wrench_vector(wrench):
+    """(6,) the wrench (m, f) of a geometry_msgs/Wrench, angular first (the package's convention)."""
+    m, f = wrench.torque, wrench.force
+    return np.array([m.x, m.y, m.z, f.x, f.y, f.z])
+
+
+def set_wrench(wrench, m_f):
+    """Fill a geometry_msgs/Wrench with the wrench ``m_f`` (6,): (m, f), angular first."""
+    m, f = wrench.torque, wrench.force
+    m.x, m.y, m.z, f.x, f.y, f.z = map(float, m_f)

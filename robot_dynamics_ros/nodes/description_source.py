@@ -19,21 +19,19 @@ ModelSource builds the dynamics model from it; state_publisher and the viewer bu
 kinematic tree (dynamics.kinematic_tree).
 """
 
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
 from std_msgs.msg import String
 
 from robot_dynamics_ros.logic.input_guard import WarningThrottle, bounded
 from robot_dynamics_ros.logic.robot_description import DescriptionTooLarge, is_xacro, read_description
-from robot_dynamics_ros.nodes.common import describe
+from robot_dynamics_ros.nodes.common import LATCHED_QOS, describe
 
 __all__ = ['DescriptionSource', 'ROBOT_DESCRIPTION_QOS', 'DEFAULT_MAX_DESCRIPTION_BYTES', 'looks_like_xml']
 
 DEFAULT_MAX_DESCRIPTION_BYTES = 10 * 1024 * 1024
 
 # As robot_state_publisher publishes it: late joiners get the last description.
-ROBOT_DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                                   durability=DurabilityPolicy.TRANSIENT_LOCAL)
+ROBOT_DESCRIPTION_QOS = LATCHED_QOS
 
 
 def looks_like_xml(text):

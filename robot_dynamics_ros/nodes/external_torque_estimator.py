@@ -64,7 +64,6 @@ import math
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
 from std_srvs.srv import Trigger
@@ -75,6 +74,7 @@ from robot_dynamics_ros.logic.diagnostics import ERROR, number
 from robot_dynamics_ros.logic.stamps import stamp_ns
 from robot_dynamics_ros.logic.task_frame import task_frame
 from robot_dynamics_ros.nodes.common import (
+    LATCHED_QOS,
     WarningThrottle,
     describe,
     float_array,
@@ -82,7 +82,7 @@ from robot_dynamics_ros.nodes.common import (
     parameter_validator,
     run_node,
 )
-from robot_dynamics_ros.nodes.conversions import index_map, make_joint_state
+from robot_dynamics_ros.nodes.conversions import index_map, make_joint_state, set_wrench
 from robot_dynamics_ros.nodes.diagnostics_publisher import Details, NodeDiagnostics
 from robot_dynamics_ros.nodes.hardware_parameters import HardwareParameters
 from robot_dynamics_ros.nodes.joint_state_input import JointStateInput
@@ -92,8 +92,6 @@ from robot_dynamics_ros.nodes.serialized import SerializedMessage
 __all__ = ['ExternalTorqueEstimator', 'main']
 
 _PER_JOINT = ('observer_gain', 'contact_threshold')
-_CONTACT_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                          durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 class ExternalTorqueEstimator(Node):
@@ -123,7 +121,7 @@ class ExternalTorqueEstimator(Node):
 
         self._pub_torques = self.create_publisher(JointState, '~/external_torques', 10)
         self._pub_wrench = self.create_publisher(WrenchStamped, '~/external_wrench', 10)
-        self._pub_contact = self.create_publisher(Bool, '~/contact', _CONTACT_QOS)
+        self._pub_contact = self.create_publisher(Bool, '~/contact', LATCHED_QOS)
         self.create_service(Trigger, '~/zero', self._on_zero)
         self._input = JointStateInput(self, self._throttle, self._on_state,
                                       state_jumps=(0.2, 0.05, 'starts the observer again'),
@@ -250,8 +248,7 @@ class ExternalTorqueEstimator(Node):
         if estimate.wrench is not None and np.isfinite(estimate.wrench).all():
             w = self._wrench_msg
             w.header.stamp = stamp
-            (w.wrench.torque.x, w.wrench.torque.y, w.wrench.torque.z,
-             w.wrench.force.x, w.wrench.force.y, w.wrench.force.z) = map(float, estimate.wrench)
+            set_wrench(w.wrench, estimate.wrench)
             self._pub_wrench.publish(w)
         self._set_contact(estimate.contact)
 

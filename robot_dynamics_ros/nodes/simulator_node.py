@@ -33,6 +33,11 @@ Topics:
   A wrench with a NaN, inf or a component of 1e6 N (N·m) or more is dropped with a warning. A
   robot with several tips (a tree) and no ``tip_link`` has no tip frame: wrenches are dropped,
   with a warning naming the tips (``robot_dynamics_ros.logic.task_frame``).
+- out ``~/applied_wrench`` (geometry_msgs/WrenchStamped, latched: reliable, transient local, depth 1): the
+  external wrench in force (zero: none), in the tip frame, stamped with the simulated time from which it
+  acts; published with the first joint state after it changes (a new wrench, its removal, its timeout, a
+  reset), and at start-up. The ground truth of a push, dated by the simulation, for an external torque
+  estimator (the ``~/external_wrench`` it publishes) and for the demos.
 - out ``joint_states`` (sensor_msgs/JointState, /joint_states in the root namespace) every
   1/``publish_rate`` s of simulated time: position, velocity, effort = the applied (saturated)
   effort in the hardware profile's convention plus ``effort_offset`` (what a real arm's torque
@@ -155,12 +160,20 @@ from robot_dynamics_ros.logic.simulation import (
 from robot_dynamics_ros.logic.stamps import sec_nanosec
 from robot_dynamics_ros.logic.task_frame import task_frame
 from robot_dynamics_ros.nodes.common import (
+    LATCHED_QOS,
     WarningThrottle,
     describe,
     parameter_validator,
     run_node,
 )
-from robot_dynamics_ros.nodes.conversions import all_finite, index_map, make_joint_state, multiarray_to_vector
+from robot_dynamics_ros.nodes.conversions import (
+    all_finite,
+    index_map,
+    make_joint_state,
+    multiarray_to_vector,
+    set_wrench,
+    wrench_vector,
+)
 from robot_dynamics_ros.nodes.description_source import ROBOT_DESCRIPTION_QOS
 from robot_dynamics_ros.nodes.diagnostics_publisher import Details, NodeDiagnostics
 from robot_dynamics_ros.nodes.hardware_parameters import HardwareParameters
@@ -202,6 +215,7 @@ class SimulatorNode(Node):
         self._to_order = self._to_model = None
         self._clock_steps = -1                  # step count last published on /clock
         self._wrench_frame = None               # frame of external wrenches (None: ambiguous)
+        self._wrench_since = None               # wrench_since of the last ~/applied_wrench published
         self._no_wrench_frame = ''              # why there is none
 
         self.declare_parameter('engine', 'rigid_body', describe(
@@ -236,6 +250,7 @@ class SimulatorNode(Node):
             command_source=lambda: self._sub_command.get_publisher_count() > 0,
             clock=time.monotonic, engine_type=engine_type, **simulation_settings(self))
         self.create_subscription(WrenchStamped, '~/external_wrench', self._on_wrench, 10)
+        self._pub_applied_wrench = self.create_publisher(WrenchStamped, '~/applied_wrench', LATCHED_QOS)
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_service(SetBool, '~/pause', self._on_pause)
         self._source = ModelSource(self, self._on_model, warm_up=self.sim.warm_up_calls,
@@ -359,8 +374,7 @@ class SimulatorNode(Node):
                                 f"dropping an external wrench in frame '{bounded(frame, 100)}': it "
                                 f"must be expressed in the tip frame '{self._wrench_frame}' (or '')")
             return
-        w = msg.wrench
-        on_robot = np.array([w.torque.x, w.torque.y, w.torque.z, w.force.x, w.force.y, w.force.z])
+        on_robot = wrench_vector(msg.wrench)
         if not all_finite(on_robot):
             self._throttle.warn('wrench/nonfinite', 'dropping a non-finite external wrench')
             return
@@ -441,8 +455,18 @@ class SimulatorNode(Node):
         self._pub_joint_states.publish(make_joint_state(
             tuple(self.joint_order) + names, stamp=stamp, position=np.concatenate([state.q[o], q]),
             velocity=np.concatenate([state.qd[o], qd]), effort=np.concatenate([measured, 0.0 * q])))
+        if state.wrench_since != self._wrench_since:
+            self._publish_applied_wrench(state.wrench, state.wrench_since)
         if self._mujoco:
             self._mujoco.publish_contacts(self.sim.engine, self.model, self.joint_order, o, stamp)
+
+    def _publish_applied_wrench(self, on_robot, since):
+        """~/applied_wrench: the wrench ``on_robot`` (m, f) in force since simulated time ``since`` (s)."""
+        self._wrench_since = since
+        msg = WrenchStamped()
+        msg.header.stamp, msg.header.frame_id = self._stamp(since), self._wrench_frame or ''
+        set_wrench(msg.wrench, on_robot)
+        self._pub_applied_wrench.publish(msg)
 
     def destroy_node(self):
         self._source.close()        # the model builder's thread (logic/background_job)

@@ -39,15 +39,14 @@ from robot_dynamics_ros.dynamics.kinematic_tree import KinematicTree
 from robot_dynamics_ros.logic.input_guard import bounded, short_list
 from robot_dynamics_ros.logic.stamps import stamp_ns
 from robot_dynamics_ros.logic.state_publishing import StatePublishing
-from robot_dynamics_ros.nodes.common import WarningThrottle, describe, run_node
+from robot_dynamics_ros.nodes.common import LATCHED_QOS, WarningThrottle, describe, run_node
 from robot_dynamics_ros.nodes.conversions import quaternion_xyzw
 from robot_dynamics_ros.nodes.description_source import ROBOT_DESCRIPTION_QOS, DescriptionSource
 
 __all__ = ['StatePublisher', 'main', 'TF_QOS', 'TF_STATIC_QOS', 'transform_message']
 
 # tf2_ros.StaticTransformBroadcaster's: late subscribers get the static transforms
-TF_STATIC_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                           durability=DurabilityPolicy.TRANSIENT_LOCAL)
+TF_STATIC_QOS = LATCHED_QOS
 # tf2_ros.TransformBroadcaster's
 TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
 

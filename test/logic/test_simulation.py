@@ -308,6 +308,38 @@ def test_external_wrench_is_applied_as_minus_f_tip_and_times_out(pendulum):
     assert sim.forces.f_tip(sim.steps, timeout) is None
 
 
+def test_the_state_says_which_wrench_is_in_force_and_since_when(pendulum):
+    """SimulatedState.wrench / wrench_since (simulator_node's ~/applied_wrench): they change when a
+    different wrench arrives, when it times out and on a reset; the same wrench again only renews it."""
+    sim, clock, _ = _simulation(pendulum, external_wrench_timeout=0.05)
+    state = sim.state()
+    assert not state.wrench.any() and state.wrench_since == 0.0
+    _run(sim, clock, 0.02)
+    on_robot = np.array([0.0, 1.5, 0.0, 0.0, 0.0, 2.0])
+    applied_at = sim.steps
+    sim.apply_wrench(on_robot)
+    _run(sim, clock, 0.02)
+    state = sim.state()
+    np.testing.assert_array_equal(state.wrench, on_robot)
+    assert state.wrench_since == applied_at * DT
+    renewed_at = sim.steps
+    sim.apply_wrench(on_robot)                      # the same wrench: its timeout starts again
+    assert sim.state().wrench_since == applied_at * DT
+    _run(sim, clock, 0.04)                          # 0.06 s after it arrived, 0.04 s after the renewal
+    assert sim.state().wrench.any(), 'timed out from the first message, not the renewal'
+    _run(sim, clock, 0.03)
+    state = sim.state()
+    assert not state.wrench.any(), 'still in force after external_wrench_timeout'
+    # it ended at the first step more than 0.05 s after the renewal
+    assert state.wrench_since == pytest.approx((renewed_at + 51) * DT, abs=1.5 * DT)
+    sim.apply_wrench(np.zeros(6))                   # no wrench, and none was in force: no change
+    assert sim.state().wrench_since == state.wrench_since
+    sim.apply_wrench(-on_robot)
+    assert sim.reset()
+    state = sim.state()
+    assert not state.wrench.any() and state.wrench_since == sim.steps * DT
+
+
 # -- pause, reset, failures -----------------------------------------------------------------
 
 def test_pause_freezes_and_publishes_nothing_resume_goes_on_from_the_same_state(pendulum):

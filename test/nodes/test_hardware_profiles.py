@@ -19,6 +19,7 @@ from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.logic.hardware import PROFILES, resolve
 from robot_dynamics_ros.logic.trajectory_goal import ErrorCode
 from robot_dynamics_ros.nodes.computed_torque_node import ComputedTorqueController
+from robot_dynamics_ros.nodes.conversions import wrench_vector
 from robot_dynamics_ros.nodes.dynamics_node import DynamicsNode
 from robot_dynamics_ros.nodes.external_torque_estimator import ExternalTorqueEstimator
 from robot_dynamics_ros.nodes.mpc_controller import MpcController
@@ -180,8 +181,7 @@ def test_the_estimator_on_gravity_compensated_efforts(graph, ur5e_xml, ur5e_mode
     ros.publisher(WrenchStamped, f'/{sim.get_name()}/external_wrench').publish(push)
     n = len(wrenches)
     assert ros.spin_until(lambda: len(wrenches) > n + 500, 20.0)
-    w = wrenches[-1].wrench
-    recovered = np.array([w.torque.x, w.torque.y, w.torque.z, w.force.x, w.force.y, w.force.z])
+    recovered = wrench_vector(wrenches[-1].wrench)
     print(f'\nat rest: {at_rest:.1e} N m (default profile: {np.abs(_efforts(phantom[-1])).max():.1f} N m); '
           f'force recovered to {np.abs(recovered - wrench).max():.2f} N of {np.abs(wrench).max():g} N')
     assert np.abs(recovered - wrench).max() < 0.05 * np.abs(wrench).max(), recovered

@@ -23,6 +23,8 @@ from std_srvs.srv import SetBool, Trigger
 
 from robot_dynamics_ros import dynamics as rd
 from robot_dynamics_ros.dynamics.limits import enforce_position_limits, saturate_effort
+from robot_dynamics_ros.nodes.common import LATCHED_QOS
+from robot_dynamics_ros.nodes.conversions import wrench_vector
 from robot_dynamics_ros.nodes.simulator_node import SimulatorNode
 
 from _node_harness import PANDA_URDF, UR5E_HOME, UR5E_JOINTS, UR5E_URDF
@@ -211,11 +213,18 @@ def test_reset_and_external_wrench(graph, ur5e_model, engine):
     w.wrench.torque.x, w.wrench.torque.z = 1.0, -0.02
     wrench_pub.publish(w)
     ros.spin(0.1)
+    # ~/applied_wrench (latched: this late subscriber gets it): the wrench in force, in the tip frame,
+    # from the simulated time it arrived at (paused there), once it has acted on a published state
+    applied = ros.collect(WrenchStamped, f'/{name}/applied_wrench', LATCHED_QOS)
     n = len(states)
     assert ros.call(SetBool, f'/{name}/pause', SetBool.Request(data=False)).success
     assert ros.spin_until(lambda: len(states) > n + 10 and _t(states[-1]) > t_reset + 0.05)
     msg = next(m for m in states[n:] if _t(m) > t_reset + 0.05)
     f_tip = -np.array([1.0, 0.0, -0.02, 20.0, -10.0, 30.0])  # on the environment = -(m, f)
+    assert applied, 'no ~/applied_wrench'
+    np.testing.assert_array_equal(wrench_vector(applied[-1].wrench), -f_tip)
+    assert _t(applied[-1]) == pytest.approx(t_reset, abs=1e-9)
+    assert applied[-1].header.frame_id == ur5e_model.tip_frame
     q, qd = _replay(ur5e_model, q0, np.zeros(6), round((_t(msg) - t_reset) / DT), f_tip=f_tip,
                     friction=friction)
     np.testing.assert_allclose(msg.position, q, atol=atol)
