@@ -7,7 +7,7 @@
 #   ROS_DISTRO=kilted make test   the same on ROS 2 Kilted
 #   make test                     ruff check . (ruff.toml), then the test suite (isolated ROS 2
 #                                 domains, localhost discovery); lint findings fail it, as in CI
-#   make test PYTEST_PARALLEL='-n 2 --dist worksteal'   the same on two pytest-xdist workers
+#   make test PYTEST_PARALLEL=    the same in one process (default: two pytest-xdist workers)
 #   make test PYTEST_ARGS='-k rnea -x'
 #   make bench                    benchmarks/run.py, single-threaded BLAS
 #   make soak                     benchmarks/soak.py: the three nodes at 1 kHz for 10 min with bad
@@ -34,12 +34,9 @@ RUN := unset _ROS_WHEELS_BOOTSTRAP_COMPLETE; \
 
 DEMO_ARGS ?=
 PYTEST_ARGS ?=
-# One process by default. PYTEST_PARALLEL='-n 2 --dist worksteal' runs the suite on two pytest-xdist
-# workers (test/conftest.py gives each its own ROS domains): 9 min instead of 15 on a 2-core machine,
-# but the joint-space demo's push analysis is not yet robust to the other worker's load (it dates the
-# push by the newest state its recorder has received, which lags the simulator under load;
-# doc/development.md), so CI and the default stay serial until it is.
-PYTEST_PARALLEL ?=
+# Two pytest-xdist workers by default, one per core of a 2-core machine (test/conftest.py gives each its
+# own ROS domains): 9 min instead of 15 (doc/development.md). PYTEST_PARALLEL= runs it in one process.
+PYTEST_PARALLEL ?= -n 2 --dist worksteal
 BENCH_ARGS ?=
 SOAK_ARGS ?=
 COLCON_ARGS ?=
