@@ -441,12 +441,12 @@ def _mpc_diagnostics(window):
                 step_p99_ms=float(np.max(steps99)) if steps99 else None)
 
 
-def measure_mpc(probe, env, log_dir, duration, warmup=2.0, gap=0.03, timeout=60.0):
+def measure_mpc(probe, env, log_dir, duration, warmup=2.0, gap=0.03, timeout=60.0, parameters=None):
     """mpc_controller on the UR5e (config/simulation.yaml's settings: 50 knots of 10 ms re-planned at
-    100 Hz, at most 5 iterations, torque limits) under /joint_states at 1 kHz from this process, moving
-    the tool to a target 10 cm away (so that the re-plans work): from its /diagnostics (every 0.5 s) the
-    achieved re-plan rate, the solve times and the compute time per joint state; here, the round trip
-    and the node's CPU.
+    100 Hz, one iteration per warm re-plan, torque limits; `parameters`: others, name: value string)
+    under /joint_states at 1 kHz from this process, moving the tool to a target 10 cm away (so that the
+    re-plans work): from its /diagnostics (every 0.5 s) the achieved re-plan rate, the solve times and
+    the compute time per joint state; here, the round trip and the node's CPU.
 
     The round trip, paired by order: the node answers every joint state with one command, in the order
     the states arrive, and its commands carry no stamp (nor are they a function of the state alone, to
@@ -482,7 +482,7 @@ def measure_mpc(probe, env, log_dir, duration, warmup=2.0, gap=0.03, timeout=60.
     probe.commands.clear()
     proc = NodeProcess("robot_dynamics_ros.nodes.mpc_controller",
                        {"urdf_path": str(urdf), "tip_link": "tool0", "diagnostics_period": "0.5",
-                        "state_timeout": "1.0"}, env,
+                        "state_timeout": "1.0", **(parameters or {})}, env,
                        log_dir)
     result = {"node": "robot_dynamics_ros.nodes.mpc_controller", "topic": "/effort_controller/commands",
               "rate_hz": 1000.0, "horizon": 50, "replan_target_hz": 100.0,
@@ -613,7 +613,8 @@ def run(domain_id, *, duration, sim_duration, ready_runs, do_node=True, do_sim=T
 def main(argv=None):
     """The MPC's round trip alone, beside the computed-torque controller's as the load reference, in
     one run (a quick look at the MPC tail without the whole node section): ``python benchmarks/_ros.py
-    [--duration s] [--rounds k] [--json path]``; the rounds alternate controller, mpc."""
+    [--duration s] [--rounds k] [--json path] [--also name=value ...]``; the rounds alternate controller,
+    mpc, and with --also the MPC with those parameters (e.g. ``--also max_iterations=5``)."""
     import argparse
     import json
     import random
@@ -622,16 +623,22 @@ def main(argv=None):
     p.add_argument("--duration", type=float, default=20.0, help="window of each run, s (default 20)")
     p.add_argument("--rounds", type=int, default=1, help="controller, mpc pairs (default 1)")
     p.add_argument("--json", help="JSON output path")
+    p.add_argument("--also", nargs="+", metavar="NAME=VALUE", default=[],
+                   help="a third run per round: the MPC with these parameters")
     opts = p.parse_args(argv)
+    also = dict(item.split("=", 1) for item in opts.also)
     domain_id = random.randint(1, 101)
     os.environ["ROS_DOMAIN_ID"] = str(domain_id)
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     env = ros_env(domain_id)
     log_dir = tempfile.mkdtemp(prefix="rdr-bench-mpc-")
     probe = Probe(domain_id, spin=0.05)
-    out = {"load_start": os.getloadavg(), "controller": [], "mpc": []}
-    runs = (("controller", lambda: measure_round_trip(probe, "controller", env, log_dir, opts.duration)),
-            ("mpc", lambda: measure_mpc(probe, env, log_dir, opts.duration)))
+    runs = [("controller", lambda: measure_round_trip(probe, "controller", env, log_dir, opts.duration)),
+            ("mpc", lambda: measure_mpc(probe, env, log_dir, opts.duration))]
+    if also:
+        runs.append((" ".join(opts.also),
+                     lambda: measure_mpc(probe, env, log_dir, opts.duration, parameters=also)))
+    out = {"load_start": os.getloadavg(), **{key: [] for key, _ in runs}}
     try:
         for _ in range(opts.rounds):
             for key, measure in runs:
@@ -640,7 +647,7 @@ def main(argv=None):
                 nan = float("nan")
                 line = (f"median {r.get('median_ms', nan):.3f} ms  p99 {r.get('p99_ms', nan):.3f} ms  "
                         f"max {r.get('max_ms', nan):.2f} ms  CPU {r.get('cpu_percent', 0):.0f} %")
-                if key == "mpc" and "error" not in r:
+                if key != "controller" and "error" not in r:
                     line += f"  re-plan {r['replan_rate_hz']} Hz  solve median {r['solve_median_ms']} ms"
                 print(f"{key:10s} " + (r["error"].splitlines()[0] if "error" in r else line)
                       + f"  load {os.getloadavg()[0]:.2f}", flush=True)

@@ -195,3 +195,27 @@ def test_a_warm_started_replan_needs_fewer_iterations(model):
     warm = mpc.replan(cold.xs[1], 0.01)                 # the arm followed the plan for one knot
     assert cold.converged and warm.converged and warm.iterations < cold.iterations
     assert np.allclose(warm.xs[0], cold.xs[1])
+
+
+def test_one_iteration_per_warm_replan_follows_the_converged_closed_loop(model):
+    """The real-time iteration (mpc_controller's default max_iterations = 1: one FDDP iteration per warm
+    re-plan, the next re-plan going on from its result) against re-plans solved to convergence (three
+    iterations here), in the same closed loop with a target changed mid-motion: the same torques within
+    0.01 N·m of tens of N·m, the same motion."""
+    runs = {}
+    for iterations in (1, 100):
+        mpc = controller(model)
+        mpc.max_iterations = iterations
+        x = np.r_[Q0, np.zeros(6)]
+        mpc.hold(x, 0.0)
+        first, second = rd.frame_pose(model, Q0, FRAME), rd.frame_pose(model, Q0, FRAME)
+        first[:3, 3] += (0.06, -0.05, 0.06)
+        second[:3, 3] += (0.0, 0.1, -0.05)
+        x, speeds, torques = run(model, mpc, x, 0.0, 4.0, targets=[(0.2, first), (1.0, second)])
+        runs[iterations] = x, torques
+        assert mpc.plan.converged == (iterations > 1)
+    (x_one, tau_one), (x_converged, tau_converged) = runs[1], runs[100]
+    assert np.abs(tau_converged).max() > 10.0
+    assert np.abs(tau_one - tau_converged).max() < 0.01
+    assert np.abs(x_one - x_converged).max() < 1e-4
+    assert pose_error(model, x_one, second)[0] < 0.001
