@@ -78,10 +78,10 @@ class AppliedForces:
         """The wrench (m, f) ON the robot at the tip, in the tip frame, from step ``steps`` on; all zero
         removes it."""
         on_robot = np.asarray(on_robot, dtype=np.float64)
-        # The core's f_tip is the wrench the robot exerts ON the environment (eq. 9.81): minus
-        # the wrench the environment exerts on the robot, angular first.
         if not np.array_equal(on_robot, self.wrench_on_robot):
             self.wrench_since = steps           # a change (the same wrench again only renews its timeout)
+        # The core's f_tip is the wrench the robot exerts ON the environment (eq. 9.81): minus
+        # the wrench the environment exerts on the robot, angular first.
         self._f_tip = None if not on_robot.any() else -on_robot
         self._wrench_steps = steps
 

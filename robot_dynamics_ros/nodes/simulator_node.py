@@ -34,10 +34,11 @@ Topics:
   robot with several tips (a tree) and no ``tip_link`` has no tip frame: wrenches are dropped,
   with a warning naming the tips (``robot_dynamics_ros.logic.task_frame``).
 - out ``~/applied_wrench`` (geometry_msgs/WrenchStamped, latched: reliable, transient local, depth 1): the
-  external wrench in force (zero: none), in the tip frame, stamped with the simulated time from which it
-  acts; published with the first joint state after it changes (a new wrench, its removal, its timeout, a
-  reset), and at start-up. The ground truth of a push, dated by the simulation, for an external torque
-  estimator (the ``~/external_wrench`` it publishes) and for the demos.
+  external wrench in force (zero: none), in the tip frame; published with the first joint state after it
+  changes (a new wrench, its removal, its timeout, a reset), and at start-up; stamped, with
+  ``publish_clock``, with the simulated time from which it acts (else as that joint state). The ground
+  truth of a push, dated by the simulation, for an external torque estimator (the ``~/external_wrench``
+  it publishes) and for the demos.
 - out ``joint_states`` (sensor_msgs/JointState, /joint_states in the root namespace) every
   1/``publish_rate`` s of simulated time: position, velocity, effort = the applied (saturated)
   effort in the hardware profile's convention plus ``effort_offset`` (what a real arm's torque
@@ -215,8 +216,8 @@ class SimulatorNode(Node):
         self._to_order = self._to_model = None
         self._clock_steps = -1                  # step count last published on /clock
         self._wrench_frame = None               # frame of external wrenches (None: ambiguous)
-        self._wrench_since = None               # wrench_since of the last ~/applied_wrench published
         self._no_wrench_frame = ''              # why there is none
+        self._wrench_since = None               # wrench_since of the last ~/applied_wrench published
 
         self.declare_parameter('engine', 'rigid_body', describe(
             "The physics: 'rigid_body' (the package's forward dynamics) or 'mujoco' (MuJoCo, with "
