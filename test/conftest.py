@@ -1,11 +1,11 @@
 """ROS 2 domains for the whole suite, one share per pytest-xdist worker.
 
-``make test PYTEST_PARALLEL='-n 2 --dist worksteal'`` runs the suite on two workers (pytest-xdist),
-and tests on both start nodes and processes at the same time. Worker k of W owns the domains d in
-1..200 with d % W == k: its own ``ROS_DOMAIN_ID`` (set here, before any test starts rclpy) and every
-spare domain its tests hand to a harness or to the processes they start (``spare_domain``). Two
-workers therefore never share a domain. Without xdist, W = 1 and the share is 1..200.
-Domains above 101 are fine with localhost discovery (their ports stay below 65 535).
+``make test`` runs the suite on two workers (pytest-xdist, ``-n 2 --dist worksteal``;
+``PYTEST_PARALLEL=``: one process), and tests on both start nodes and processes at the same time.
+Worker k of W owns the domains d in 1..200 with d % W == k: its own ``ROS_DOMAIN_ID`` (set here,
+before any test starts rclpy) and every spare domain its tests hand to a harness or to the processes
+they start (``spare_domain``). Two workers therefore never share a domain. Without xdist, W = 1 and
+the share is 1..200. Domains above 101 are fine with localhost discovery (their ports stay below 65 535).
 """
 
 import os
